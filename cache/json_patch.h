@@ -1,0 +1,23 @@
+// JSON Patch (RFC 6902) and JSON Merge Patch (RFC 7386) applied to RapidJSON documents. Used by the
+// offline write journal to apply kubelet's patches to cached objects, and by the fake apiserver in
+// test/ to serve PATCH. Pure; no I/O. On error the target may be partially modified: callers apply
+// to a copy and keep the original on failure.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include "hub/result.h"
+
+namespace yurthub::cache {
+
+// Applies the RFC 6902 operation array `patch` (add, remove, replace, move, copy, test) to
+// `target`, whose allocator is used for new values. JSON Pointers per RFC 6901 (`~0`, `~1`, `-` for
+// append). A failed `test`, a missing path, a bad index or a malformed operation is an error that
+// names the operation index.
+Status apply_json_patch(rapidjson::Document& target, const rapidjson::Value& patch);
+
+// Applies an RFC 7386 merge patch: objects merge recursively, `null` deletes a member, any other
+// value (arrays included) replaces. A non-object patch replaces the whole target.
+Status apply_merge_patch(rapidjson::Document& target, const rapidjson::Value& patch);
+
+}  // namespace yurthub::cache

@@ -1,0 +1,73 @@
+// HubOptions: everything the `yurthub` command line configures, with YurtHub's flag names and
+// defaults (reference/yurthub.md §1.3), plus `--kubeconfig` for the hub's own identity and
+// `--tls-cert-file`/`--tls-private-key-file` for the HTTPS proxy port. parse_flags() is pure
+// (argv in, options or a one-line error out); cmd/yurthub.cc prints the error and exits 2.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "hub/result.h"
+
+namespace yurthub::hub {
+
+// One `--server-addr` entry. Only https is accepted (YurtHub rejects any other scheme).
+struct ServerAddress {
+  std::string url;   // as given, normalised to "https://host:port"
+  std::string host;  // host name or IP literal (IPv6 without brackets)
+  std::string port;  // defaults to "443" when the URL has none
+};
+
+enum class LbMode { RoundRobin, Priority };
+enum class WorkingMode { Edge, Cloud };
+
+struct HubOptions {
+  std::vector<ServerAddress> servers;       // --server-addr (comma list, required)
+  std::string node_name;                    // --node-name (required)
+  std::string nodepool_name;                // --nodepool-name
+  std::string bind_address = "127.0.0.1";   // --bind-address: admin listener (10267)
+  int serve_port = 10267;                   // --serve-port (0 = pick a free port)
+  std::string bind_proxy_address = "127.0.0.1";  // --bind-proxy-address: plain HTTP proxy
+  int proxy_port = 10261;                   // --proxy-port (0 = pick a free port)
+  std::string bind_proxy_secure_address;    // --bind-proxy-secure-address (default: bind_proxy_address)
+  int proxy_secure_port = 10268;            // --proxy-secure-port (0 = pick a free port)
+  std::string tls_cert_file;                // --tls-cert-file: serving cert for the HTTPS proxy port
+  std::string tls_private_key_file;         // --tls-private-key-file
+  LbMode lb_mode = LbMode::RoundRobin;      // --lb-mode rr|priority
+  int heartbeat_failed_retry = 3;           // --heartbeat-failed-retry: attempts per probe
+  int heartbeat_healthy_threshold = 2;      // --heartbeat-healthy-threshold
+  int heartbeat_timeout_seconds = 2;        // --heartbeat-timeout-seconds
+  int heartbeat_interval_seconds = 10;      // --heartbeat-interval-seconds
+  std::string disk_cache_path = "/etc/kubernetes/cache/";  // --disk-cache-path
+  std::string root_dir = "/var/lib/yurthub";               // --root-dir
+  WorkingMode working_mode = WorkingMode::Edge;            // --working-mode edge|cloud
+  std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)
+  std::chrono::seconds min_request_timeout{1800};  // --min-request-timeout (Go duration)
+  int max_requests_in_flight = 250;                // --max-requests-in-flight
+  bool enable_resource_filter = true;              // --enable-resource-filter
+  std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
+  std::string hub_namespace = "kube-system";            // --namespace
+  int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)
+  int verbosity = 2;       // --v: klog verbosity; >= 4 enables debug lines
+
+  // Flags YurtHub has that this hub accepts for drop-in compatibility but does not act on; each
+  // one given is named in a startup warning (e.g. "--bootstrap-file").
+  std::vector<std::string> ignored_flags;
+
+  bool show_help = false;     // --help / -h: print usage() and exit 0
+  bool show_version = false;  // --version: print the version and exit 0
+};
+
+// Parses argv[1..argc). Accepts `--name=value`, `--name value`, bare `--bool-flag` and
+// `--bool-flag=true|false`. Unknown flags, bad values and missing required flags (unless
+// --help/--version was given) are errors whose message names the flag.
+Result<HubOptions> parse_flags(int argc, const char* const* argv);
+
+// The usage text printed for --help: every flag with its default and one line of help.
+std::string usage();
+
+// Parses a Go duration ("40s", "1m30s", "1800s", "2h", "500ms"); whole seconds, rounded down.
+Result<std::chrono::seconds> parse_go_duration(std::string_view text);
+
+}  // namespace yurthub::hub
