@@ -13,11 +13,15 @@ namespace yurthub::cache {
 // Applies the RFC 6902 operation array `patch` (add, remove, replace, move, copy, test) to
 // `target`, whose allocator is used for new values. JSON Pointers per RFC 6901 (`~0`, `~1`, `-` for
 // append). A failed `test`, a missing path, a bad index or a malformed operation is an error that
-// names the operation index.
+// names the operation index, e.g. "json patch operation 2 (replace /spec/x): path not found".
+// Values are deep-copied (strings included) into `target`'s allocator, so `patch` may be freed
+// afterwards. REQUIRES: `patch` is not part of `target`.
 Status apply_json_patch(rapidjson::Document& target, const rapidjson::Value& patch);
 
 // Applies an RFC 7386 merge patch: objects merge recursively, `null` deletes a member, any other
-// value (arrays included) replaces. A non-object patch replaces the whole target.
+// value (arrays included) replaces. A non-object patch replaces the whole target. Fails only on a
+// patch nested more than 1000 levels deep (then `target` is untouched).
+// REQUIRES: `patch` is not part of `target`.
 Status apply_merge_patch(rapidjson::Document& target, const rapidjson::Value& patch);
 
 }  // namespace yurthub::cache
