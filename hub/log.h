@@ -35,7 +35,16 @@ class Line {
 
 }  // namespace yurthub::log
 
-#define YH_LOG(level)                                                       \
-  if (!::yurthub::log::enabled(::yurthub::log::Level::level)) {             \
-  } else                                                                    \
-    ::yurthub::log::Line(::yurthub::log::Level::level, __FILE__, __LINE__)
+namespace yurthub::log {
+// Turns `Line(...) << a << b` into a void expression (glog's LogMessageVoidify): `&` binds more
+// loosely than `<<`, so the whole chain is built first.
+struct Voidify {
+  void operator&(const Line&) {}
+};
+}  // namespace yurthub::log
+
+// An expression, so it is safe in any statement position (no dangling else).
+#define YH_LOG(level)                                                           \
+  !::yurthub::log::enabled(::yurthub::log::Level::level)                        \
+      ? (void)0                                                                 \
+      : ::yurthub::log::Voidify() & ::yurthub::log::Line(::yurthub::log::Level::level, __FILE__, __LINE__)

@@ -2,10 +2,12 @@
 // names, rendered in the text exposition format (version 0.0.4) for GET /metrics on the admin port.
 // Thread-safe: series values are atomics; a family's label-set map is guarded by its own mutex.
 // Every family holds at most `max_series` label sets (label values can come from clients, e.g.
-// the User-Agent); further label sets all land in one series whose label values are "overflow".
+// the User-Agent); further label sets all land in one extra series whose label values are all
+// "overflow". A family without labels has its single series from the start (rendered as 0).
 // Used by hub_metrics.h (the hub's metric set) and by tests.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
@@ -56,6 +58,18 @@ class Histogram {
 
 enum class MetricType { Counter, Gauge, Histogram };
 
+// Orders label-value lists lexicographically; transparent, so a lookup with string_views does not
+// build a std::vector<std::string> key (with() runs on every proxied request).
+struct LabelValuesLess {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    return std::lexicographical_compare(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](std::string_view x, std::string_view y) { return x < y; });
+  }
+};
+
 // A named metric with a fixed list of label names; series are created on first use.
 template <class Series>
 class Family {
@@ -75,13 +89,22 @@ class Family {
   void render(std::string& out) const;
 
  private:
+  // Finds or creates the series for `values` (a range of string-likes). REQUIRES: mutex_ held.
+  template <class Values>
+  Series& find_or_create(const Values& values);
+
   std::string name_, help_;
   std::vector<std::string> label_names_;
   std::size_t max_series_;
   std::vector<double> bounds_;  // histograms only
   mutable std::mutex mutex_;    // guards series_ (the map, not the values)
-  std::map<std::vector<std::string>, std::unique_ptr<Series>> series_;
+  std::map<std::vector<std::string>, std::unique_ptr<Series>, LabelValuesLess> series_;
 };
+
+// Defined in metrics.cc for exactly these three series types.
+extern template class Family<Counter>;
+extern template class Family<Gauge>;
+extern template class Family<Histogram>;
 
 using CounterFamily = Family<Counter>;
 using GaugeFamily = Family<Gauge>;

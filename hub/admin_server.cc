@@ -1,0 +1,112 @@
+// The admin port; see admin_server.h.
+#include "hub/admin_server.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include "hub/http_io.h"
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+double boot_time_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string key;
+  double value = 0;
+  while (stat >> key) {
+    if (key == "btime") {
+      stat >> value;
+      return value;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string render_process_metrics() {
+  std::ifstream in("/proc/self/stat");
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the parenthesised command name (which may contain spaces).
+  std::istringstream fields(content.substr(content.rfind(')') + 2));
+  std::vector<std::string> f;
+  for (std::string token; fields >> token;) f.push_back(token);
+  if (f.size() < 22) return "";
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+  // Field numbers of proc(5) minus 3 (pid, comm, state come before).
+  const double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;
+  const double start = boot_time_seconds() + std::stod(f[19]) / ticks;
+  const double vsize = std::stod(f[20]);
+  const double rss = std::stod(f[21]) * page;
+  std::size_t fds = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++fds;
+  }
+  std::ostringstream out;
+  out.precision(15);
+  out << "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+      << "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total " << cpu << "\n"
+      << "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+      << "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes " << rss << "\n"
+      << "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+      << "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes " << vsize << "\n"
+      << "# HELP process_open_fds Number of open file descriptors.\n"
+      << "# TYPE process_open_fds gauge\nprocess_open_fds " << fds << "\n"
+      << "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+      << "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds " << start << "\n";
+  return out.str();
+}
+
+AdminServer::AdminServer(const MetricsRegistry& registry, ReadinessCheck readiness)
+    : registry_(registry), readiness_(std::move(readiness)) {}
+
+net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer(64 * 1024);
+  for (;;) {
+    http::request_parser<http::empty_body> parser;
+    parser.header_limit(16 * 1024);
+    stream.expires_after(std::chrono::seconds(60));
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+    if (ec) break;
+    const auto& req = parser.get();
+    const std::string_view target(req.target().data(), req.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const bool keep_alive = req.keep_alive();
+    bool written = false;
+    if (path == "/v1/healthz") {
+      written = co_await write_simple_response(stream, req.version(), keep_alive, 200, "text/plain", "OK");
+    } else if (path == "/v1/readyz") {
+      const auto not_ready = readiness_();
+      const unsigned code = not_ready ? 500 : 200;
+      written = co_await write_simple_response(stream, req.version(), keep_alive, code,
+                                               "text/plain", not_ready.value_or("OK"));
+    } else if (path == "/metrics") {
+      written = co_await write_simple_response(stream, req.version(), keep_alive, 200,
+                                               "text/plain; version=0.0.4; charset=utf-8",
+                                               registry_.render() + render_process_metrics());
+    } else {
+      written = co_await write_simple_response(stream, req.version(), keep_alive, 404,
+                                               "text/plain", "404 page not found\n");
+    }
+    if (!written || !keep_alive) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace yurthub::hub

@@ -1,0 +1,65 @@
+// ClientConnection: the state of one client connection that outlives any single coroutine: the
+// stream, its read buffer, the relay buffer, and what is being relayed right now (ActiveUpstream),
+// so a worker can end a stream from outside. Shared (shared_ptr) by the session loop, the
+// forwarder and the client watcher that notices a client leaving mid-stream. Worker-thread only.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+
+#include "hub/streams.h"
+#include "hub/upstream_pool.h"
+
+namespace yurthub::hub {
+
+inline constexpr std::size_t kMaxRequestHeaderBytes = 64 * 1024;
+inline constexpr std::size_t kMaxRequestBodyBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t kMaxResponseHeaderBytes = 1024 * 1024;
+inline constexpr std::size_t kRelayBufferBytes = 32 * 1024;
+inline constexpr std::chrono::seconds kClientIdleTimeout{90};
+inline constexpr std::chrono::seconds kClientIoTimeout{30};
+inline constexpr std::chrono::seconds kUpstreamIoTimeout{60};
+inline constexpr std::chrono::seconds kUpstreamResponseTimeout{75};  // apiserver's 60 s + margin
+inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, attach, logs -f
+
+// The upstream exchange in progress on a client connection.
+struct ActiveUpstream {
+  UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
+  std::size_t server = 0;
+  bool streaming = false;             // relaying a watch or another long-running response
+  const char* stop_reason = nullptr;  // set by stop(); the relay ends and reports it
+
+  // Ends the exchange from outside: records why and aborts the pending upstream operation.
+  void stop(const char* reason) {
+    if (stop_reason == nullptr) stop_reason = reason;
+    if (connection != nullptr) cancel_socket(connection->stream);
+  }
+};
+
+template <class Stream>
+struct ClientConnection {
+  template <class... Args>
+  explicit ClientConnection(boost::asio::any_io_executor executor, Args&&... stream_args)
+      : stream(std::forward<Args>(stream_args)...),
+        buffer(kMaxRequestHeaderBytes + 16 * 1024),
+        write_watchdog(executor) {}
+
+  Stream stream;
+  boost::beast::flat_buffer buffer;  // bytes read from the client and not yet parsed
+  std::unique_ptr<char[]> relay_buffer;  // allocated on first use, kRelayBufferBytes
+  ActiveUpstream active;
+  boost::asio::steady_timer write_watchdog;  // bounds client writes while streaming
+  bool watching_client = false;              // a client watcher coroutine is running
+  bool closed = false;
+
+  char* relay() {
+    if (!relay_buffer) relay_buffer.reset(new char[kRelayBufferBytes]);
+    return relay_buffer.get();
+  }
+};
+
+}  // namespace yurthub::hub

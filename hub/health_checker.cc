@@ -1,0 +1,135 @@
+// Apiserver health probing; see health_checker.h.
+#include "hub/health_checker.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+#include "hub/log.h"
+#include "hub/upstream_pool.h"
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+std::optional<bool> HealthState::record(bool success) {
+  if (!known_) {
+    known_ = true;
+    healthy_ = success;
+    successes_ = success ? 1 : 0;
+    return healthy_;
+  }
+  if (!success) {
+    successes_ = 0;
+    if (!healthy_) return std::nullopt;
+    healthy_ = false;
+    return false;
+  }
+  ++successes_;
+  if (healthy_ || successes_ < threshold_) return std::nullopt;
+  healthy_ = true;
+  return true;
+}
+
+HealthChecker::Settings HealthChecker::settings_from(const HubOptions& o) {
+  Settings s;
+  s.interval = std::chrono::seconds(o.heartbeat_interval_seconds);
+  s.timeout = std::chrono::seconds(o.heartbeat_timeout_seconds);
+  s.attempts = o.heartbeat_failed_retry;
+  s.healthy_threshold = o.heartbeat_healthy_threshold;
+  return s;
+}
+
+HealthChecker::HealthChecker(net::any_io_executor executor, ServerSet& servers,
+                             const UpstreamTls& tls, Settings settings, HubMetrics& metrics,
+                             std::function<void(std::size_t, bool)> on_change)
+    : executor_(std::move(executor)),
+      servers_(servers),
+      tls_(tls),
+      settings_(settings),
+      metrics_(metrics),
+      on_change_(std::move(on_change)),
+      states_(servers.size(), HealthState(settings.healthy_threshold)) {
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    wake_.push_back(std::make_unique<net::steady_timer>(executor_));
+  }
+}
+
+void HealthChecker::start() {
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    net::co_spawn(executor_, run_server(i), net::detached);
+  }
+}
+
+void HealthChecker::stop() {
+  net::post(executor_, [this] {
+    stopped_ = true;
+    for (auto& timer : wake_) timer->cancel();
+  });
+}
+
+void HealthChecker::probe_soon(std::size_t server) {
+  net::post(executor_, [this, server] { wake_[server]->cancel(); });
+}
+
+net::awaitable<void> HealthChecker::run_server(std::size_t server) {
+  const std::string& url = servers_.address(server).url;
+  while (!stopped_) {
+    bool success = false;
+    for (int attempt = 0; attempt < settings_.attempts && !success && !stopped_; ++attempt) {
+      success = co_await probe_once(server);
+    }
+    if (stopped_) break;
+    metrics_.probes.with({url, success ? "success" : "failure"}).inc();
+    const bool first = !states_[server].known();
+    if (auto changed = states_[server].record(success)) {
+      servers_.set_healthy(server, *changed);
+      metrics_.server_healthy.with({url}).set(*changed ? 1 : 0);
+      YH_LOG(Info) << "apiserver " << url << " is " << (*changed ? "healthy" : "unhealthy");
+      on_change_(server, *changed);
+    }
+    if (first) ++initial_done_;
+    wake_[server]->expires_after(settings_.interval);
+    co_await wake_[server]->async_wait(net::as_tuple(net::use_awaitable));
+  }
+}
+
+net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
+  const ServerAddress& address = servers_.address(server);
+  const auto started = std::chrono::steady_clock::now();
+  auto conn = co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
+  if (!conn) {
+    YH_LOG(Debug) << "probe of " << address.url << " failed: " << conn.error().message;
+    co_return false;
+  }
+  auto& stream = (*conn)->stream;
+  beast::get_lowest_layer(stream).expires_at(started + settings_.timeout);
+
+  http::request<http::empty_body> req{http::verb::get, "/readyz", 11};
+  req.set(http::field::host, address.host + ":" + address.port);
+  req.set(http::field::user_agent, "yurthub/health-probe");
+  if (!tls_.hub_token.empty()) req.set(http::field::authorization, "Bearer " + tls_.hub_token);
+  req.keep_alive(false);
+  auto [wec, wn] = co_await http::async_write(stream, req, net::as_tuple(net::use_awaitable));
+  if (wec) co_return false;
+
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 * 1024);
+  auto [rec, rn] =
+      co_await http::async_read((*conn)->stream, (*conn)->buffer, parser, net::as_tuple(net::use_awaitable));
+  if (rec) {
+    YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();
+    co_return false;
+  }
+  const unsigned code = parser.get().result_int();
+  if (code != 200) {
+    YH_LOG(Debug) << "probe of " << address.url << " answered " << code;
+  }
+  co_return code == 200;
+}
+
+}  // namespace yurthub::hub

@@ -1,0 +1,83 @@
+// HealthChecker: probes every apiserver (`GET /readyz` over a fresh TLS connection with the hub's
+// identity) every --heartbeat-interval-seconds, each probe allowed --heartbeat-failed-retry
+// attempts of --heartbeat-timeout-seconds each. One failed probe marks a server unhealthy at once;
+// --heartbeat-healthy-threshold consecutive successes mark it healthy again; the first probe after
+// start decides immediately (YurtHub's state machine, reference/yurthub.md §3.3). Unlike YurtHub,
+// the probe is not the node's lease heartbeat: kubelet renews its own lease through the hub.
+//
+// Runs on one executor (the first worker's). probe_soon() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "hub/hub_metrics.h"
+#include "hub/options.h"
+#include "hub/server_set.h"
+#include "hub/tls.h"
+
+namespace yurthub::hub {
+
+// The per-server state machine, pure so it can be tested without timers.
+class HealthState {
+ public:
+  explicit HealthState(int healthy_threshold) : threshold_(healthy_threshold) {}
+  // Records one probe's outcome; returns the new health when it changed (or on the first probe).
+  std::optional<bool> record(bool success);
+  bool healthy() const { return healthy_; }
+  bool known() const { return known_; }
+
+ private:
+  int threshold_;
+  int successes_ = 0;
+  bool healthy_ = false;
+  bool known_ = false;
+};
+
+class HealthChecker {
+ public:
+  struct Settings {
+    std::chrono::milliseconds interval{10000};
+    std::chrono::milliseconds timeout{2000};
+    int attempts = 3;
+    int healthy_threshold = 2;
+  };
+  static Settings settings_from(const HubOptions& options);
+
+  // `on_change(server, healthy)` runs on the checker's executor after the ServerSet was updated.
+  HealthChecker(boost::asio::any_io_executor executor, ServerSet& servers, const UpstreamTls& tls,
+                Settings settings, HubMetrics& metrics,
+                std::function<void(std::size_t, bool)> on_change);
+
+  void start();
+  void stop();
+  // Requests an immediate probe of `server` (a proxied request could not reach it). Thread-safe.
+  void probe_soon(std::size_t server);
+  // True once every server has had its first probe.
+  bool initial_probes_done() const { return initial_done_.load() == servers_.size(); }
+
+ private:
+  boost::asio::awaitable<void> run_server(std::size_t server);
+  boost::asio::awaitable<bool> probe_once(std::size_t server);
+
+  boost::asio::any_io_executor executor_;
+  ServerSet& servers_;
+  const UpstreamTls& tls_;
+  Settings settings_;
+  HubMetrics& metrics_;
+  std::function<void(std::size_t, bool)> on_change_;
+  std::vector<std::unique_ptr<boost::asio::steady_timer>> wake_;  // one per server
+  std::vector<HealthState> states_;
+  std::atomic<std::size_t> initial_done_{0};
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace yurthub::hub

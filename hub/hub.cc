@@ -1,0 +1,149 @@
+// Process wiring and lifecycle; see hub.h.
+#include "hub/hub.h"
+
+#include <csignal>
+
+#include <boost/asio/post.hpp>
+
+#include "hub/log.h"
+#include "hub/proxy_session.h"
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+using net::ip::tcp;
+
+Hub::Hub(HubOptions options, UpstreamTls upstream_tls,
+         std::shared_ptr<boost::asio::ssl::context> server_tls)
+    : options_(std::move(options)),
+      metrics_(registry_),
+      tls_(std::move(upstream_tls)),
+      server_tls_(std::move(server_tls)) {}
+
+Hub::~Hub() {
+  for (auto& w : workers_) {
+    w->stop();
+    w->join();
+  }
+}
+
+Status Hub::start() {
+  servers_ = std::make_unique<ServerSet>(options_.servers, options_.lb_mode);
+  shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
+  for (int i = 0; i < options_.worker_threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(*shared_));
+  }
+  net::io_context& main_io = workers_[0]->io();
+
+  for (std::size_t i = 0; i < servers_->size(); ++i) {
+    metrics_.server_healthy.with({servers_->address(i).url}).set(0);
+  }
+  if (options_.working_mode == WorkingMode::Edge) {
+    health_ = std::make_unique<HealthChecker>(
+        main_io.get_executor(), *servers_, tls_, HealthChecker::settings_from(options_), metrics_,
+        [this](std::size_t server, bool healthy) { on_server_health(server, healthy); });
+    shared_->health = health_.get();
+  } else {
+    // Cloud mode has no cache to fall back on: every server is taken as healthy (as YurtHub).
+    for (std::size_t i = 0; i < servers_->size(); ++i) {
+      servers_->set_healthy(i, true);
+      metrics_.server_healthy.with({servers_->address(i).url}).set(1);
+    }
+  }
+
+  std::vector<Worker*> all;
+  for (auto& w : workers_) all.push_back(w.get());
+  auto proxy = Listener::bind(main_io, options_.bind_proxy_address, options_.proxy_port, "proxy");
+  if (!proxy) return proxy.error();
+  (*proxy)->start(all, [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); });
+  listeners_.push_back(std::move(*proxy));
+
+  if (server_tls_) {
+    auto secure = Listener::bind(main_io, options_.bind_proxy_secure_address,
+                                 options_.proxy_secure_port, "proxy_secure");
+    if (!secure) return secure.error();
+    (*secure)->start(all, [tls = server_tls_](tcp::socket s, Worker& w) {
+      return start_tls_session(std::move(s), w, tls);
+    });
+    listeners_.push_back(std::move(*secure));
+  } else {
+    YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file";
+  }
+
+  admin_server_ = std::make_unique<AdminServer>(registry_, [this] { return not_ready_reason(); });
+  auto admin = Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin");
+  if (!admin) return admin.error();
+  (*admin)->start({workers_[0].get()},
+                  [this](tcp::socket s, Worker&) { return admin_server_->serve(std::move(s)); });
+  listeners_.push_back(std::move(*admin));
+
+  for (auto& l : listeners_) {
+    auto ep = l->local_endpoint();
+    YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port();
+  }
+  if (health_) health_->start();
+  return {};
+}
+
+std::optional<std::string> Hub::not_ready_reason() const {
+  if (health_ && !health_->initial_probes_done()) {
+    return std::string("waiting for the first health probe of every apiserver");
+  }
+  return std::nullopt;
+}
+
+void Hub::on_server_health(std::size_t server, bool healthy) {
+  if (healthy) return;
+  // End the streams relayed from this server on every worker, so clients re-watch elsewhere (or,
+  // with the cache, locally) instead of hanging on a dead connection (YurtHub #2792).
+  for (auto& w : workers_) w->post_server_down(server);
+}
+
+int Hub::run() {
+  std::signal(SIGPIPE, SIG_IGN);
+  net::io_context& main_io = workers_[0]->io();
+  signals_ = std::make_unique<net::signal_set>(main_io, SIGTERM, SIGINT);
+  signals_->async_wait([this](boost::system::error_code ec, int signo) {
+    if (!ec) begin_drain(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+  });
+  for (std::size_t i = 1; i < workers_.size(); ++i) workers_[i]->start_thread();
+  workers_[0]->run_here();
+  for (std::size_t i = 1; i < workers_.size(); ++i) {
+    workers_[i]->stop();
+    workers_[i]->join();
+  }
+  YH_LOG(Info) << "yurthub stopped";
+  return 0;
+}
+
+void Hub::request_stop() {
+  net::post(workers_[0]->io(), [this] { begin_drain("a stop request"); });
+}
+
+void Hub::begin_drain(const char* why) {
+  if (draining_started_) return;
+  draining_started_ = true;
+  YH_LOG(Info) << "received " << why << ": draining";
+  shared_->draining = true;
+  for (auto& l : listeners_) l->close();
+  if (health_) health_->stop();
+  if (signals_) signals_->cancel();
+  for (auto& w : workers_) w->post_drain();
+  drain_timer_ = std::make_unique<net::steady_timer>(workers_[0]->io());
+  wait_for_drain(std::chrono::steady_clock::now() + kDrainTimeout);
+}
+
+void Hub::wait_for_drain(std::chrono::steady_clock::time_point deadline) {
+  std::size_t open = 0;
+  for (auto& w : workers_) open += w->session_count();
+  if (open == 0 || std::chrono::steady_clock::now() >= deadline) {
+    if (open) YH_LOG(Warning) << open << " connections still open after the drain timeout";
+    for (auto& w : workers_) w->stop();
+    return;
+  }
+  drain_timer_->expires_after(std::chrono::milliseconds(50));
+  drain_timer_->async_wait([this, deadline](boost::system::error_code ec) {
+    if (!ec) wait_for_drain(deadline);
+  });
+}
+
+}  // namespace yurthub::hub

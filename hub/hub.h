@@ -1,0 +1,66 @@
+// Hub: the whole proxy process. Builds the server set from the options, binds the listeners (proxy 10261, HTTPS proxy 10268 when a serving certificate is
+// configured, admin 10267), starts the health checker and the worker threads, and on SIGTERM or
+// SIGINT drains: stops accepting, ends streams, lets short requests finish (at most
+// kDrainTimeout), then returns. Created and run by cmd/yurthub.cc.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "hub/admin_server.h"
+#include "hub/health_checker.h"
+#include "hub/hub_metrics.h"
+#include "hub/listener.h"
+#include "hub/options.h"
+#include "hub/server_set.h"
+#include "hub/tls.h"
+#include "hub/worker.h"
+
+namespace yurthub::hub {
+
+class Hub {
+ public:
+  static constexpr std::chrono::seconds kDrainTimeout{15};
+
+  // `server_tls` is the HTTPS proxy port's context, or null to leave that port off.
+  Hub(HubOptions options, UpstreamTls upstream_tls,
+      std::shared_ptr<boost::asio::ssl::context> server_tls);
+  ~Hub();
+
+  // Binds the listeners and starts background work. Errors say what failed.
+  Status start();
+  // Runs until a signal (or request_stop()) and the drain that follows; returns the exit code.
+  int run();
+  // Starts a drain as if SIGTERM had arrived. Thread-safe.
+  void request_stop();
+
+ private:
+  void begin_drain(const char* why);
+  void wait_for_drain(std::chrono::steady_clock::time_point deadline);
+  std::optional<std::string> not_ready_reason() const;
+  void on_server_health(std::size_t server, bool healthy);
+
+  HubOptions options_;
+  MetricsRegistry registry_;
+  HubMetrics metrics_;
+  UpstreamTls tls_;
+  std::shared_ptr<boost::asio::ssl::context> server_tls_;
+  std::unique_ptr<ServerSet> servers_;
+  std::unique_ptr<SharedState> shared_;
+  // Workers are declared before everything that runs on them, so they are destroyed last.
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<HealthChecker> health_;
+  std::unique_ptr<AdminServer> admin_server_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unique_ptr<boost::asio::signal_set> signals_;
+  std::unique_ptr<boost::asio::steady_timer> drain_timer_;
+  bool draining_started_ = false;
+};
+
+}  // namespace yurthub::hub

@@ -1,0 +1,46 @@
+// Listener: a bound TCP acceptor that hands each accepted connection to the next worker
+// (round-robin) by calling `on_accept(socket, worker)` on that worker's thread. Used by Hub for the
+// proxy ports (10261 plain, 10268 TLS) and the admin port (10267). The accept loop runs on the
+// executor the acceptor was created with.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "hub/result.h"
+#include "hub/worker.h"
+
+namespace yurthub::hub {
+
+class Listener {
+ public:
+  using AcceptHandler =
+      std::function<boost::asio::awaitable<void>(boost::asio::ip::tcp::socket, Worker&)>;
+
+  // Binds `address:port` (port 0 picks a free port). `name` appears in logs.
+  static Result<std::unique_ptr<Listener>> bind(boost::asio::io_context& io,
+                                                const std::string& address, int port,
+                                                std::string name);
+
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  const std::string& name() const { return name_; }
+  void start(std::vector<Worker*> workers, AcceptHandler on_accept);
+  void close();
+
+ private:
+  Listener(boost::asio::ip::tcp::acceptor acceptor, std::string name)
+      : acceptor_(std::move(acceptor)), name_(std::move(name)) {}
+  boost::asio::awaitable<void> accept_loop();
+
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::string name_;
+  std::vector<Worker*> workers_;
+  AcceptHandler on_accept_;
+};
+
+}  // namespace yurthub::hub

@@ -1,0 +1,551 @@
+// Command-line parsing for the `yurthub` binary (see options.h): one table of flag specs, a
+// pflag-compatible argv walker over it, and the usage text generated from the same table.
+// Called once by cmd/yurthub.cc before anything else runs; pure and single-threaded.
+#include "hub/options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+namespace yurthub::hub {
+namespace {
+
+enum class Kind { String, StringSlice, Int, Bool, Duration };
+
+// Usage sections, printed in this order.
+enum class Group { Required, Upstream, Serving, Node, Filters, General, Compat };
+
+// A custom setter validates and stores a raw string value; its error is the reason only.
+using Setter = Status (*)(std::string_view value, HubOptions& options);
+
+// Where a flag's value goes. std::monostate: accepted for YurtHub compatibility, then discarded.
+using Target = std::variant<std::monostate, std::string HubOptions::*, int HubOptions::*,
+                            bool HubOptions::*, std::vector<std::string> HubOptions::*,
+                            std::chrono::seconds HubOptions::*, Setter>;
+
+struct FlagSpec {
+  std::string_view name;  // without the leading "--"
+  Kind kind;
+  Group group;
+  Target target;
+  std::string_view default_text;  // as shown by usage(); "" = no default shown
+  std::string_view help;
+  int min = INT_MIN;  // Int flags only: inclusive range
+  int max = INT_MAX;
+};
+
+Status set_server_addr(std::string_view value, HubOptions& options);
+Status set_lb_mode(std::string_view value, HubOptions& options);
+Status set_working_mode(std::string_view value, HubOptions& options);
+
+using K = Kind;
+using G = Group;
+using O = HubOptions;
+constexpr int kMaxPort = 65535;
+constexpr std::monostate kIgnored{};
+
+// clang-format off
+constexpr FlagSpec kFlags[] = {
+  {"server-addr", K::String, G::Required, &set_server_addr, "",
+   "Comma-separated kube-apiserver URLs (https only; scheme defaults to https, port to 443)."},
+  {"node-name", K::String, G::Required, &O::node_name, "", "Name of the node this hub runs on."},
+
+  {"lb-mode", K::String, G::Upstream, &set_lb_mode, "rr",
+   "How requests are spread over the servers: rr (round robin) or priority (first healthy)."},
+  {"heartbeat-failed-retry", K::Int, G::Upstream, &O::heartbeat_failed_retry, "3",
+   "Attempts per health probe before a server counts as failed.", 1},
+  {"heartbeat-healthy-threshold", K::Int, G::Upstream, &O::heartbeat_healthy_threshold, "2",
+   "Consecutive successful probes before a failed server is healthy again.", 1},
+  {"heartbeat-timeout-seconds", K::Int, G::Upstream, &O::heartbeat_timeout_seconds, "2",
+   "Timeout of one health probe, in seconds.", 1},
+  {"heartbeat-interval-seconds", K::Int, G::Upstream, &O::heartbeat_interval_seconds, "10",
+   "Period between health probes, in seconds.", 1},
+  {"kubeconfig", K::String, G::Upstream, &O::kubeconfig, "<root-dir>/yurthub.conf",
+   "Kubeconfig holding the hub's own identity (CA, client certificate/key or token)."},
+
+  {"bind-address", K::String, G::Serving, &O::bind_address, "127.0.0.1",
+   "Address of the admin listener (healthz, readyz, metrics)."},
+  {"serve-port", K::Int, G::Serving, &O::serve_port, "10267",
+   "Port of the admin listener (0 picks a free port).", 0, kMaxPort},
+  {"bind-proxy-address", K::String, G::Serving, &O::bind_proxy_address, "127.0.0.1",
+   "Address of the plain-HTTP proxy listener."},
+  {"proxy-port", K::Int, G::Serving, &O::proxy_port, "10261",
+   "Port of the plain-HTTP proxy listener (0 picks a free port).", 0, kMaxPort},
+  {"bind-proxy-secure-address", K::String, G::Serving, &O::bind_proxy_secure_address,
+   "<bind-proxy-address>", "Address of the HTTPS proxy listener."},
+  {"proxy-secure-port", K::Int, G::Serving, &O::proxy_secure_port, "10268",
+   "Port of the HTTPS proxy listener (0 picks a free port).", 0, kMaxPort},
+  {"tls-cert-file", K::String, G::Serving, &O::tls_cert_file, "",
+   "Serving certificate (PEM) of the HTTPS proxy listener."},
+  {"tls-private-key-file", K::String, G::Serving, &O::tls_private_key_file, "",
+   "Private key (PEM) of the serving certificate."},
+  {"max-requests-in-flight", K::Int, G::Serving, &O::max_requests_in_flight, "250",
+   "Maximum number of proxied requests served at once.", 1},
+  {"min-request-timeout", K::Duration, G::Serving, &O::min_request_timeout, "1800s",
+   "How long an offline watch is held when the client gave no timeoutSeconds (Go duration)."},
+  {"worker-threads", K::Int, G::Serving, &O::worker_threads, "1",
+   "Proxy I/O threads.", 1, 64},
+
+  {"nodepool-name", K::String, G::Node, &O::nodepool_name, "", "Node pool this node belongs to."},
+  {"working-mode", K::String, G::Node, &set_working_mode, "edge",
+   "edge (cache and serve offline) or cloud (proxy only)."},
+  {"namespace", K::String, G::Node, &O::hub_namespace, "kube-system",
+   "Namespace of the yurt-hub-cfg ConfigMap."},
+  {"root-dir", K::String, G::Node, &O::root_dir, "/var/lib/yurthub",
+   "Directory of the hub's own kubeconfig and certificates."},
+  {"disk-cache-path", K::String, G::Node, &O::disk_cache_path, "/etc/kubernetes/cache/",
+   "Directory of the offline cache."},
+
+  {"enable-resource-filter", K::Bool, G::Filters, &O::enable_resource_filter, "true",
+   "Run the response filters."},
+  {"disabled-resource-filters", K::StringSlice, G::Filters, &O::disabled_resource_filters, "[]",
+   "Filters to disable (comma list, repeatable); \"*\" disables all."},
+
+  {"v", K::Int, G::General, &O::verbosity, "2", "Log verbosity; 4 or more adds debug lines."},
+  {"help", K::Bool, G::General, &O::show_help, "", "Print this help and exit (also -h)."},
+  {"version", K::Bool, G::General, &O::show_version, "", "Print the version and exit."},
+
+  {"bootstrap-mode", K::String, G::Compat, kIgnored, "token", "Certificate bootstrap mode."},
+  {"bootstrap-file", K::String, G::Compat, kIgnored, "", "Bootstrap kubeconfig."},
+  {"join-token", K::String, G::Compat, kIgnored, "", "Bootstrap token."},
+  {"discovery-token-ca-cert-hash", K::StringSlice, G::Compat, kIgnored, "[]",
+   "CA public key pins for token discovery."},
+  {"discovery-token-unsafe-skip-ca-verification", K::Bool, G::Compat, kIgnored, "false",
+   "Token discovery without CA pinning."},
+  {"hub-cert-organizations", K::StringSlice, G::Compat, kIgnored, "[]",
+   "Extra organizations in the hub's client certificate."},
+  {"enable-dummy-if", K::Bool, G::Compat, kIgnored, "true", "Create the dummy interface."},
+  {"dummy-if-ip", K::String, G::Compat, kIgnored, "169.254.2.1", "Dummy interface address."},
+  {"dummy-if-name", K::String, G::Compat, kIgnored, "hub-dummy0", "Dummy interface name."},
+  {"enable-iptables", K::Bool, G::Compat, kIgnored, "false", "Deprecated iptables rules."},
+  {"enable-node-pool", K::Bool, G::Compat, kIgnored, "true", "Node pool membership."},
+  {"enable-pool-service-topology", K::Bool, G::Compat, kIgnored, "false",
+   "Node pool membership from NodeBuckets."},
+  {"pool-scope-resources", K::StringSlice, G::Compat, kIgnored,
+   "[/v1/services,discovery.k8s.io/v1/endpointslices]", "Pool-scope metadata resources."},
+  {"profiling", K::Bool, G::Compat, kIgnored, "true", "pprof endpoints."},
+  {"gc-frequency", K::Int, G::Compat, kIgnored, "120", "Events GC period in minutes."},
+  {"kubelet-health-grace-period", K::Duration, G::Compat, kIgnored, "40s",
+   "Kubelet lease staleness that stops heartbeats."},
+  {"multiplexer-port", K::Int, G::Compat, kIgnored, "10269", "Multiplexer listener port."},
+  {"node-ip", K::String, G::Compat, kIgnored, "", "Node IP for the multiplexer listener."},
+  {"host-control-plane-address", K::String, G::Compat, kIgnored, "",
+   "Host control plane (local mode)."},
+  {"logtostderr", K::Bool, G::Compat, kIgnored, "true", "klog: log to stderr."},
+  {"alsologtostderr", K::Bool, G::Compat, kIgnored, "false", "klog: also log to stderr."},
+  {"log-file", K::String, G::Compat, kIgnored, "", "klog: log file."},
+  {"add_dir_header", K::Bool, G::Compat, kIgnored, "false", "klog: directory in log headers."},
+  // Further klog/component-base flags YurtHub's command line also accepts.
+  {"log-dir", K::String, G::Compat, kIgnored, "", "klog: log directory."},
+  {"log-file-max-size", K::Int, G::Compat, kIgnored, "1800", "klog: log file size in MB."},
+  {"log-flush-frequency", K::Duration, G::Compat, kIgnored, "5s", "klog: flush period."},
+  {"one-output", K::Bool, G::Compat, kIgnored, "false", "klog: one output per severity."},
+  {"skip-headers", K::Bool, G::Compat, kIgnored, "false", "klog: no log headers."},
+  {"skip-log-headers", K::Bool, G::Compat, kIgnored, "false", "klog: no log file headers."},
+  {"stderrthreshold", K::String, G::Compat, kIgnored, "2", "klog: stderr severity."},
+  {"vmodule", K::String, G::Compat, kIgnored, "", "klog: per-file verbosity."},
+};
+// clang-format on
+
+// A flag's kind and target must agree; checked at compile time so apply() can trust the table.
+constexpr bool table_is_consistent() {
+  for (const FlagSpec& f : kFlags) {
+    if (std::holds_alternative<std::monostate>(f.target)) continue;
+    bool ok = false;
+    switch (f.kind) {
+      case Kind::String:
+        ok = std::holds_alternative<std::string O::*>(f.target) ||
+             std::holds_alternative<Setter>(f.target);
+        break;
+      case Kind::StringSlice:
+        ok = std::holds_alternative<std::vector<std::string> O::*>(f.target);
+        break;
+      case Kind::Int:
+        ok = std::holds_alternative<int O::*>(f.target);
+        break;
+      case Kind::Bool:
+        ok = std::holds_alternative<bool O::*>(f.target);
+        break;
+      case Kind::Duration:
+        ok = std::holds_alternative<std::chrono::seconds O::*>(f.target);
+        break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+static_assert(table_is_consistent(), "flag kind does not match its target");
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+Error invalid(const FlagSpec& flag, std::string_view value, std::string_view why) {
+  return make_error("invalid value " + quote(value) + " for --" + std::string(flag.name) + ": " +
+                    std::string(why));
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::vector<std::string_view> split_commas(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0;;) {
+    const auto comma = s.find(',', start);
+    out.push_back(trim(s.substr(start, comma - start)));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// Go's strconv.ParseBool, which pflag uses for bool flags.
+std::optional<bool> parse_bool(std::string_view s) {
+  for (std::string_view t : {"1", "t", "T", "true", "TRUE", "True"}) {
+    if (s == t) return true;
+  }
+  for (std::string_view f : {"0", "f", "F", "false", "FALSE", "False"}) {
+    if (s == f) return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> parse_int(std::string_view s) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool is_ipv6_char(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.' || c == '%';
+}
+
+bool is_host_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+}
+
+// Splits "host[:port]" or "[v6][:port]" into host and port ("443" when absent).
+Result<ServerAddress> split_host_port(std::string_view authority) {
+  ServerAddress addr;
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return make_error("unterminated IPv6 literal");
+    addr.host = std::string(authority.substr(1, close - 1));
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return make_error("unexpected text after ']'");
+    if (!rest.empty()) port = rest.substr(1);
+    if (addr.host.empty() || !std::all_of(addr.host.begin(), addr.host.end(), is_ipv6_char)) {
+      return make_error("bad IPv6 literal [" + addr.host + "]");
+    }
+  } else {
+    const auto colon = authority.find(':');
+    if (colon != std::string_view::npos && authority.find(':', colon + 1) != authority.npos) {
+      return make_error("an IPv6 address must be in brackets, e.g. https://[::1]:6443");
+    }
+    addr.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+    if (addr.host.empty()) return make_error("missing host");
+    if (!std::all_of(addr.host.begin(), addr.host.end(), is_host_char)) {
+      return make_error("bad host " + quote(addr.host));
+    }
+  }
+  const auto port_number = parse_int(port);
+  if (!port.empty() &&
+      (!port_number || *port_number < 1 || *port_number > kMaxPort || port.front() == '+')) {
+    return make_error("bad port " + quote(port));
+  }
+  addr.port = port.empty() ? "443" : std::to_string(*port_number);
+  return addr;
+}
+
+// One --server-addr entry: [https://]host[:port][/]. YurtHub rejects every scheme but https.
+Result<ServerAddress> parse_server_address(std::string_view entry) {
+  std::string_view rest = entry;
+  if (const auto sep = rest.find("://"); sep != std::string_view::npos) {
+    std::string scheme(rest.substr(0, sep));
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (scheme != "https") {
+      return make_error("scheme " + quote(scheme) + " is not supported (only https)");
+    }
+    rest.remove_prefix(sep + 3);
+  }
+  const auto slash = rest.find('/');
+  if (slash != std::string_view::npos && rest.substr(slash) != "/") {
+    return make_error("a path is not supported");
+  }
+  const std::string_view authority = rest.substr(0, slash);
+  if (authority.find_first_of("@?#") != std::string_view::npos) {
+    return make_error("user info, query and fragment are not supported");
+  }
+  auto addr = split_host_port(authority);
+  if (!addr) return addr;
+  const bool v6 = addr->host.find(':') != std::string::npos;
+  addr->url = "https://" + (v6 ? "[" + addr->host + "]" : addr->host) + ":" + addr->port;
+  return addr;
+}
+
+Status set_server_addr(std::string_view value, HubOptions& options) {
+  options.servers.clear();             // a string flag in YurtHub: the last occurrence wins
+  if (trim(value).empty()) return {};  // reported as missing by the required check
+  const std::vector<std::string_view> entries = split_commas(value);
+  for (std::string_view entry : entries) {
+    if (entry.empty()) return make_error("empty address in the list");
+    auto addr = parse_server_address(entry);
+    if (!addr && entries.size() == 1) return addr.error();
+    if (!addr) return make_error(quote(entry) + ": " + addr.error().message);
+    options.servers.push_back(std::move(addr).value());
+  }
+  return {};
+}
+
+Status set_lb_mode(std::string_view value, HubOptions& options) {
+  if (value == "rr") {
+    options.lb_mode = LbMode::RoundRobin;
+  } else if (value == "priority") {
+    options.lb_mode = LbMode::Priority;
+  } else {
+    return make_error("must be rr or priority");
+  }
+  return {};
+}
+
+Status set_working_mode(std::string_view value, HubOptions& options) {
+  if (value == "edge") {
+    options.working_mode = WorkingMode::Edge;
+  } else if (value == "cloud") {
+    options.working_mode = WorkingMode::Cloud;
+  } else if (value == "local") {
+    return make_error("working mode local is not supported by this hub");
+  } else {
+    return make_error("must be edge or cloud");
+  }
+  return {};
+}
+
+// Parses `value` per the flag's kind and stores it (or discards it for ignored flags).
+Status apply(const FlagSpec& flag, std::string_view value, HubOptions& options) {
+  switch (flag.kind) {
+    case Kind::Bool: {
+      const auto b = parse_bool(value);
+      if (!b) return invalid(flag, value, "not a boolean (use true or false)");
+      if (auto* m = std::get_if<bool O::*>(&flag.target)) options.*(*m) = *b;
+      return {};
+    }
+    case Kind::Int: {
+      const auto n = parse_int(value);
+      if (!n) return invalid(flag, value, "not an integer");
+      if (*n < flag.min || *n > flag.max) {
+        return invalid(flag, value,
+                       flag.max == INT_MAX ? "must be at least " + std::to_string(flag.min)
+                                           : "must be " + std::to_string(flag.min) + ".." +
+                                                 std::to_string(flag.max));
+      }
+      if (auto* m = std::get_if<int O::*>(&flag.target)) options.*(*m) = *n;
+      return {};
+    }
+    case Kind::Duration: {
+      auto d = parse_go_duration(value);
+      if (!d) return invalid(flag, value, d.error().message);
+      if (auto* m = std::get_if<std::chrono::seconds O::*>(&flag.target)) options.*(*m) = *d;
+      return {};
+    }
+    case Kind::StringSlice:
+      if (auto* m = std::get_if<std::vector<std::string> O::*>(&flag.target)) {
+        for (std::string_view item : split_commas(value)) {
+          if (!item.empty()) (options.*(*m)).emplace_back(item);
+        }
+      }
+      return {};
+    case Kind::String:
+      if (auto* m = std::get_if<std::string O::*>(&flag.target)) options.*(*m) = std::string(value);
+      if (auto* set = std::get_if<Setter>(&flag.target)) {
+        if (Status s = (*set)(value, options); !s) return invalid(flag, value, s.error().message);
+      }
+      return {};
+  }
+  return {};
+}
+
+// pflag-style lookup; klog's flags are registered with '_' and normalised to '-', so both work.
+const FlagSpec* find_flag(std::string_view name) {
+  auto same = [](char a, char b) {
+    return a == b || (a == '_' && b == '-') || (a == '-' && b == '_');
+  };
+  for (const FlagSpec& f : kFlags) {
+    if (std::equal(f.name.begin(), f.name.end(), name.begin(), name.end(), same)) return &f;
+  }
+  return nullptr;
+}
+
+void note_ignored(const FlagSpec& flag, HubOptions& options) {
+  if (!std::holds_alternative<std::monostate>(flag.target)) return;
+  std::string name = "--" + std::string(flag.name);
+  auto& ignored = options.ignored_flags;
+  if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) ignored.push_back(name);
+}
+
+// Fills the defaults that depend on other flags, then checks the required flags.
+Status complete_and_check(HubOptions& options) {
+  if (options.bind_proxy_secure_address.empty()) {
+    options.bind_proxy_secure_address = options.bind_proxy_address;
+  }
+  if (options.kubeconfig.empty()) {
+    options.kubeconfig = (std::filesystem::path(options.root_dir) / "yurthub.conf").string();
+  }
+  if (options.show_help || options.show_version) return {};
+  if (options.servers.empty()) return make_error("missing required flag --server-addr");
+  if (options.node_name.empty()) return make_error("missing required flag --node-name");
+  return {};
+}
+
+}  // namespace
+
+Result<HubOptions> parse_flags(int argc, const char* const* argv) {
+  HubOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "-h") {
+      options.show_help = true;
+      continue;
+    }
+    if (arg == "--") {
+      if (i + 1 < argc) return make_error("unexpected argument " + quote(argv[i + 1]));
+      break;
+    }
+    if (arg.size() < 2 || arg.substr(0, 2) != "--") {
+      if (arg.size() > 1 && arg.front() == '-') {
+        return make_error("unknown shorthand flag " + quote(arg) + " (long flags take --)");
+      }
+      return make_error("unexpected argument " + quote(arg) +
+                        " (a bool flag takes its value as --name=false)");
+    }
+    const std::string_view body = arg.substr(2);
+    const auto eq = body.find('=');
+    const std::string_view name = body.substr(0, eq);
+    if (name.empty() || name.front() == '-') return make_error("bad flag syntax: " + quote(arg));
+    const FlagSpec* flag = find_flag(name);
+    if (flag == nullptr) return make_error("unknown flag: --" + std::string(name));
+    std::string_view value;
+    if (eq != std::string_view::npos) {
+      value = body.substr(eq + 1);
+    } else if (flag->kind == Kind::Bool) {
+      value = "true";  // pflag never consumes the next argument for a bool flag
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return make_error("flag needs an argument: --" + std::string(flag->name));
+    }
+    if (Status s = apply(*flag, value, options); !s) return s.error();
+    note_ignored(*flag, options);
+  }
+  if (Status s = complete_and_check(options); !s) return s.error();
+  return options;
+}
+
+std::string usage() {
+  static constexpr std::pair<Group, std::string_view> kTitles[] = {
+      {Group::Required, "Required"},
+      {Group::Upstream, "Cloud kube-apiservers"},
+      {Group::Serving, "Listeners and proxying"},
+      {Group::Node, "Node, mode and storage"},
+      {Group::Filters, "Response filters"},
+      {Group::General, "General"},
+      {Group::Compat, "YurtHub flags accepted for compatibility (ignored)"},
+  };
+  static constexpr std::string_view kTypeNames[] = {"string", "strings", "int", "", "duration"};
+  constexpr std::size_t kHelpColumn = 54;
+  std::string out =
+      "Usage: yurthub --server-addr=https://HOST[:PORT][,...] --node-name=NAME [flags]\n";
+  for (const auto& [group, title] : kTitles) {
+    out += "\n" + std::string(title) + ":\n";
+    for (const FlagSpec& f : kFlags) {
+      if (f.group != group) continue;
+      std::string line = "      --" + std::string(f.name);
+      const std::string_view type = kTypeNames[static_cast<int>(f.kind)];
+      if (!type.empty()) line += " " + std::string(type);
+      line.append(line.size() < kHelpColumn ? kHelpColumn - line.size() : 1, ' ');
+      line += f.help;
+      if (!f.default_text.empty()) line += " (default " + std::string(f.default_text) + ")";
+      if (std::holds_alternative<std::monostate>(f.target)) {
+        line += " (accepted for compatibility; ignored)";
+      }
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Nanoseconds per unit, as Go's time.ParseDuration spells them.
+std::optional<std::uint64_t> unit_nanos(std::string_view unit) {
+  static constexpr std::pair<std::string_view, std::uint64_t> kUnits[] = {
+      {"ns", 1},
+      {"us", 1'000},
+      {"\xC2\xB5s", 1'000},  // U+00B5 micro sign
+      {"\xCE\xBCs", 1'000},  // U+03BC Greek small letter mu
+      {"ms", 1'000'000},
+      {"s", 1'000'000'000},
+      {"m", 60'000'000'000},
+      {"h", 3'600'000'000'000},
+  };
+  for (const auto& [name, nanos] : kUnits) {
+    if (unit == name) return nanos;
+  }
+  return std::nullopt;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+Result<std::chrono::seconds> parse_go_duration(std::string_view text) {
+  const std::string bad = "invalid duration " + quote(text);
+  std::string_view s = text;
+  if (!s.empty() && s.front() == '-') return make_error(bad + ": negative");
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s == "0") return std::chrono::seconds{0};
+  if (s.empty()) return make_error(bad);
+  using U128 = unsigned __int128;
+  const U128 kLimit = static_cast<U128>(INT64_MAX);  // Go's Duration is int64 nanoseconds
+  U128 total = 0;
+  while (!s.empty()) {
+    // [0-9]*(\.[0-9]*)?[a-z]+ with at least one digit.
+    U128 whole = 0, frac = 0, scale = 1;
+    std::size_t i = 0, digits = 0;
+    for (; i < s.size() && is_digit(s[i]); ++i, ++digits) {
+      whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
+      if (whole > kLimit) return make_error(bad + ": overflow");
+    }
+    if (i < s.size() && s[i] == '.') {
+      for (++i; i < s.size() && is_digit(s[i]); ++i, ++digits) {
+        if (scale < static_cast<U128>(1'000'000'000'000'000'000ULL)) {  // Go also drops the rest
+          frac = frac * 10 + static_cast<unsigned>(s[i] - '0');
+          scale *= 10;
+        }
+      }
+    }
+    if (digits == 0) return make_error(bad);
+    std::size_t unit_end = i;
+    while (unit_end < s.size() && s[unit_end] != '.' && !is_digit(s[unit_end])) ++unit_end;
+    if (unit_end == i) return make_error(bad + ": missing unit");
+    const auto nanos = unit_nanos(s.substr(i, unit_end - i));
+    if (!nanos) return make_error(bad + ": unknown unit " + quote(s.substr(i, unit_end - i)));
+    total += whole * *nanos + frac * *nanos / scale;
+    if (total > kLimit) return make_error(bad + ": overflow");
+    s.remove_prefix(unit_end);
+  }
+  return std::chrono::seconds{static_cast<std::int64_t>(total / 1'000'000'000)};
+}
+
+}  // namespace yurthub::hub

@@ -1,0 +1,231 @@
+// Client connections on the proxy listeners; see proxy_session.h.
+#include "hub/proxy_session.h"
+
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/asio/write.hpp>
+
+#include "hub/http_io.h"
+#include "hub/log.h"
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+
+namespace {
+
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool carries_bearer(const http::fields& fields) {
+  std::string_view auth = sv(fields[http::field::authorization]);
+  return auth.size() > 7 && boost::algorithm::istarts_with(auth, "bearer ");
+}
+
+// Counts a request against --max-requests-in-flight for its lifetime (short requests only,
+// as kube-apiserver's max-in-flight filter: watches and exec would starve everything else).
+class InFlight {
+ public:
+  InFlight(SharedState& shared, bool counted) : shared_(shared), counted_(counted) {
+    if (counted_) admitted_ = shared_.in_flight.fetch_add(1) < shared_.options.max_requests_in_flight;
+    shared_.metrics.in_flight.with({}).add(1);
+  }
+  ~InFlight() {
+    if (counted_) shared_.in_flight.fetch_sub(1);
+    shared_.metrics.in_flight.with({}).add(-1);
+  }
+  bool admitted() const { return admitted_; }
+
+ private:
+  SharedState& shared_;
+  bool counted_;
+  bool admitted_ = true;
+};
+
+}  // namespace
+
+template <class Stream>
+ProxySession<Stream>::ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
+                                   const char* listener_name)
+    : client_(std::move(client)),
+      worker_(worker),
+      shared_(worker.shared()),
+      listener_name_(listener_name),
+      registration_(worker, this) {
+  shared_.metrics.client_connections.with({listener_name_}).add(1);
+}
+
+template <class Stream>
+ProxySession<Stream>::~ProxySession() {
+  shared_.metrics.client_connections.with({listener_name_}).add(-1);
+}
+
+template <class Stream>
+net::awaitable<void> ProxySession<Stream>::run(std::shared_ptr<ProxySession> self) {
+  co_await self->serve_connection();
+  close_socket(self->client_->stream);
+  self->client_->closed = true;
+}
+
+template <class Stream>
+net::awaitable<void> ProxySession<Stream>::serve_connection() {
+  auto& tcp = beast::get_lowest_layer(client_->stream);
+  if constexpr (kIsTls<Stream>) {
+    tcp.expires_after(kClientIoTimeout);
+    auto [ec] = co_await client_->stream.async_handshake(net::ssl::stream_base::server, kNoThrow);
+    if (ec) {
+      YH_LOG(Debug) << "TLS handshake with a client failed: " << ec.message();
+      co_return;
+    }
+  }
+  while (!shared_.draining) {
+    RequestParser parser;
+    parser.header_limit(kMaxRequestHeaderBytes);
+    parser.body_limit(kMaxRequestBodyBytes);
+    idle_ = true;
+    tcp.expires_after(kClientIdleTimeout);
+    auto [ec, n] = co_await http::async_read_header(client_->stream, client_->buffer, parser, kNoThrow);
+    idle_ = false;
+    if (ec) {
+      co_await reject_unreadable(ec);
+      co_return;
+    }
+    const bool keep_alive = co_await serve(parser);
+    if (!keep_alive) co_return;
+  }
+}
+
+template <class Stream>
+net::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::system::error_code& ec) {
+  // A client closing or idling out between requests is normal; a malformed request gets a
+  // Status and the connection is closed (its framing can no longer be trusted).
+  std::optional<Failure> failure;
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    failure = Failure::HeaderTooLarge;
+  } else if (ec == http::error::body_limit) {
+    failure = Failure::BodyTooLarge;
+  } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+             ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    failure = Failure::BadRequest;
+  }
+  if (!failure) co_return;
+  shared_.metrics.failures.with({failure_label(*failure)}).inc();
+  YH_LOG(Info) << "rejected a request on the " << listener_name_ << " listener: " << ec.message();
+  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  co_await write_api_error(client_->stream, 11, false, api_error(*failure, ec.message()));
+}
+
+template <class Stream>
+net::awaitable<bool> ProxySession<Stream>::answer_error(Failure failure, const std::string& detail,
+                                                        const RequestInfo& info,
+                                                        RequestParser& parser,
+                                                        std::optional<int> retry_after) {
+  const ApiError error = api_error(failure, detail);
+  const bool keep_alive = parser.get().keep_alive() && parser.is_done() && !shared_.draining;
+  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  const bool written = co_await write_api_error(client_->stream, parser.get().version(), keep_alive,
+                                                error, retry_after);
+  ForwardResult result;
+  result.failure = failure;
+  result.status = error.code;
+  record(info, result, std::chrono::steady_clock::now());
+  co_return written && keep_alive;
+}
+
+template <class Stream>
+net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
+  const auto started = std::chrono::steady_clock::now();
+  auto& req = parser.get();
+  const RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
+                                            sv(req[http::field::user_agent]));
+  YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
+                << info.component << ")";
+
+  if constexpr (kIsTls<Stream>) {
+    // The HTTPS port is for in-cluster pods, which always send their service-account token; a
+    // request without one would otherwise be sent with the node's own identity.
+    if (!carries_bearer(req)) {
+      co_return co_await answer_error(Failure::Unauthorized,
+                                      "the hub's HTTPS port requires a bearer token", info, parser);
+    }
+  }
+  InFlight in_flight(shared_, !info.is_long_running());
+  if (!in_flight.admitted()) {
+    co_return co_await answer_error(Failure::TooManyRequests,
+                                    std::to_string(shared_.options.max_requests_in_flight) +
+                                        " requests in flight",
+                                    info, parser, 1);
+  }
+  if (boost::algorithm::iequals(sv(req[http::field::expect]), "100-continue")) {
+    // The hub reads the body itself as it forwards it; tell the client to send it.
+    req.erase(http::field::expect);
+    static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+    auto [ec, n] = co_await net::async_write(client_->stream,
+                                             net::buffer(kContinue, sizeof kContinue - 1), kNoThrow);
+    if (ec) co_return false;
+  }
+
+  Forwarder<Stream> forwarder(client_, worker_);
+  const ForwardResult result = co_await forwarder.forward(parser, info, req.keep_alive());
+  record(info, result, started);
+  co_return result.keep_alive;
+}
+
+template <class Stream>
+void ProxySession<Stream>::record(const RequestInfo& info, const ForwardResult& result,
+                                  std::chrono::steady_clock::time_point started) {
+  auto& m = shared_.metrics;
+  const std::string code = result.status ? std::to_string(result.status) : "0";
+  m.requests.with({info.verb, info.resource, info.component, code}).inc();
+  if (!info.is_long_running() && result.status != 0) {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+    m.request_duration.with({info.verb, info.resource}).observe(elapsed.count());
+  }
+  if (result.response_bytes) {
+    m.traffic.with({info.user_agent, info.verb, info.resource, info.subresource}).inc(result.response_bytes);
+    m.bytes.with({"response"}).inc(result.response_bytes);
+  }
+  if (result.request_bytes) m.bytes.with({"request"}).inc(result.request_bytes);
+  if (result.failure) m.failures.with({failure_label(*result.failure)}).inc();
+}
+
+template <class Stream>
+void ProxySession<Stream>::on_server_down(std::size_t server) {
+  auto& active = client_->active;
+  if (active.connection != nullptr && active.server == server && active.streaming) {
+    active.stop("server_unhealthy");
+  }
+}
+
+template <class Stream>
+void ProxySession<Stream>::on_drain() {
+  if (idle_) {
+    cancel_socket(client_->stream);  // ends the wait for the next request
+  } else if (client_->active.connection != nullptr && client_->active.streaming) {
+    client_->active.stop("hub_draining");
+  }
+  // A short request in progress finishes; its response carries Connection: close.
+}
+
+net::awaitable<void> start_plain_session(net::ip::tcp::socket socket, Worker& worker) {
+  boost::system::error_code ignored;
+  socket.set_option(net::ip::tcp::no_delay(true), ignored);
+  auto client = std::make_shared<ClientConnection<PlainStream>>(worker.io().get_executor(),
+                                                                std::move(socket));
+  auto session = std::make_shared<ProxySession<PlainStream>>(std::move(client), worker, "proxy");
+  co_await ProxySession<PlainStream>::run(std::move(session));
+}
+
+net::awaitable<void> start_tls_session(net::ip::tcp::socket socket, Worker& worker,
+                                       std::shared_ptr<net::ssl::context> tls) {
+  boost::system::error_code ignored;
+  socket.set_option(net::ip::tcp::no_delay(true), ignored);
+  auto client = std::make_shared<ClientConnection<TlsStream>>(worker.io().get_executor(),
+                                                              std::move(socket), *tls);
+  auto session = std::make_shared<ProxySession<TlsStream>>(std::move(client), worker, "proxy_secure");
+  co_await ProxySession<TlsStream>::run(std::move(session));
+}
+
+template class ProxySession<PlainStream>;
+template class ProxySession<TlsStream>;
+
+}  // namespace yurthub::hub

@@ -1,0 +1,60 @@
+// ProxySession: one client connection on a proxy listener. Reads requests one after another
+// (keep-alive; pipelined bytes wait in the buffer), enforces the header and body limits, the idle
+// timeout and --max-requests-in-flight, classifies each request and hands it to the Forwarder,
+// then counts it in the metrics. Registered with its worker so streams can be ended from outside.
+// Created by the Listener on the worker thread that will run it.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+
+#include "hub/client_connection.h"
+#include "hub/forwarder.h"
+#include "hub/worker.h"
+
+namespace yurthub::hub {
+
+template <class Stream>
+class ProxySession : public SessionControl {
+ public:
+  ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
+               const char* listener_name);
+  ~ProxySession() override;
+
+  // Serves the connection until it closes. Takes ownership of the session.
+  static boost::asio::awaitable<void> run(std::shared_ptr<ProxySession> self);
+
+  void on_server_down(std::size_t server) override;
+  void on_drain() override;
+
+ private:
+  boost::asio::awaitable<void> serve_connection();
+  boost::asio::awaitable<bool> serve(RequestParser& parser);
+  boost::asio::awaitable<void> reject_unreadable(const boost::system::error_code& ec);
+  boost::asio::awaitable<bool> answer_error(Failure failure, const std::string& detail,
+                                            const RequestInfo& info, RequestParser& parser,
+                                            std::optional<int> retry_after = {});
+  void record(const RequestInfo& info, const ForwardResult& result,
+              std::chrono::steady_clock::time_point started);
+
+  std::shared_ptr<ClientConnection<Stream>> client_;
+  Worker& worker_;
+  SharedState& shared_;
+  const char* listener_name_;
+  bool idle_ = true;  // waiting for the next request's header
+  SessionRegistration registration_;
+};
+
+// Starts a session for an accepted socket; runs on `worker`'s thread.
+boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket socket, Worker& worker);
+boost::asio::awaitable<void> start_tls_session(boost::asio::ip::tcp::socket socket, Worker& worker,
+                                               std::shared_ptr<boost::asio::ssl::context> tls);
+
+extern template class ProxySession<PlainStream>;
+extern template class ProxySession<TlsStream>;
+
+}  // namespace yurthub::hub

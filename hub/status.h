@@ -1,0 +1,41 @@
+// The one place where the hub's failures become HTTP status codes and Kubernetes `Status` bodies
+// (`{"kind":"Status","apiVersion":"v1",...}` exactly as kube-apiserver writes them, see
+// test/testdata/fixtures/apiserver-v1.26/status-*.body). Everything that answers a client with an
+// error calls api_error(); nothing else invents codes or reasons.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace yurthub::hub {
+
+enum class Failure {
+  BadRequest,             // malformed request line, headers or chunked body: 400
+  HeaderTooLarge,         // request header over the limit: 431
+  BodyTooLarge,           // request body over the limit: 413
+  TooManyRequests,        // over --max-requests-in-flight: 429 (+ Retry-After)
+  NoHealthyServer,        // every apiserver is unhealthy: 503
+  UpstreamUnreachable,    // connect/TLS to a chosen apiserver failed: 503
+  UpstreamClosed,         // the apiserver closed before answering: 503
+  UpstreamTimeout,        // the apiserver did not answer in time: 504
+  BadUpstreamResponse,    // the apiserver's response could not be parsed: 502
+  ShuttingDown,           // the hub is draining after SIGTERM: 503
+  Unauthorized,           // HTTPS proxy port without credentials: 401
+};
+
+struct ApiError {
+  unsigned code = 500;
+  std::string reason;   // Kubernetes StatusReason, e.g. "ServiceUnavailable"
+  std::string message;  // human-readable, says what happened and where
+};
+
+// Maps a failure to its code and reason; `detail` becomes (part of) the message.
+ApiError api_error(Failure failure, std::string_view detail);
+
+// The compact Status JSON for an error.
+std::string status_body(const ApiError& error);
+
+// A short name for metrics labels ("no_healthy_server", ...).
+const char* failure_label(Failure failure);
+
+}  // namespace yurthub::hub

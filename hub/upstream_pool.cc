@@ -1,0 +1,150 @@
+// Dialling apiservers and pooling keep-alive connections; see upstream_pool.h.
+#include "hub/upstream_pool.h"
+
+#include <poll.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/as_tuple.hpp>
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+using net::ip::tcp;
+
+namespace {
+
+constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+
+bool is_ip_literal(const std::string& host) {
+  boost::system::error_code ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+// An idle keep-alive connection that the server has closed (or that has unexpected bytes
+// waiting) is readable; a healthy idle one is not.
+bool looks_alive(UpstreamConnection& c) {
+  if (c.buffer.size() != 0) return false;
+  auto& socket = beast::get_lowest_layer(c.stream).socket();
+  if (!socket.is_open()) return false;
+  pollfd pfd{socket.native_handle(), POLLIN, 0};
+  return ::poll(&pfd, 1, 0) == 0;
+}
+
+}  // namespace
+
+net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_executor executor,
+                                                                const ServerAddress& address,
+                                                                const UpstreamTls& tls,
+                                                                Identity identity,
+                                                                std::chrono::milliseconds timeout) {
+  auto& context = identity == Identity::Hub ? *tls.hub_identity : *tls.anonymous;
+  auto conn = std::make_unique<UpstreamConnection>(executor, context);
+  conn->identity = identity;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+
+  tcp::resolver resolver(executor);
+  auto flags = is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
+  auto [rec, endpoints] = co_await resolver.async_resolve(address.host, address.port,
+                                                          flags | tcp::resolver::numeric_service,
+                                                          kNoThrow);
+  if (rec) co_return make_error("resolve " + address.host + ": " + rec.message());
+
+  auto& tcp_layer = beast::get_lowest_layer(conn->stream);
+  tcp_layer.expires_at(deadline);
+  auto [cec, endpoint] = co_await tcp_layer.async_connect(endpoints, kNoThrow);
+  if (cec) co_return make_error("connect " + address.url + ": " + cec.message());
+  tcp_layer.socket().set_option(tcp::no_delay(true));
+
+  const std::string& verify_name =
+      tls.server_name_override.empty() ? address.host : tls.server_name_override;
+  if (!is_ip_literal(verify_name)) {
+    // SNI; IP literals must not be sent as a server name (RFC 6066).
+    SSL_set_tlsext_host_name(conn->stream.native_handle(), verify_name.c_str());
+  }
+  if (tls.verify_peer) {
+    conn->stream.set_verify_callback(net::ssl::host_name_verification(verify_name));
+  }
+  auto [hec] = co_await conn->stream.async_handshake(net::ssl::stream_base::client, kNoThrow);
+  if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());
+  co_return std::move(conn);
+}
+
+UpstreamPool::UpstreamPool(net::any_io_executor executor, const ServerSet& servers,
+                           const UpstreamTls& tls, HubMetrics& metrics)
+    : executor_(std::move(executor)),
+      servers_(servers),
+      tls_(tls),
+      metrics_(metrics),
+      idle_(servers.size() * 2) {}
+
+std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Identity identity) {
+  return idle_[server * 2 + static_cast<std::size_t>(identity)];
+}
+
+UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity) {
+  auto& idle = idle_for(server, identity);
+  const auto now = std::chrono::steady_clock::now();
+  while (!idle.empty()) {
+    UpstreamConnectionPtr conn = std::move(idle.back());
+    idle.pop_back();
+    if (now - conn->idle_since < kIdleTimeout && looks_alive(*conn)) {
+      conn->reused = true;
+      return conn;
+    }
+  }
+  return nullptr;
+}
+
+net::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
+                                                                    Identity identity) {
+  const std::string& url = servers_.address(server).url;
+  if (auto conn = take_usable(server, identity)) {
+    metrics_.upstream_connections.with({url, "reused"}).inc();
+    co_return std::move(conn);
+  }
+  auto fresh = co_await connect_upstream(executor_, servers_.address(server), tls_, identity,
+                                         kConnectTimeout);
+  if (!fresh) co_return fresh.error();
+  (*fresh)->server = server;
+  metrics_.upstream_connections.with({url, "opened"}).inc();
+  co_return std::move(*fresh);
+}
+
+void UpstreamPool::release(UpstreamConnectionPtr connection) {
+  if (!servers_.healthy(connection->server)) return;  // do not keep connections to a bad server
+  auto& idle = idle_for(connection->server, connection->identity);
+  connection->idle_since = std::chrono::steady_clock::now();
+  beast::get_lowest_layer(connection->stream).expires_never();
+  idle.push_back(std::move(connection));
+  // Over the bound: close the oldest.
+  while (idle.size() > kMaxIdlePerKey) idle.pop_front();
+}
+
+void UpstreamPool::drop_server(std::size_t server) {
+  idle_for(server, Identity::Hub).clear();
+  idle_for(server, Identity::Bearer).clear();
+}
+
+void UpstreamPool::drop_all() {
+  for (auto& idle : idle_) idle.clear();
+}
+
+void UpstreamPool::reap() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& idle : idle_) {
+    std::erase_if(idle, [&](const UpstreamConnectionPtr& c) {
+      return now - c->idle_since >= kIdleTimeout || !looks_alive(*c);
+    });
+  }
+}
+
+std::size_t UpstreamPool::idle_count() const {
+  std::size_t n = 0;
+  for (const auto& idle : idle_) n += idle.size();
+  return n;
+}
+
+}  // namespace yurthub::hub

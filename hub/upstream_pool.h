@@ -1,0 +1,81 @@
+// Connections to the apiservers: connect_upstream() dials one (TCP + TLS with CA and host-name
+// verification), and UpstreamPool keeps idle keep-alive connections per (server, identity) for one
+// worker thread. Used by the Forwarder (proxied requests) and the HealthChecker (probes, which
+// always dial fresh). Not thread-safe: each worker owns its pool and uses it from its own thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include "hub/hub_metrics.h"
+#include "hub/result.h"
+#include "hub/server_set.h"
+#include "hub/tls.h"
+
+namespace yurthub::hub {
+
+// Which TLS identity a connection presents: the hub's client certificate, or none (the request
+// carries the caller's own bearer token).
+enum class Identity { Hub = 0, Bearer = 1 };
+
+struct UpstreamConnection {
+  UpstreamConnection(boost::asio::any_io_executor executor, boost::asio::ssl::context& tls)
+      : stream(executor, tls) {}
+
+  boost::beast::ssl_stream<boost::beast::tcp_stream> stream;
+  boost::beast::flat_buffer buffer;  // bytes read past the last response (normally none)
+  std::size_t server = 0;
+  Identity identity = Identity::Hub;
+  bool reused = false;  // came from the idle pool (it may have been closed by the server)
+  std::chrono::steady_clock::time_point idle_since;
+};
+using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
+
+// Dials `address` and completes the TLS handshake, all within `timeout`.
+boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
+    boost::asio::any_io_executor executor, const ServerAddress& address, const UpstreamTls& tls,
+    Identity identity, std::chrono::milliseconds timeout);
+
+class UpstreamPool {
+ public:
+  static constexpr std::size_t kMaxIdlePerKey = 32;
+  static constexpr std::chrono::seconds kIdleTimeout{90};
+  static constexpr std::chrono::milliseconds kConnectTimeout{10000};
+
+  UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
+               const UpstreamTls& tls, HubMetrics& metrics);
+
+  // A usable idle connection to `server` for `identity`, else a newly dialled one.
+  boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server, Identity identity);
+  // Keeps a connection whose last response was read to the end and may be reused.
+  void release(UpstreamConnectionPtr connection);
+  // Closes every idle connection to `server` (it turned unhealthy).
+  void drop_server(std::size_t server);
+  void drop_all();
+  // Closes idle connections past kIdleTimeout or closed by the server; the worker calls it
+  // periodically so idle sockets do not linger.
+  void reap();
+  std::size_t idle_count() const;
+
+ private:
+  std::deque<UpstreamConnectionPtr>& idle_for(std::size_t server, Identity identity);
+  UpstreamConnectionPtr take_usable(std::size_t server, Identity identity);
+
+  boost::asio::any_io_executor executor_;
+  const ServerSet& servers_;
+  const UpstreamTls& tls_;
+  HubMetrics& metrics_;
+  std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
+};
+
+}  // namespace yurthub::hub

@@ -1,0 +1,68 @@
+// Worker threads; see worker.h.
+#include "hub/worker.h"
+
+#include <boost/asio/post.hpp>
+
+namespace yurthub::hub {
+namespace net = boost::asio;
+
+Worker::Worker(SharedState& shared)
+    : shared_(shared),
+      pool_(io_.get_executor(), shared.servers, shared.tls, shared.metrics),
+      reap_timer_(io_) {
+  schedule_reap();
+}
+
+void Worker::schedule_reap() {
+  reap_timer_.expires_after(std::chrono::seconds(30));
+  reap_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    pool_.reap();
+    schedule_reap();
+  });
+}
+
+void Worker::post_server_down(std::size_t server) {
+  net::post(io_, [this, server] {
+    pool_.drop_server(server);
+    // Copy: a session may end (and unregister) while being told.
+    std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
+    for (auto* s : sessions) {
+      if (sessions_.count(s)) s->on_server_down(server);
+    }
+  });
+}
+
+void Worker::post_drain() {
+  net::post(io_, [this] {
+    reap_timer_.cancel();
+    pool_.drop_all();
+    std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
+    for (auto* s : sessions) {
+      if (sessions_.count(s)) s->on_drain();
+    }
+  });
+}
+
+void Worker::start_thread() {
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void Worker::run_here() { io_.run(); }
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+SessionRegistration::SessionRegistration(Worker& worker, SessionControl* session)
+    : worker_(worker), session_(session) {
+  worker_.sessions_.insert(session_);
+  ++worker_.session_count_;
+}
+
+SessionRegistration::~SessionRegistration() {
+  worker_.sessions_.erase(session_);
+  --worker_.session_count_;
+}
+
+}  // namespace yurthub::hub

@@ -1,0 +1,96 @@
+// Worker: one proxy I/O thread. It owns an io_context, the upstream connection pool used by the
+// sessions it runs, and a registry of those sessions so it can end their streams when an
+// apiserver turns unhealthy or the hub drains. Everything a worker owns is touched only from its
+// own thread; other threads reach it with post(). SharedState is what all workers share
+// (thread-safe by construction: atomics, immutable data, thread-safe metrics).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <unordered_set>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "hub/health_checker.h"
+#include "hub/hub_metrics.h"
+#include "hub/options.h"
+#include "hub/server_set.h"
+#include "hub/tls.h"
+#include "hub/upstream_pool.h"
+
+namespace yurthub::hub {
+
+// What a worker can ask of each of its sessions.
+class SessionControl {
+ public:
+  virtual ~SessionControl() = default;
+  // The apiserver `server` turned unhealthy: end any stream being relayed from it.
+  virtual void on_server_down(std::size_t server) = 0;
+  // The hub is draining: close if idle, end streams, finish the request in progress.
+  virtual void on_drain() = 0;
+};
+
+struct SharedState {
+  const HubOptions& options;
+  ServerSet& servers;
+  const UpstreamTls& tls;
+  HubMetrics& metrics;
+  HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
+  std::atomic<bool> draining{false};
+  std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
+};
+
+class Worker {
+ public:
+  explicit Worker(SharedState& shared);
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  boost::asio::io_context& io() { return io_; }
+  UpstreamPool& pool() { return pool_; }
+  SharedState& shared() { return shared_; }
+
+  std::size_t session_count() const { return session_count_.load(); }
+
+  // Thread-safe: run on the worker's thread.
+  void post_server_down(std::size_t server);
+  void post_drain();
+
+  // Runs the io_context on a new thread (or, with run_here, on the calling thread until stopped).
+  void start_thread();
+  void run_here();
+  void stop() { io_.stop(); }
+  void join();
+
+ private:
+  void schedule_reap();
+
+  SharedState& shared_;
+  // Declared before io_ so it outlives it: destroying io_ destroys the sessions' coroutine
+  // frames, which unregister themselves.
+  std::unordered_set<SessionControl*> sessions_;
+  std::atomic<std::size_t> session_count_{0};  // mirrors sessions_.size() for other threads
+  boost::asio::io_context io_{1};
+  UpstreamPool pool_;
+  boost::asio::steady_timer reap_timer_;
+  std::thread thread_;
+
+  friend class SessionRegistration;
+};
+
+// RAII registration of a session with its worker (constructed and destroyed on the worker thread).
+class SessionRegistration {
+ public:
+  SessionRegistration(Worker& worker, SessionControl* session);
+  ~SessionRegistration();
+  SessionRegistration(const SessionRegistration&) = delete;
+  SessionRegistration& operator=(const SessionRegistration&) = delete;
+
+ private:
+  Worker& worker_;
+  SessionControl* session_;
+};
+
+}  // namespace yurthub::hub
