@@ -298,6 +298,9 @@ Status set_server_addr(std::string_view value, HubOptions& options) {
   options.servers.clear();             // a string flag in YurtHub: the last occurrence wins
   if (trim(value).empty()) return {};  // reported as missing by the required check
   const std::vector<std::string_view> entries = split_commas(value);
+  if (entries.size() > kMaxServers) {
+    return make_error("at most " + std::to_string(kMaxServers) + " servers are supported");
+  }
   for (std::string_view entry : entries) {
     if (entry.empty()) return make_error("empty address in the list");
     auto addr = parse_server_address(entry);

@@ -20,6 +20,8 @@ struct ServerAddress {
 };
 
 enum class LbMode { RoundRobin, Priority };
+
+inline constexpr std::size_t kMaxServers = 64;  // --server-addr entries (ServerSet's bound)
 enum class WorkingMode { Edge, Cloud };
 
 struct HubOptions {

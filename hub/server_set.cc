@@ -9,16 +9,16 @@ ServerSet::ServerSet(std::vector<ServerAddress> servers, LbMode mode)
 }
 
 std::optional<std::size_t> ServerSet::pick(const std::vector<bool>& exclude) {
-  const std::size_t n = servers_.size();
-  auto usable = [&](std::size_t i) { return healthy(i) && (i >= exclude.size() || !exclude[i]); };
-  // priority: the first healthy server in flag order; rr: start from a rotating cursor.
-  const std::size_t start =
-      mode_ == LbMode::Priority ? 0 : cursor_.fetch_add(1, std::memory_order_relaxed) % n;
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = (start + k) % n;
-    if (usable(i)) return i;
+  // Rotate over the usable servers themselves: skipping unhealthy ones from a rotating start
+  // (as YurtHub does) would send the dead server's share to its successor.
+  std::size_t usable[kMaxServers];
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < servers_.size() && count < std::size(usable); ++i) {
+    if (healthy(i) && (i >= exclude.size() || !exclude[i])) usable[count++] = i;
   }
-  return std::nullopt;
+  if (count == 0) return std::nullopt;
+  if (mode_ == LbMode::Priority) return usable[0];
+  return usable[cursor_.fetch_add(1, std::memory_order_relaxed) % count];
 }
 
 bool ServerSet::any_healthy() const {

@@ -1,0 +1,75 @@
+// Kubernetes Status bodies and HTTP codes for every failure the hub reports, compared with what
+// kube-apiserver itself writes (test/testdata/fixtures/apiserver-v1.26/status-*.body).
+#include "hub/status.h"
+
+#include <gtest/gtest.h>
+
+#include "hub/http_io.h"
+
+namespace yurthub::hub {
+namespace {
+
+TEST(Status, BodyHasTheApiserverShape) {
+  EXPECT_EQ(status_body({404, "NotFound", "pods \"nope\" not found"}),
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+            R"("message":"pods \"nope\" not found","reason":"NotFound","code":404})");
+}
+
+TEST(Status, EveryFailureHasItsCodeAndReason) {
+  struct {
+    Failure failure;
+    unsigned code;
+    const char* reason;
+  } cases[] = {
+      {Failure::BadRequest, 400, "BadRequest"},
+      {Failure::HeaderTooLarge, 431, "RequestHeaderFieldsTooLarge"},
+      {Failure::BodyTooLarge, 413, "RequestEntityTooLarge"},
+      {Failure::TooManyRequests, 429, "TooManyRequests"},
+      {Failure::NoHealthyServer, 503, "ServiceUnavailable"},
+      {Failure::UpstreamUnreachable, 503, "ServiceUnavailable"},
+      {Failure::UpstreamClosed, 503, "ServiceUnavailable"},
+      {Failure::UpstreamTimeout, 504, "Timeout"},
+      {Failure::BadUpstreamResponse, 502, "InternalError"},
+      {Failure::ShuttingDown, 503, "ServiceUnavailable"},
+      {Failure::Unauthorized, 401, "Unauthorized"},
+  };
+  for (const auto& c : cases) {
+    ApiError e = api_error(c.failure, "detail text");
+    EXPECT_EQ(e.code, c.code) << failure_label(c.failure);
+    EXPECT_EQ(e.reason, c.reason) << failure_label(c.failure);
+    EXPECT_NE(e.message.find("detail text"), std::string::npos) << e.message;
+  }
+}
+
+TEST(HopByHop, StrippedUnlessUpgrading) {
+  namespace http = boost::beast::http;
+  http::fields f;
+  f.set(http::field::connection, "keep-alive, X-Private");
+  f.set("X-Private", "secret");
+  f.set(http::field::keep_alive, "timeout=5");
+  f.set(http::field::te, "trailers");
+  f.set(http::field::proxy_authorization, "Basic x");
+  f.set(http::field::authorization, "Bearer t");
+  f.set(http::field::upgrade, "websocket");
+  f.set(http::field::transfer_encoding, "chunked");
+  http::fields upgrade = f;
+  upgrade.set(http::field::connection, "Upgrade");
+
+  EXPECT_FALSE(is_upgrade_request(f));
+  strip_hop_by_hop(f, false);
+  for (auto name : {"Connection", "X-Private", "Keep-Alive", "TE", "Proxy-Authorization", "Upgrade"}) {
+    EXPECT_EQ(f.count(name), 0u) << name;
+  }
+  EXPECT_EQ(f[http::field::authorization], "Bearer t");
+  // Framing is re-derived by the serializer from this header, so it stays.
+  EXPECT_EQ(f[http::field::transfer_encoding], "chunked");
+
+  EXPECT_TRUE(is_upgrade_request(upgrade));
+  strip_hop_by_hop(upgrade, true);
+  EXPECT_EQ(upgrade[http::field::connection], "Upgrade");
+  EXPECT_EQ(upgrade[http::field::upgrade], "websocket");
+  EXPECT_EQ(upgrade.count(http::field::keep_alive), 0u);
+}
+
+}  // namespace
+}  // namespace yurthub::hub
