@@ -46,6 +46,22 @@ std::optional<Failure> client_body_failure(const boost::system::error_code& ec) 
   return std::nullopt;  // the client went away or timed out: nobody to answer
 }
 
+// Moves body bytes that are already buffered into the parser's remaining body space, without I/O.
+// Beast's async_read_some yields at most one chunk per call; an apiserver writing small chunks
+// would otherwise cost one client write per chunk. Only bytes already received are taken, so a
+// watch event is never held back waiting for more. Returns a parse error, if any.
+template <class Parser>
+boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer& buffer) {
+  boost::system::error_code ec;
+  while (!parser.is_done() && parser.get().body().size > 0 && buffer.size() > 0) {
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
+    if (ec || used == 0) return ec;
+  }
+  return {};
+}
+
 // An exchange's registration on its client connection, cleared however the exchange ends.
 struct ActiveScope {
   ActiveUpstream& active;
@@ -189,6 +205,7 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
       beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
       auto [rec, rn] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
       if (rec == http::error::need_buffer) rec = {};
+      if (!rec) rec = take_buffered_body(parser, client_->buffer);
       if (rec) {
         client_failed = true;
         result.failure = client_body_failure(rec);
@@ -259,16 +276,21 @@ net::awaitable<ForwardResult> Forwarder<Stream>::relay_response(UpstreamConnecti
     if (!rp.is_done()) {
       res.body().data = buf;
       res.body().size = kRelayBufferBytes;
-      if (!streaming) up_tcp.expires_after(kUpstreamIoTimeout);
-      else if (info.is_watch()) up_tcp.expires_at(stream_deadline);
-      else up_tcp.expires_after(kLongRunningIdleTimeout);
       boost::system::error_code ec;
-      if (client_->active.stop_reason == nullptr) {
+      // A stream is written as each piece arrives; any other body fills the relay buffer first
+      // (an apiserver may send one small TLS record per chunk, and a write per record is slow).
+      do {
+        if (!streaming) up_tcp.expires_after(kUpstreamIoTimeout);
+        else if (info.is_watch()) up_tcp.expires_at(stream_deadline);
+        else up_tcp.expires_after(kLongRunningIdleTimeout);
+        if (client_->active.stop_reason != nullptr) {
+          ec = net::error::operation_aborted;
+          break;
+        }
         auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, kNoThrow);
         ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
-      } else {
-        ec = net::error::operation_aborted;
-      }
+        if (!ec) ec = take_buffered_body(rp, up->buffer);
+      } while (!ec && !streaming && !rp.is_done() && res.body().size > 0);
       if (ec) {
         const char* reason = client_->active.stop_reason
                                  ? client_->active.stop_reason
