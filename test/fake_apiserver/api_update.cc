@@ -1,0 +1,132 @@
+// Update (PUT) and patch (PATCH); see api_handlers.h. Both end in commit_update(), which applies
+// the apiserver's update rules: resourceVersion and uid preconditions (409 Conflict), the status
+// subresource split (a main-resource write keeps the stored status, a /status write changes only
+// status), immutable identity fields, and no-op detection (an update that changes nothing is not
+// written and bumps no resourceVersion, as with etcd3's GuaranteedUpdate).
+#include "test/fake_apiserver/api_handlers.h"
+
+#include "cache/json_patch.h"
+#include "test/fake_apiserver/json_util.h"
+
+namespace yurthub::fake {
+namespace {
+
+// Strategic merge patch directives (`$setElementOrder/conditions`, `$patch`, `$retainKeys`,
+// `$deleteFromPrimitiveList/...`) have no merge-patch meaning; applied as a merge patch they would
+// be written into the object, so they are dropped first.
+void strip_directives(rapidjson::Value& v) {
+  if (v.IsObject()) {
+    for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+      if (it->name.GetStringLength() > 0 && it->name.GetString()[0] == '$') {
+        it = v.EraseMember(it);
+      } else {
+        strip_directives(it->value);
+        ++it;
+      }
+    }
+  } else if (v.IsArray()) {
+    for (auto& e : v.GetArray()) strip_directives(e);
+  }
+}
+
+std::string media_type(std::string_view content_type) {
+  auto semi = content_type.find(';');
+  std::string t(content_type.substr(0, semi));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  return t;
+}
+
+}  // namespace
+
+Reply ApiHandlers::update(const ApiRequest& req) {
+  auto doc = parse_json(req.body);
+  if (!doc || !doc->IsObject()) {
+    return bad_request(
+        "the body of the request was in an unknown format - accepted media types "
+        "include: application/json, application/yaml");
+  }
+  const StoredObject* stored = store_.get(req.resource->key(), req.path.ns, req.path.name);
+  if (stored == nullptr) return missing(req);
+  strip_type_meta(*doc);
+  return commit_update(req, *stored, std::move(*doc));
+}
+
+Reply ApiHandlers::patch(const ApiRequest& req) {
+  std::string type = media_type(req.content_type);
+  bool json_patch = type == "application/json-patch+json";
+  bool merge = type == "application/merge-patch+json";
+  bool strategic = type == "application/strategic-merge-patch+json";
+  if (!json_patch && !merge && !strategic) return unsupported_media_type(type);
+  auto patch = parse_json(req.body);
+  if (!patch) return bad_request("error decoding patch: " + patch.error().message);
+  if (json_patch && !patch->IsArray()) {
+    return bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch");
+  }
+  if (strategic && !patch->IsObject()) {
+    return bad_request("the body of the request was in an unknown format");
+  }
+  const StoredObject* stored = store_.get(req.resource->key(), req.path.ns, req.path.name);
+  if (stored == nullptr) return missing(req);
+  const ResourceInfo& r = *req.resource;
+  auto target = parse_json(with_type_meta(r.kind, r.api_version(req.path.version), *stored->json));
+  if (!target) return internal_error("stored object is not JSON: " + target.error().message);
+  if (strategic) strip_directives(*patch);
+  Status applied = json_patch ? cache::apply_json_patch(*target, *patch)
+                              : cache::apply_merge_patch(*target, *patch);
+  if (!applied.ok()) {
+    return status_reply(422, "Invalid",
+                        "the server rejected our request due to an error in our "
+                        "request: " +
+                            applied.error().message);
+  }
+  if (!target->IsObject()) return bad_request("the patched object is not a JSON object");
+  strip_type_meta(*target);
+  return commit_update(req, *stored, std::move(*target));
+}
+
+Reply ApiHandlers::commit_update(const ApiRequest& req, const StoredObject& stored,
+                                 rapidjson::Document incoming) {
+  const ResourceInfo& r = *req.resource;
+  std::string name = meta_string(incoming, "name");
+  if (!name.empty() && name != req.path.name) {
+    return bad_request("the name of the object (" + name +
+                       ") does not match the name on the URL (" + req.path.name + ")");
+  }
+  auto current = parse_json(*stored.json);
+  if (!current || !current->IsObject()) return internal_error("stored object is not JSON");
+  std::string want_rv = meta_string(incoming, "resourceVersion");
+  if (!want_rv.empty() && want_rv != std::to_string(stored.rv)) {
+    return conflict(r.qualified(), r.group, r.name, req.path.name);
+  }
+  std::string want_uid = meta_string(incoming, "uid");
+  std::string have_uid = meta_string(*current, "uid");
+  if (!want_uid.empty() && want_uid != have_uid) {
+    return conflict_message(r.qualified(), r.group, r.name, req.path.name,
+                            "Precondition failed: UID in precondition: " + want_uid +
+                                ", UID in object meta: " + have_uid);
+  }
+  rapidjson::Document next;
+  if (req.path.subresource == "status") {
+    next.CopyFrom(*current, next.GetAllocator());
+    copy_member(next, incoming, "status");
+  } else {
+    next.Swap(incoming);
+    ensure_metadata(next);
+    if (r.has_status) copy_member(next, *current, "status");
+  }
+  // Identity fields are immutable; an update that omits them keeps them.
+  for (const char* field : {"name", "namespace", "uid", "creationTimestamp"}) {
+    std::string v = meta_string(*current, field);
+    if (v.empty()) {
+      remove_meta(next, field);
+    } else {
+      set_meta_string(next, field, v);
+    }
+  }
+  set_meta_string(next, "resourceVersion", std::to_string(stored.rv));
+  if (to_json(next) == *stored.json) return full_object(req, 200, *stored.json);
+  StoredObject obj = store_.put(r.key(), req.path.ns, req.path.name, next);
+  return full_object(req, 200, *obj.json);
+}
+
+}  // namespace yurthub::fake

@@ -1,0 +1,50 @@
+// Small RapidJSON helpers for the fake apiserver: parse/serialize compact JSON, read and write
+// metadata fields, and add kind/apiVersion in front of a stored object. Objects are stored without
+// kind/apiVersion (list items carry none), so a GET or a watch event prepends them. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "hub/result.h"
+
+namespace yurthub::fake {
+
+// Parses `text`; the error names the offset. The document may be any JSON value.
+Result<rapidjson::Document> parse_json(std::string_view text);
+
+// Compact serialization, as the apiserver writes for real clients.
+std::string to_json(const rapidjson::Value& value);
+
+// `{"kind":K,"apiVersion":AV,` + the members of `bare` (a serialized object).
+std::string with_type_meta(std::string_view kind, std::string_view api_version,
+                           std::string_view bare);
+
+// obj.metadata, created as an empty object if missing or not an object. REQUIRES: obj is an object.
+rapidjson::Value& ensure_metadata(rapidjson::Document& obj);
+
+// obj.metadata.<field> as a string, or "" if absent or not a string.
+std::string meta_string(const rapidjson::Value& obj, const char* field);
+
+// Sets obj.metadata.<field> = value (adding it if absent). REQUIRES: obj is an object.
+void set_meta_string(rapidjson::Document& obj, const char* field, std::string_view value);
+
+// Removes obj.metadata.<field> if present.
+void remove_meta(rapidjson::Document& obj, const char* field);
+
+// Removes top-level kind and apiVersion.
+void strip_type_meta(rapidjson::Document& obj);
+
+// Copies `from[member]` over `to[member]` (removing it from `to` when `from` lacks it).
+void copy_member(rapidjson::Document& to, const rapidjson::Value& from, const char* member);
+
+// A random RFC 4122 version-4 UUID, e.g. "ae93d730-b7ad-48d5-86ae-aa2964765a3d".
+std::string random_uuid();
+// `n` random characters from the apiserver's generateName alphabet.
+std::string random_suffix(size_t n);
+// Now as RFC 3339 UTC with seconds, e.g. "2026-11-21T13:42:57Z".
+std::string now_rfc3339();
+
+}  // namespace yurthub::fake

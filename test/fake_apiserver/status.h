@@ -1,0 +1,63 @@
+// Kubernetes `Status` bodies, byte-compatible with a v1.26 apiserver (compact JSON, field order
+// kind, apiVersion, metadata, status, message, reason, details, code; see status-*.body in
+// test/testdata/fixtures/apiserver-v1.26). Every error the fake apiserver returns is built here;
+// this is the one file that maps a failure to an HTTP code and a Status reason. Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace yurthub::fake {
+
+// A finished, non-streaming HTTP answer.
+struct Reply {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// What a Status's `details` names. Empty members are omitted, as the apiserver does.
+struct StatusDetails {
+  std::string name;
+  std::string group;
+  std::string kind;  // the plural resource name ("pods"), as the apiserver writes it
+};
+
+// The generic form: {"kind":"Status",...,"code":code}. `details` is written only if given.
+std::string status_body(unsigned code, std::string_view reason, std::string_view message,
+                        const StatusDetails* details);
+
+Reply status_reply(unsigned code, std::string_view reason, std::string_view message,
+                   const StatusDetails* details = nullptr);
+
+// `pods "nope" not found` (reason NotFound, details name/group/kind). `qualified` is the resource
+// as in "leases.coordination.k8s.io"; `resource` the plural name, `group` its API group.
+Reply not_found(std::string_view qualified, std::string_view group, std::string_view resource,
+                std::string_view name);
+// `the server could not find the requested resource` with "details":{} (unknown paths).
+Reply path_not_found();
+Reply already_exists(std::string_view qualified, std::string_view group, std::string_view resource,
+                     std::string_view name);
+// `Operation cannot be fulfilled on nodes "x": the object has been modified; ...`.
+Reply conflict(std::string_view qualified, std::string_view group, std::string_view resource,
+               std::string_view name);
+Reply conflict_message(std::string_view qualified, std::string_view group,
+                       std::string_view resource, std::string_view name, std::string_view message);
+Reply bad_request(std::string_view message);
+Reply unauthorized();
+// `secrets is forbidden: User "u" cannot list resource "secrets" in API group "" ...`.
+Reply forbidden(std::string_view user, std::string_view verb, std::string_view group,
+                std::string_view resource, std::string_view ns, std::string_view name);
+Reply invalid(std::string_view kind, std::string_view name, std::string_view message);
+Reply method_not_allowed(std::string_view message);
+Reply unsupported_media_type(std::string_view content_type);
+Reply entity_too_large();
+Reply internal_error(std::string_view message);
+
+// The Status object of a 410 watch ERROR event: `too old resource version: rv (oldest)`.
+std::string expired_status(std::uint64_t rv, std::uint64_t oldest);
+// A 410 Expired reply (a `continue` token from before the history window).
+Reply expired_reply(std::string_view message);
+
+}  // namespace yurthub::fake
