@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what building and testing yurthub needs on Debian 12, if missing: the toolchain, the
+# Debian -dev packages the project depends on, and kubectl (used by the demo and the tests).
+# Idempotent; runs apt only when something is missing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(cmake g++ ninja-build ccache pkg-config openssl
+          libboost1.81-dev libssl-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
+          libgtest-dev libgmock-dev)
+
+sudo_if_needed() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@";
+  else echo "setup: need root to install: $*" >&2; exit 1; fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+need_kubectl=0
+command -v kubectl >/dev/null || need_kubectl=1
+
+if [ ${#missing[@]} -gt 0 ] || [ $need_kubectl -eq 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_if_needed apt-get update -q
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    sudo_if_needed apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  if [ $need_kubectl -eq 1 ]; then
+    # kubectl is not in Debian's main archive; use a configured Kubernetes or Cloud SDK repository.
+    sudo_if_needed apt-get install -y -q kubectl || {
+      echo "setup: kubectl is needed (https://kubernetes.io/docs/tasks/tools/) and no apt source provides it" >&2
+      exit 1
+    }
+  fi
+fi

@@ -1,0 +1,170 @@
+// Integration-test cluster; see cluster.h.
+#include "test/integration/cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace yurthub::test {
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+const std::string kNode = "edge-node-1";
+
+}  // namespace
+
+Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
+  const std::string script = std::string(YURTHUB_SOURCE_DIR) + "/scripts/gen-certs.sh";
+  auto made = run_command({"/bin/bash", script, dir() + "/pki", kNode}, std::chrono::seconds(30));
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  std::ofstream(dir() + "/empty.kubeconfig") << "apiVersion: v1\nkind: Config\n";
+}
+
+std::string Cluster::testdata(const std::string& relative) const {
+  return std::string(YURTHUB_TESTDATA_DIR) + "/" + relative;
+}
+
+void Cluster::start_apiserver() {
+  const std::string pki = dir() + "/pki/";
+  std::vector<std::string> argv = {FAKE_APISERVER_BIN,
+                                   "--cert=" + pki + "apiserver.crt",
+                                   "--key=" + pki + "apiserver.key",
+                                   "--client-ca=" + pki + "ca.crt",
+                                   "--token-file=" + pki + "tokens.csv",
+                                   "--port=" + std::to_string(apiserver_port_)};
+  for (const auto& seed : options_.seeds) argv.push_back("--seed=" + testdata(seed));
+  for (const auto& flag : options_.apiserver_flags) argv.push_back(flag);
+  const std::string log = dir() + "/apiserver-" + std::to_string(++apiserver_starts_) + ".log";
+  apiserver_ = Process::start(argv, log);
+  ASSERT_TRUE(apiserver_);
+  auto port = apiserver_->wait_for_log(R"(fake-apiserver listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
+  ASSERT_TRUE(port) << "fake apiserver did not start:\n" << apiserver_->log();
+  apiserver_port_ = std::stoi(*port);
+}
+
+void Cluster::stop_apiserver(int signo) {
+  if (!apiserver_) return;
+  apiserver_->signal(signo);
+  apiserver_->wait_exit(std::chrono::seconds(10));
+}
+
+void Cluster::start_hub() {
+  const std::string pki = dir() + "/pki/";
+  std::vector<std::string> argv = {
+      YURTHUB_BIN,
+      "--server-addr=https://127.0.0.1:" + std::to_string(apiserver_port_),
+      "--node-name=" + kNode,
+      "--kubeconfig=" + pki + "hub.kubeconfig",
+      "--proxy-port=" + std::to_string(proxy_port_),
+      "--serve-port=" + std::to_string(admin_port_),
+      "--disk-cache-path=" + dir() + "/cache",
+      "--heartbeat-interval-seconds=1",
+      "--heartbeat-timeout-seconds=1"};
+  if (options_.hub_https) {
+    argv.push_back("--tls-cert-file=" + pki + "hub-server.crt");
+    argv.push_back("--tls-private-key-file=" + pki + "hub-server.key");
+    argv.push_back("--proxy-secure-port=" + std::to_string(secure_port_));
+  }
+  for (const auto& flag : options_.hub_flags) argv.push_back(flag);
+  const std::string log = dir() + "/hub-" + std::to_string(++hub_starts_) + ".log";
+  hub_ = Process::start(argv, log);
+  ASSERT_TRUE(hub_);
+  auto proxy = hub_->wait_for_log(R"(proxy listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
+  ASSERT_TRUE(proxy) << "hub did not start:\n" << hub_->log();
+  proxy_port_ = std::stoi(*proxy);
+  admin_port_ = std::stoi(*hub_->wait_for_log(R"(admin listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
+  if (options_.hub_https) {
+    secure_port_ = std::stoi(
+        *hub_->wait_for_log(R"(proxy_secure listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
+  }
+  // Ready = every apiserver has had its first probe (healthy or not).
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  int code = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    admin_get("/v1/readyz", &code);
+    if (code == 200) break;
+    usleep(20000);
+  }
+  ASSERT_EQ(code, 200) << "hub never became ready:\n" << hub_->log();
+}
+
+std::vector<std::string> Cluster::kubectl_argv(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {KUBECTL_BIN, "--kubeconfig=" + dir() + "/empty.kubeconfig",
+                                   "--server=" + hub_url(), "--cache-dir=" + dir() + "/kubectl-cache",
+                                   "--request-timeout=20s"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+CommandResult Cluster::kubectl(const std::vector<std::string>& args,
+                               std::chrono::milliseconds timeout, const std::string& input,
+                               const std::string& token) {
+  auto argv = kubectl_argv(args);
+  if (!token.empty()) argv.insert(argv.begin() + 1, "--token=" + token);
+  return run_command(argv, timeout, input);
+}
+
+CommandResult Cluster::kubectl_direct(const std::vector<std::string>& args,
+                                      std::chrono::milliseconds timeout, const std::string& input) {
+  const std::string pki = dir() + "/pki/";
+  std::vector<std::string> argv = {
+      KUBECTL_BIN,
+      "--kubeconfig=" + dir() + "/empty.kubeconfig",
+      "--server=https://127.0.0.1:" + std::to_string(apiserver_port_),
+      "--certificate-authority=" + pki + "ca.crt",
+      "--client-certificate=" + pki + "admin.crt",
+      "--client-key=" + pki + "admin.key",
+      "--cache-dir=" + dir() + "/kubectl-direct-cache",
+      "--request-timeout=20s"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, timeout, input);
+}
+
+std::string Cluster::admin_get(const std::string& path, int* code) const {
+  const std::string response = raw_http(
+      admin_port_, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      std::chrono::seconds(5));
+  std::smatch m;
+  if (code) *code = std::regex_search(response, m, std::regex(R"(^HTTP/1\.1 (\d+))")) ? std::stoi(m[1]) : 0;
+  auto body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+double Cluster::metric(const std::string& series) const {
+  std::istringstream lines(admin_get("/metrics"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+std::string raw_http(int port, const std::string& request, std::chrono::milliseconds timeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) >= 0) {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return response;
+}
+
+}  // namespace yurthub::test

@@ -1,0 +1,211 @@
+// The hub under failure, with the real binary: the apiserver dying in the middle of a watch and
+// coming back, malformed and hostile clients, a 100 MB list (proves streaming: the hub's memory
+// stays small), and a SIGTERM drain. Assertions are on what a client observes.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/integration/cluster.h"
+
+namespace yurthub::test {
+namespace {
+
+using testing::HasSubstr;
+using testing::StartsWith;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;  // ASan's shadow memory makes RSS meaningless
+#else
+constexpr bool kSanitized = false;
+#endif
+
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Streams a response and counts its bytes without keeping them.
+std::size_t count_response_bytes(int port, const std::string& request) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return 0;
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  timeval tv{60, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::size_t total = 0;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) total += static_cast<std::size_t>(n);
+  ::close(fd);
+  return total;
+}
+
+std::string get(int port, const std::string& target, const std::string& agent = "kubelet/v1.32.4") {
+  return raw_http(port, "GET " + target + " HTTP/1.1\r\nHost: hub\r\nUser-Agent: " + agent +
+                            "\r\nConnection: close\r\n\r\n");
+}
+
+class HubResilience : public testing::Test {
+ protected:
+  void start(ClusterOptions options = {}) {
+    cluster_ = std::make_unique<Cluster>(std::move(options));
+    cluster_->start_apiserver();
+    cluster_->start_hub();
+  }
+  std::unique_ptr<Cluster> cluster_;
+};
+
+TEST_F(HubResilience, ApiserverDyingEndsTheWatchAndTheNextRequestGets503Status) {
+  start();
+  auto watch = Process::start(cluster_->kubectl_argv({"get", "nodes", "-w"}),
+                              cluster_->dir() + "/watch.log");
+  ASSERT_TRUE(watch);
+  // kubectl prints the list, then opens the watch.
+  ASSERT_TRUE(watch->wait_for_log("edge-node-2", std::chrono::seconds(20))) << watch->log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(watch->running()) << watch->log();
+
+  cluster_->stop_apiserver(SIGKILL);
+  // kubectl's watch must end promptly (YurtHub #2792 left such watches hanging).
+  EXPECT_TRUE(watch->wait_exit(std::chrono::seconds(5)).has_value())
+      << "the client's watch was still open 5 s after the apiserver died\n" << watch->log();
+
+  const std::string response = get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods");
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 503"));
+  EXPECT_THAT(response, HasSubstr("\"kind\":\"Status\""));
+  EXPECT_THAT(response, HasSubstr("\"code\":503"));
+  EXPECT_THAT(response, HasSubstr("\"reason\":\"ServiceUnavailable\""));
+  EXPECT_TRUE(cluster_->hub_running());
+}
+
+TEST_F(HubResilience, ServerComesBackHealthyAfterTheThreshold) {
+  start();
+  cluster_->stop_apiserver(SIGKILL);
+  // Wait until the hub has judged the server unhealthy.
+  for (int i = 0; i < 100 && cluster_->metric(
+           "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
+           std::to_string(cluster_->apiserver_port()) + "\"}") != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(get(cluster_->proxy_port(), "/version"), StartsWith("HTTP/1.1 503"));
+
+  cluster_->start_apiserver();
+  std::string response;
+  for (int i = 0; i < 100; ++i) {  // --heartbeat-healthy-threshold=2 at 1 s intervals
+    response = get(cluster_->proxy_port(), "/version");
+    if (response.rfind("HTTP/1.1 200", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200"));
+}
+
+TEST_F(HubResilience, MalformedRequestsGetErrorsAndTheHubKeepsServing) {
+  start();
+  const int port = cluster_->proxy_port();
+  EXPECT_THAT(raw_http(port, "THIS IS NOT HTTP\r\n\r\n"), StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(raw_http(port, "GET /version HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"),
+              StartsWith("HTTP/1.1 400"));
+
+  const std::string huge = "GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                           std::string(200 * 1024, 'a') + "\r\n\r\n";
+  const std::string too_large = raw_http(port, huge);
+  EXPECT_THAT(too_large, StartsWith("HTTP/1.1 431"));
+  EXPECT_THAT(too_large, HasSubstr("\"kind\":\"Status\""));
+
+  // A chunked body that stops half-way, then the client disappears.
+  raw_http(port,
+           "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+           "40\r\n{\"apiVersion\":\"v1\"",
+           std::chrono::milliseconds(500));
+  // Broken chunk framing.
+  EXPECT_THAT(raw_http(port,
+                       "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\nZZZ\r\n{}\r\n0\r\n\r\n"),
+              StartsWith("HTTP/1.1 400"));
+  // A body over the limit, announced up front.
+  EXPECT_THAT(raw_http(port,
+                       "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                       "Content-Length: 999999999\r\n\r\n{"),
+              StartsWith("HTTP/1.1 413"));
+
+  auto nodes = cluster_->kubectl({"get", "nodes", "-o", "name"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  EXPECT_THAT(nodes.out, HasSubstr("node/edge-node-1"));
+  EXPECT_TRUE(cluster_->hub_running());
+  EXPECT_GE(cluster_->metric("node_yurthub_request_failures_total{reason=\"header_too_large\"}"), 1);
+  EXPECT_GE(cluster_->metric("node_yurthub_request_failures_total{reason=\"bad_request\"}"), 2);
+}
+
+// 10,000 pods of ~10 KiB: a list of about 100 MB.
+ClusterOptions big_list_options() {
+  ClusterOptions options;
+  options.apiserver_flags = {"--generate-pods=10000", "--generate-pod-bytes=10240",
+                             "--generate-node=edge-node-1"};
+  return options;
+}
+
+TEST_F(HubResilience, HundredMegabyteListStreamsThroughInSmallMemory) {
+  start(big_list_options());
+  const std::size_t bytes = count_response_bytes(
+      cluster_->proxy_port(),
+      "GET /api/v1/namespaces/bulk/pods HTTP/1.1\r\nHost: hub\r\nUser-Agent: curl/8\r\n"
+      "Connection: close\r\n\r\n");
+  EXPECT_GE(bytes, 100u * 1000 * 1000);
+  if (kSanitized) GTEST_SKIP() << "RSS is not meaningful under AddressSanitizer";
+  const long peak_kib = cluster_->hub().peak_rss_kib();
+  EXPECT_GT(peak_kib, 0);
+  EXPECT_LT(peak_kib, 30 * 1024) << "the hub buffered the list instead of streaming it";
+}
+
+TEST_F(HubResilience, ClientThatStopsReadingDoesNotBlockOthers) {
+  start(big_list_options());
+  // Ask for the big list and never read it: the hub's writes to this client stall.
+  const int stalled = connect_loopback(cluster_->proxy_port());
+  ASSERT_GE(stalled, 0);
+  const std::string request =
+      "GET /api/v1/namespaces/bulk/pods HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n";
+  ::send(stalled, request.data(), request.size(), MSG_NOSIGNAL);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+
+  auto nodes = cluster_->kubectl({"get", "nodes", "-o", "name"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  EXPECT_THAT(nodes.out, HasSubstr("node/edge-node-2"));
+  ::close(stalled);
+  EXPECT_TRUE(cluster_->hub_running());
+}
+
+TEST_F(HubResilience, SigtermEndsWatchesAndExitsCleanly) {
+  start();
+  auto watch = Process::start(cluster_->kubectl_argv({"get", "nodes", "-w"}),
+                              cluster_->dir() + "/watch.log");
+  ASSERT_TRUE(watch);
+  ASSERT_TRUE(watch->wait_for_log("edge-node-2", std::chrono::seconds(20))) << watch->log();
+
+  cluster_->hub().signal(SIGTERM);
+  auto status = cluster_->hub().wait_exit(std::chrono::seconds(10));
+  ASSERT_TRUE(status.has_value()) << "the hub did not exit after SIGTERM\n" << cluster_->hub().log();
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+  EXPECT_THAT(cluster_->hub().log(), HasSubstr("draining"));
+  EXPECT_TRUE(watch->wait_exit(std::chrono::seconds(5)).has_value()) << watch->log();
+}
+
+}  // namespace
+}  // namespace yurthub::test
