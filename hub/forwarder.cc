@@ -261,6 +261,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::relay_response(UpstreamConnecti
                             : 2 * shared_.options.min_request_timeout);
   if (streaming) {
     client_->active.streaming = true;
+    // A drain or health change that happened while this request waited for its response header
+    // found no stream to end; end it now rather than never.
+    if (shared_.draining) client_->active.stop("hub_draining");
+    if (!shared_.servers.healthy(up->server)) client_->active.stop("server_unhealthy");
     start_client_watch();
     // The client must see the header at once, not with the first event (which may be minutes away).
     res.body().data = nullptr;

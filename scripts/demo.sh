@@ -2,8 +2,8 @@
 # The README's first command: installs what is missing, builds, then runs the hub in front of the
 # bundled fake apiserver (test/fake_apiserver) and shows, with kubectl through the hub:
 # online proxying (get, watch, apply, whoami), the hub's metrics, and what a node sees when the
-# cloud goes away and comes back. Ports: the hub uses its real defaults (10261 proxy, 10267
-# admin) unless YURTHUB_DEMO_PROXY_PORT / YURTHUB_DEMO_ADMIN_PORT say otherwise.
+# cloud goes away and comes back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS
+# proxy, 10267 admin) unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -14,6 +14,7 @@ bin=$root/build/default
 work=$(mktemp -d /tmp/yurthub-demo.XXXXXX)
 proxy_port=${YURTHUB_DEMO_PROXY_PORT:-10261}
 admin_port=${YURTHUB_DEMO_ADMIN_PORT:-10267}
+secure_port=${YURTHUB_DEMO_SECURE_PORT:-10268}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
@@ -22,9 +23,10 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@" || true; }
 # Waits for a log line and prints its first capture group.
 wait_log() {
-  local file=$1 regex=$2
+  local file=$1 regex=$2 text
   for _ in $(seq 1 200); do
-    if grep -qE "$regex" "$file" 2>/dev/null; then sed -nE "s/.*$regex.*/\1/p" "$file" | head -1; return 0; fi
+    text=$(cat "$file" 2>/dev/null || true)
+    if [[ $text =~ $regex ]]; then echo "${BASH_REMATCH[1]}"; return 0; fi
     sleep 0.05
   done
   echo "demo: timed out waiting for '$regex' in $file" >&2; cat "$file" >&2; exit 1
@@ -49,6 +51,8 @@ say "fake apiserver (bundled, test/fake_apiserver) on https://127.0.0.1:$api_por
 
 "$bin/cmd/yurthub" --server-addr="https://127.0.0.1:$api_port" --node-name=edge-node-1 \
   --kubeconfig="$work/pki/hub.kubeconfig" --proxy-port="$proxy_port" --serve-port="$admin_port" \
+  --proxy-secure-port="$secure_port" --tls-cert-file="$work/pki/hub-server.crt" \
+  --tls-private-key-file="$work/pki/hub-server.key" \
   --disk-cache-path="$work/cache" --heartbeat-interval-seconds=2 >"$work/hub.log" 2>&1 &
 pids+=("$!")
 wait_log "$work/hub.log" 'proxy listening on (127\.0\.0\.1:[0-9]+)' >/dev/null
@@ -61,8 +65,9 @@ say "kubelet-style access through the hub, no credentials (the hub lends its nod
 run k get nodes
 run k get pods -A -o wide
 run k auth whoami
-say "a pod's own bearer token reaches the apiserver as the pod's identity"
-run k --token=pod-token-0123456789 auth whoami
+say "a pod's service-account token, over the HTTPS port (10268), reaches the apiserver as the pod"
+run kubectl --kubeconfig=/dev/null --server="https://127.0.0.1:$secure_port" \
+  --certificate-authority="$work/pki/ca.crt" --token=pod-token-0123456789 --cache-dir="$work/kcache2" auth whoami
 
 say "writes go through: apply and patch a ConfigMap"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\n  namespace: default\ndata:\n  step: "1"\n' | k apply -f -
@@ -73,7 +78,7 @@ say "a watch streams events as they happen (3 s)"
 k get configmaps -n default -w --output-watch-events >"$work/watch.out" 2>&1 &
 watch_pid=$!; pids+=("$watch_pid")
 sleep 1
-k create configmap demo-2 -n default >/dev/null
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-2\n  namespace: default\n' | k apply -f - >/dev/null
 k delete configmap demo -n default >/dev/null
 sleep 2; kill "$watch_pid" 2>/dev/null || true
 cat "$work/watch.out"
@@ -82,8 +87,8 @@ say "the cloud goes away: the apiserver is killed with a watch open"
 k get nodes -w >"$work/watch2.out" 2>&1 &
 watch_pid=$!; pids+=("$watch_pid")
 sleep 1
-kill -9 "$api_pid"
 start=$(date +%s%N)
+{ kill -9 "$api_pid" && wait "$api_pid"; } 2>/dev/null || true
 while kill -0 "$watch_pid" 2>/dev/null; do sleep 0.05; done
 echo "kubectl's watch ended $(( ($(date +%s%N) - start) / 1000000 )) ms after the apiserver died"
 run k get pods -A
