@@ -191,6 +191,58 @@ TEST_F(HubResilience, ClientThatStopsReadingDoesNotBlockOthers) {
   EXPECT_TRUE(cluster_->hub_running());
 }
 
+TEST_F(HubResilience, PipelinedRequestsAreAnsweredInOrder) {
+  start();
+  // Two requests in one write: the second waits in the session's buffer until the first is done.
+  const std::string response = raw_http(
+      cluster_->proxy_port(),
+      "GET /api/v1/nodes/edge-node-1 HTTP/1.1\r\nHost: hub\r\n\r\n"
+      "GET /api/v1/nodes/edge-node-2 HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n");
+  const auto first = response.find("\"name\":\"edge-node-1\"");
+  const auto second = response.find("\"name\":\"edge-node-2\"");
+  ASSERT_NE(first, std::string::npos) << response;
+  ASSERT_NE(second, std::string::npos) << response;
+  EXPECT_LT(first, second);
+  EXPECT_EQ(response.find("HTTP/1.1 200"), 0u);
+  EXPECT_NE(response.find("HTTP/1.1 200", 1), std::string::npos);
+}
+
+TEST_F(HubResilience, UpstreamConnectionsAreReused) {
+  start();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes"), StartsWith("HTTP/1.1 200"));
+  }
+  const std::string server = "https://127.0.0.1:" + std::to_string(cluster_->apiserver_port());
+  EXPECT_GE(cluster_->metric("node_yurthub_upstream_connections_total{server=\"" + server +
+                             "\",event=\"reused\"}"), 4);
+  EXPECT_LE(cluster_->metric("node_yurthub_upstream_connections_total{server=\"" + server +
+                             "\",event=\"opened\"}"), 1);
+}
+
+TEST_F(HubResilience, ClientLeavingAnIdleWatchCancelsTheUpstreamWatch) {
+  start();
+  const int fd = connect_loopback(cluster_->proxy_port());
+  ASSERT_GE(fd, 0);
+  const std::string request =
+      "GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0 HTTP/1.1\r\n"
+      "Host: hub\r\nUser-Agent: kubelet/v1.32.4\r\n\r\n";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char buf[4096];
+  ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);  // the watch's response header
+  ::close(fd);
+  // No event will ever come on this watch; only the client leaving can end it, at the hub and at
+  // the apiserver.
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    ended = cluster_->metric(R"(node_yurthub_streams_ended_total{reason="client_gone"})") >= 1;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(ended) << cluster_->hub().log();
+  EXPECT_TRUE(cluster_->apiserver().wait_for_log("watch .*configmaps.* ended: client hung up",
+                                                 std::chrono::seconds(5)))
+      << cluster_->apiserver().log();
+}
+
 TEST_F(HubResilience, SigtermEndsWatchesAndExitsCleanly) {
   start();
   auto watch = Process::start(cluster_->kubectl_argv({"get", "nodes", "-w"}),
