@@ -1,0 +1,598 @@
+// cache::Store on LMDB: the only file that includes <lmdb.h>. Format and key encodings are
+// described in lmdb_store.h. Opened once per process by the hub (read-write) or by
+// `yurthub cache ...` (read-only, possibly while the hub runs: LMDB is multi-process safe).
+//
+// Threading: the environment is opened with MDB_NOTLS, so a read transaction (ReadView) is not tied
+// to a thread's reader slot: several views may be open on one thread (coroutines) and a view may be
+// used from whichever thread runs its coroutine, one at a time. write() runs on one thread (the
+// CacheWriter); LMDB's own writer lock serializes it against other processes.
+//
+// Durability: default LMDB sync mode (no MDB_NOSYNC, MDB_NOMETASYNC or MDB_WRITEMAP): a commit has
+// reached the disk when write() returns. Every invariant the hub relies on lives inside one write
+// transaction, so a crash at any point leaves the last committed state.
+#include "cache/lmdb_store.h"
+
+#include <lmdb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <utility>
+
+#include "cache/list_identity.h"
+#include "cache/store.h"
+#include "cache/store_codec.h"
+#include "cache/store_files.h"
+#include "hub/log.h"
+
+namespace yurthub::cache {
+namespace {
+
+constexpr unsigned kMaxDbs = 16;        // 4 used; room for the journal without a format change
+constexpr unsigned kMaxReaders = 1024;  // one per live ReadView across all processes
+constexpr mdb_mode_t kFileMode = 0600;  // the cache holds secrets and service-account tokens
+constexpr std::string_view kFormatVersionKey = "format_version";
+constexpr std::string_view kNextSetIdKey = "next_set_id";
+constexpr std::size_t kRvBytes = 8;
+
+// ---- encodings -------------------------------------------------------------------------------
+
+MDB_val to_val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+std::string_view from_val(const MDB_val& v) {
+  return {static_cast<const char*>(v.mv_data), v.mv_size};
+}
+
+Error lmdb_error(const std::string& what, int rc) {
+  return make_error(what + ": " + mdb_strerror(rc));
+}
+
+// ---- environment -----------------------------------------------------------------------------
+
+// One open environment, shared by the Store and every view, so that a view outliving the Store
+// (a coroutine finishing after shutdown) never touches a closed environment.
+struct Env {
+  MDB_env* env = nullptr;
+  MDB_dbi lists = 0, objects = 0, discovery = 0, meta = 0;
+  std::size_t max_key = 0;
+  bool read_only = false;
+  std::string directory;
+  std::optional<std::pair<dev_t, ino_t>> registered;
+
+  Env() = default;
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+  ~Env() {
+    if (env != nullptr) mdb_env_close(env);
+    if (registered) unregister_open_directory(*registered);
+  }
+};
+
+struct CursorCloser {
+  void operator()(MDB_cursor* cursor) const { mdb_cursor_close(cursor); }
+};
+using Cursor = std::unique_ptr<MDB_cursor, CursorCloser>;
+
+Cursor open_cursor(MDB_txn* txn, MDB_dbi dbi, int* rc) {
+  MDB_cursor* cursor = nullptr;
+  *rc = mdb_cursor_open(txn, dbi, &cursor);
+  return Cursor(*rc == 0 ? cursor : nullptr);
+}
+
+// Aborts a transaction unless released (commit paths release before committing).
+class TxnGuard {
+ public:
+  explicit TxnGuard(MDB_txn* txn) : txn_(txn) {}
+  TxnGuard(const TxnGuard&) = delete;
+  TxnGuard& operator=(const TxnGuard&) = delete;
+  ~TxnGuard() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  }
+  MDB_txn* get() const { return txn_; }
+  MDB_txn* release() { return std::exchange(txn_, nullptr); }
+
+ private:
+  MDB_txn* txn_;
+};
+
+// ---- reading ---------------------------------------------------------------------------------
+
+// The ReadView methods, shared by read views and write transactions (Base is ReadView or WriteTxn).
+template <class Base>
+class LmdbReader : public Base {
+ public:
+  std::optional<ListRecord> list(std::string_view identity_key) override {
+    auto value = get(env_->lists, identity_key);
+    if (!value) return std::nullopt;
+    auto record = decode_list_record(*value);
+    if (!record)
+      YH_LOG(Error) << "cache: undecodable list record " << printable_identity(identity_key);
+    return record;
+  }
+
+  std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(
+      std::string_view prefix) override {
+    std::vector<std::pair<std::string, ListRecord>> out;
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->lists, &rc);
+    MDB_val key = to_val(prefix), value{};
+    if (cursor) {
+      rc = mdb_cursor_get(cursor.get(), &key, &value, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
+    }
+    for (; rc == 0 && from_val(key).starts_with(prefix);
+         rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
+      if (auto record = decode_list_record(from_val(value))) {
+        out.emplace_back(std::string(from_val(key)), std::move(*record));
+      } else {
+        YH_LOG(Error) << "cache: undecodable list record " << printable_identity(from_val(key));
+      }
+    }
+    log_cursor_end("listing list records", rc);
+    return out;
+  }
+
+  std::optional<StoredObject> object(std::uint32_t set, std::string_view namespace_name,
+                                     std::string_view name) override {
+    if (namespace_name.find('\0') != std::string_view::npos) return std::nullopt;
+    auto value = get(env_->objects, object_key(set, namespace_name, name));
+    if (!value) return std::nullopt;
+    return decode_object(*value);
+  }
+
+  void scan(std::uint32_t set, std::string_view namespace_name, std::string_view after_namespace,
+            std::string_view after_name,
+            const std::function<bool(std::string_view, std::string_view, const StoredObject&)>&
+                visit) override {
+    if (namespace_name.find('\0') != std::string_view::npos) return;
+    std::string prefix = set_prefix(set);
+    if (!namespace_name.empty()) (prefix += namespace_name) += '\0';
+    std::string start = prefix;
+    if (!after_name.empty()) {
+      // key + "\0" is the smallest key after key: resume strictly after (after_ns, after_name).
+      std::string after = object_key(set, after_namespace, after_name) + '\0';
+      if (after > start) start = std::move(after);
+    }
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->objects, &rc);
+    MDB_val key = to_val(start), value{};
+    if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
+    while (rc == 0 && from_val(key).starts_with(prefix)) {
+      // In a write transaction the visitor may write; keep() copies the key so it stays valid.
+      const std::string_view stable_key = keep(from_val(key));
+      const std::size_t separator = stable_key.find('\0', 4);
+      auto object = decode_object(from_val(value));
+      const std::uint64_t mutations_before = mutations_;
+      if (object && separator != std::string_view::npos &&
+          !visit(stable_key.substr(4, separator - 4), stable_key.substr(separator + 1), *object)) {
+        return;
+      }
+      if (mutations_ == mutations_before) {
+        rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
+      } else {  // the visitor wrote: re-seek rather than trust the cursor's position
+        const std::string resume = std::string(stable_key) + '\0';
+        key = to_val(resume);
+        rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
+      }
+    }
+    log_cursor_end("scanning cached objects", rc);
+  }
+
+  std::optional<std::string> discovery(std::string_view path) override {
+    auto value = get(env_->discovery, path);
+    if (!value) return std::nullopt;
+    return std::string(*value);
+  }
+
+ protected:
+  // copy_values: values returned by a read-only transaction point into the map and stay valid
+  // until the transaction ends. Values returned by a write transaction are only valid until its
+  // next write (LMDB may reuse dirty pages), so a WriteTxn copies them into arena_ to keep
+  // store.h's promise (valid while the transaction lives).
+  LmdbReader(std::shared_ptr<Env> env, MDB_txn* txn, bool copy_values)
+      : env_(std::move(env)), txn_(txn), copy_values_(copy_values) {}
+
+  std::optional<std::string_view> get(MDB_dbi dbi, std::string_view key) {
+    if (key.empty() || key.size() > env_->max_key) return std::nullopt;  // cannot be stored
+    MDB_val k = to_val(key), value{};
+    const int rc = mdb_get(txn_, dbi, &k, &value);
+    if (rc == MDB_NOTFOUND) return std::nullopt;
+    if (rc != 0) {
+      YH_LOG(Error) << "cache: read failed: " << mdb_strerror(rc);
+      return std::nullopt;
+    }
+    return from_val(value);
+  }
+
+  std::string_view keep(std::string_view bytes) {
+    if (!copy_values_) return bytes;
+    return arena_.emplace_back(bytes);
+  }
+
+  std::optional<StoredObject> decode_object(std::string_view value) {
+    if (value.size() < kRvBytes) {
+      YH_LOG(Error) << "cache: object value of " << value.size() << " bytes has no resourceVersion";
+      return std::nullopt;
+    }
+    return StoredObject{read_be(value, kRvBytes), keep(value.substr(kRvBytes))};
+  }
+
+  static void log_cursor_end(const char* what, int rc) {
+    if (rc != 0 && rc != MDB_NOTFOUND)
+      YH_LOG(Error) << "cache: " << what << ": " << mdb_strerror(rc);
+  }
+
+  std::shared_ptr<Env> env_;
+  MDB_txn* txn_;
+  std::uint64_t mutations_ = 0;  // bumped by every write, so scan() knows to re-seek
+
+ private:
+  bool copy_values_;
+  std::deque<std::string> arena_;  // deque: element addresses (and short strings) never move
+};
+
+class LmdbReadView final : public LmdbReader<ReadView> {
+ public:
+  LmdbReadView(std::shared_ptr<Env> env, MDB_txn* txn)
+      : LmdbReader(std::move(env), txn, /*copy_values=*/false) {}
+  LmdbReadView(const LmdbReadView&) = delete;
+  LmdbReadView& operator=(const LmdbReadView&) = delete;
+  // Ends the snapshot: every StoredObject::json it returned now dangles.
+  ~LmdbReadView() override { mdb_txn_abort(txn_); }
+};
+
+// Answers nothing: what read() returns when LMDB cannot start a read transaction (reader table
+// full, map resized by another process). Nothing cached reads as "never listed", a 404 offline:
+// the safe answer (an empty pod list would make kubelet kill its pods).
+class EmptyView final : public ReadView {
+ public:
+  std::optional<ListRecord> list(std::string_view) override { return std::nullopt; }
+  std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(std::string_view) override {
+    return {};
+  }
+  std::optional<StoredObject> object(std::uint32_t, std::string_view, std::string_view) override {
+    return std::nullopt;
+  }
+  void scan(std::uint32_t, std::string_view, std::string_view, std::string_view,
+            const std::function<bool(std::string_view, std::string_view, const StoredObject&)>&)
+      override {}
+  std::optional<std::string> discovery(std::string_view) override { return std::nullopt; }
+};
+
+// ---- writing ---------------------------------------------------------------------------------
+
+class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
+ public:
+  LmdbWriteTxn(std::shared_ptr<Env> env, MDB_txn* txn)
+      : LmdbReader(std::move(env), txn, /*copy_values=*/true) {}
+
+  Result<std::uint32_t> allocate_set() override {
+    std::uint32_t next = 1;  // 0 means "no set" in ListRecord
+    if (auto stored = get(env_->meta, kNextSetIdKey)) {
+      if (stored->size() != 4) return make_error("cache: meta next_set_id is corrupt");
+      next = static_cast<std::uint32_t>(read_be(*stored, 4));
+    }
+    if (next == 0) return make_error("cache: all 2^32 object set ids have been used");
+    if (Status s = put(env_->meta, kNextSetIdKey, u32_value(next + 1), "allocating a set id"); !s) {
+      return s.error();
+    }
+    return next;
+  }
+
+  Status put_list(std::string_view identity_key, const ListRecord& record) override {
+    if (Status s = check_key(identity_key, "list " + printable_identity(identity_key)); !s)
+      return s;
+    return put(env_->lists, identity_key, encode_list_record(record),
+               "storing list " + printable_identity(identity_key));
+  }
+
+  Status delete_list(std::string_view identity_key) override {
+    return del(env_->lists, identity_key, "deleting list " + printable_identity(identity_key));
+  }
+
+  Status put_object(std::uint32_t set, std::string_view namespace_name, std::string_view name,
+                    std::uint64_t resource_version, std::string_view json) override {
+    const std::string what = object_name(set, namespace_name, name);
+    if (namespace_name.find('\0') != std::string_view::npos) {
+      return make_error("cache: cannot store " + what + ": NUL byte in namespace");
+    }
+    const std::string key = object_key(set, namespace_name, name);
+    if (Status s = check_key(key, what); !s) return s;
+    if (Status s = usable(); !s) return s;
+    // MDB_RESERVE: LMDB allocates the value and we fill it, saving a copy of the JSON.
+    MDB_val k = to_val(key), value{kRvBytes + json.size(), nullptr};
+    if (int rc = mdb_put(txn_, env_->objects, &k, &value, MDB_RESERVE); rc != 0) {
+      return fail("storing " + what, rc);
+    }
+    std::string rv;
+    append_be(rv, resource_version, kRvBytes);
+    std::memcpy(value.mv_data, rv.data(), kRvBytes);
+    if (!json.empty())
+      std::memcpy(static_cast<char*>(value.mv_data) + kRvBytes, json.data(), json.size());
+    ++mutations_;
+    return {};
+  }
+
+  Status delete_object(std::uint32_t set, std::string_view namespace_name,
+                       std::string_view name) override {
+    if (namespace_name.find('\0') != std::string_view::npos) return {};  // cannot exist
+    return del(env_->objects, object_key(set, namespace_name, name),
+               "deleting " + object_name(set, namespace_name, name));
+  }
+
+  Status drop_set(std::uint32_t set) override {
+    if (Status s = usable(); !s) return s;
+    const std::string prefix = set_prefix(set);
+    const std::string what = "dropping object set " + std::to_string(set);
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->objects, &rc);
+    if (!cursor) return fail(what, rc);
+    ++mutations_;
+    for (;;) {  // re-seek after each delete: simpler to trust than cursor state after a delete
+      MDB_val key = to_val(prefix), value{};
+      rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
+      if (rc == MDB_NOTFOUND || (rc == 0 && !from_val(key).starts_with(prefix))) return {};
+      if (rc == 0) rc = mdb_cursor_del(cursor.get(), 0);
+      if (rc != 0) return fail(what, rc);
+    }
+  }
+
+  Status put_discovery(std::string_view path, std::string_view json) override {
+    const std::string what = "discovery document " + std::string(path);
+    if (Status s = check_key(path, what); !s) return s;
+    return put(env_->discovery, path, json, "storing " + what);
+  }
+
+  // The first LMDB error of this transaction. LMDB has then invalidated the transaction, so
+  // write() aborts it even if the caller's function ignored the error and returned ok.
+  const std::optional<Error>& failure() const { return failure_; }
+
+ private:
+  static std::string object_name(std::uint32_t set, std::string_view ns, std::string_view name) {
+    return "object " + (ns.empty() ? "" : std::string(ns) + "/") + std::string(name) + " (set " +
+           std::to_string(set) + ")";
+  }
+
+  // Refuses keys LMDB cannot store, before touching LMDB, so the transaction stays usable and the
+  // caller can count the object and go on. Never truncated: a truncated key could collide.
+  Status check_key(std::string_view key, const std::string& what) const {
+    if (key.empty()) return make_error("cache: cannot store " + what + ": empty key");
+    if (key.size() > env_->max_key) {
+      return make_error("cache: cannot store " + what + ": key of " + std::to_string(key.size()) +
+                        " bytes exceeds LMDB's maximum key size (" + std::to_string(env_->max_key) +
+                        ")");
+    }
+    return {};
+  }
+
+  Status usable() const {
+    if (failure_) return *failure_;
+    return {};
+  }
+
+  Status fail(const std::string& what, int rc) {
+    failure_ = lmdb_error("cache: " + what, rc);
+    return *failure_;
+  }
+
+  Status put(MDB_dbi dbi, std::string_view key, std::string_view value, const std::string& what) {
+    if (Status s = usable(); !s) return s;
+    MDB_val k = to_val(key), v = to_val(value);
+    if (int rc = mdb_put(txn_, dbi, &k, &v, 0); rc != 0) return fail(what, rc);
+    ++mutations_;
+    return {};
+  }
+
+  Status del(MDB_dbi dbi, std::string_view key, const std::string& what) {
+    if (Status s = usable(); !s) return s;
+    if (key.empty() || key.size() > env_->max_key) return {};  // cannot exist
+    MDB_val k = to_val(key);
+    const int rc = mdb_del(txn_, dbi, &k, nullptr);
+    if (rc == MDB_NOTFOUND) return {};
+    if (rc != 0) return fail(what, rc);
+    ++mutations_;
+    return {};
+  }
+
+  std::optional<Error> failure_;
+};
+
+// ---- the store -------------------------------------------------------------------------------
+
+class LmdbStore final : public Store {
+ public:
+  explicit LmdbStore(std::shared_ptr<Env> env) : env_(std::move(env)) {}
+
+  std::unique_ptr<ReadView> read() override {
+    MDB_txn* txn = nullptr;
+    if (int rc = mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &txn); rc != 0) {
+      YH_LOG(Error) << "cache: cannot start a read transaction in " << env_->directory << ": "
+                    << mdb_strerror(rc) << "; answering as if nothing were cached";
+      return std::make_unique<EmptyView>();
+    }
+    return std::make_unique<LmdbReadView>(env_, txn);
+  }
+
+  Status write(const std::function<Status(WriteTxn&)>& fn) override {
+    if (env_->read_only) return make_error("cache: " + env_->directory + " is open read-only");
+    // LMDB's writer lock is not recursive: a nested write() on this thread would deadlock.
+    if (writing_.exchange(true)) return make_error("cache: write() called during another write()");
+    struct Reset {
+      std::atomic<bool>& flag;
+      ~Reset() { flag = false; }
+    } reset{writing_};
+    MDB_txn* raw = nullptr;
+    if (int rc = mdb_txn_begin(env_->env, nullptr, 0, &raw); rc != 0) {
+      return lmdb_error("cache: cannot start a write transaction", rc);
+    }
+    TxnGuard txn(raw);  // aborts on every early return
+    LmdbWriteTxn writer(env_, raw);
+    if (Status s = fn(writer); !s) return s;
+    if (writer.failure()) return *writer.failure();
+    // mdb_txn_commit frees the transaction whether or not it succeeds (e.g. MDB_MAP_FULL while
+    // writing the free list); nothing was committed on failure.
+    if (int rc = mdb_txn_commit(txn.release()); rc != 0) {
+      return lmdb_error("cache: commit failed in " + env_->directory, rc);
+    }
+    return {};
+  }
+
+  StoreStats stats() override {
+    StoreStats out;
+    MDB_envinfo info{};
+    MDB_stat env_stat{};
+    if (mdb_env_info(env_->env, &info) != 0 || mdb_env_stat(env_->env, &env_stat) != 0) return out;
+    out.map_size = info.me_mapsize;
+    MDB_txn* raw = nullptr;
+    if (mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &raw) != 0) return out;
+    TxnGuard txn(raw);
+    std::uint64_t pages = 2;  // the two meta pages
+    for (MDB_dbi dbi : {MDB_dbi{0}, MDB_dbi{1}, env_->lists, env_->objects, env_->discovery,
+                        env_->meta}) {  // 0: free list, 1: main (names of the databases)
+      MDB_stat st{};
+      if (mdb_stat(txn.get(), dbi, &st) != 0) continue;
+      pages += st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;
+      if (dbi == env_->objects) out.objects = st.ms_entries;
+      if (dbi == env_->lists) out.lists = st.ms_entries;
+    }
+    out.used_bytes = pages * env_stat.ms_psize;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Env> env_;
+  std::atomic<bool> writing_{false};
+};
+
+// ---- opening ---------------------------------------------------------------------------------
+
+Status register_directory(Env& env) {
+  auto id = register_open_directory(env.directory);
+  if (!id) return id.error();
+  env.registered = *id;
+  return {};
+}
+
+Status open_environment(Env& env, std::uint64_t map_size) {
+  const std::string where = "cache " + env.directory;
+  if (int rc = mdb_env_create(&env.env); rc != 0) return lmdb_error(where, rc);
+  mdb_env_set_maxdbs(env.env, kMaxDbs);
+  mdb_env_set_maxreaders(env.env, kMaxReaders);
+  if (!env.read_only) {  // read-only: use the size the writer chose (stored in the meta page)
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (int rc = mdb_env_set_mapsize(env.env, (map_size + page - 1) / page * page); rc != 0) {
+      return lmdb_error(where + ": map size " + std::to_string(map_size), rc);
+    }
+  }
+  const unsigned flags = MDB_NOTLS | (env.read_only ? MDB_RDONLY : 0u);
+  if (int rc = mdb_env_open(env.env, env.directory.c_str(), flags, kFileMode); rc != 0) {
+    return lmdb_error(where, rc);
+  }
+  // A hub killed with -9 leaves its reader slots behind; they would pin old pages forever.
+  int dead = 0;
+  if (mdb_reader_check(env.env, &dead) == 0 && dead > 0) {
+    YH_LOG(Info) << where << ": cleared " << dead << " reader slots of dead processes";
+  }
+  env.max_key = static_cast<std::size_t>(mdb_env_get_maxkeysize(env.env));
+  return {};
+}
+
+std::optional<std::uint32_t> read_u32(MDB_txn* txn, MDB_dbi dbi, std::string_view name) {
+  MDB_val key = to_val(name), value{};
+  if (mdb_get(txn, dbi, &key, &value) != 0 || value.mv_size != 4) return std::nullopt;
+  return static_cast<std::uint32_t>(read_be(from_val(value), 4));
+}
+
+Status put_u32(MDB_txn* txn, MDB_dbi dbi, std::string_view name, std::uint32_t number) {
+  const std::string bytes = u32_value(number);
+  MDB_val key = to_val(name), value = to_val(bytes);
+  if (int rc = mdb_put(txn, dbi, &key, &value, 0); rc != 0) return lmdb_error("cache: meta", rc);
+  return {};
+}
+
+bool is_empty(MDB_txn* txn, MDB_dbi dbi) {
+  MDB_stat st{};
+  return mdb_stat(txn, dbi, &st) == 0 && st.ms_entries == 0;
+}
+
+// Checks (and on a fresh read-write cache, writes) meta/format_version and next_set_id.
+Status check_format(MDB_txn* txn, const Env& env) {
+  const std::string where = "cache " + env.directory;
+  const auto version = read_u32(txn, env.meta, kFormatVersionKey);
+  if (!version) {
+    if (env.read_only) return make_error(where + " is not initialised (no format version)");
+    if (!is_empty(txn, env.lists) || !is_empty(txn, env.objects)) {
+      return make_error(where + " holds data but no format version: not written by yurthub?");
+    }
+    if (Status s = put_u32(txn, env.meta, kFormatVersionKey, kStoreFormatVersion); !s) return s;
+    return put_u32(txn, env.meta, kNextSetIdKey, 1);
+  }
+  if (*version > kStoreFormatVersion) {
+    return make_error(where + " has format version " + std::to_string(*version) +
+                      ", newer than this yurthub reads (" + std::to_string(kStoreFormatVersion) +
+                      "): run the newer yurthub, or move the directory away to start empty");
+  }
+  if (*version < 1) return make_error(where + " has invalid format version 0");
+  return {};
+}
+
+// Opens (read-write: creates) the named databases and checks the format, in one transaction.
+Status open_databases(Env& env) {
+  MDB_txn* raw = nullptr;
+  if (int rc = mdb_txn_begin(env.env, nullptr, env.read_only ? MDB_RDONLY : 0, &raw); rc != 0) {
+    return lmdb_error("cache " + env.directory, rc);
+  }
+  TxnGuard txn(raw);
+  const std::pair<const char*, MDB_dbi*> databases[] = {{"meta", &env.meta},
+                                                        {"lists", &env.lists},
+                                                        {"objects", &env.objects},
+                                                        {"discovery", &env.discovery}};
+  for (const auto& [name, dbi] : databases) {
+    if (int rc = mdb_dbi_open(txn.get(), name, env.read_only ? 0 : MDB_CREATE, dbi); rc != 0) {
+      return lmdb_error("cache " + env.directory + ": database '" + name + "'", rc);
+    }
+  }
+  if (Status s = check_format(txn.get(), env); !s) return s;
+  // Committing (even a read-only transaction) is what makes the handles usable by later ones.
+  if (int rc = mdb_txn_commit(txn.release()); rc != 0) {
+    return lmdb_error("cache " + env.directory + ": initialising", rc);
+  }
+  return {};
+}
+
+Result<std::shared_ptr<Env>> open_env(const StoreOptions& options) {
+  if (options.directory.empty()) return make_error("cache: no directory given");
+  if (!options.read_only && options.map_size == 0) return make_error("cache: map size is 0");
+  auto env = std::make_shared<Env>();
+  env->directory = strip_trailing_slashes(options.directory);
+  env->read_only = options.read_only;
+  if (Status s = prepare_cache_directory(env->directory, env->read_only); !s) return s.error();
+  if (Status s = register_directory(*env); !s) return s.error();
+  if (Status s = open_environment(*env, options.map_size); !s) return s.error();
+  return env;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_lmdb_store(const StoreOptions& options) {
+  auto env = open_env(options);
+  if (!env) return env.error();
+  if (Status s = open_databases(**env); !s) return s.error();
+  return std::unique_ptr<Store>(std::make_unique<LmdbStore>(std::move(*env)));
+}
+
+Status write_format_version_for_testing(const std::string& directory, std::uint32_t version) {
+  auto env = open_env(StoreOptions{directory});
+  if (!env) return env.error();
+  MDB_txn* raw = nullptr;
+  if (int rc = mdb_txn_begin((*env)->env, nullptr, 0, &raw); rc != 0) return lmdb_error("txn", rc);
+  TxnGuard txn(raw);
+  if (int rc = mdb_dbi_open(txn.get(), "meta", MDB_CREATE, &(*env)->meta); rc != 0) {
+    return lmdb_error("meta", rc);
+  }
+  if (Status s = put_u32(txn.get(), (*env)->meta, kFormatVersionKey, version); !s) return s;
+  if (int rc = mdb_txn_commit(txn.release()); rc != 0) return lmdb_error("commit", rc);
+  return {};
+}
+
+}  // namespace yurthub::cache
