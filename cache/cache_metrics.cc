@@ -1,0 +1,35 @@
+// Registration of the cache's metric families; see cache_metrics.h.
+#include "cache/cache_metrics.h"
+
+namespace yurthub::cache {
+
+CacheMetrics::CacheMetrics(hub::MetricsRegistry& r)
+    : lookups(r.counter("node_yurthub_cache_requests_total",
+                        "Offline reads answered from the cache (hit) or not found in it (miss).",
+                        {"verb", "result"})),
+      offline_requests(r.counter("node_yurthub_offline_requests_total",
+                                 "Requests answered locally because no apiserver was reachable.",
+                                 {"verb", "code"})),
+      objects(r.gauge("node_yurthub_cache_objects", "Objects in the cache, by component.",
+                      {"component"})),
+      bytes(r.gauge("node_yurthub_cache_bytes", "Bytes of object JSON in the cache, by component.",
+                    {"component"})),
+      batches(r.counter("node_yurthub_cache_write_batches_total",
+                        "Group commits of the cache writer.", {})),
+      ops(r.counter("node_yurthub_cache_written_ops_total",
+                    "Cache operations (objects, events, list swaps) committed.", {})),
+      failures(r.counter("node_yurthub_cache_write_failures_total",
+                         "Cache writes that failed, by reason; the affected lists are marked "
+                         "stale and re-listed.",
+                         {"reason"})),
+      out_of_order(r.counter("node_yurthub_cache_stale_events_total",
+                             "Watch events or objects older than the cached object, not applied.",
+                             {})),
+      commit_duration(r.histogram("node_yurthub_cache_commit_duration_seconds",
+                                  "Duration of one group commit, including fsync.", {},
+                                  {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                   0.5, 1})),
+      queue_bytes(r.gauge("node_yurthub_cache_queue_bytes",
+                          "Bytes of cache operations waiting for the writer.", {})) {}
+
+}  // namespace yurthub::cache

@@ -1,0 +1,358 @@
+// The cache's single writer thread and its group commits; see cache_writer.h.
+#include "cache/cache_writer.h"
+
+#include <algorithm>
+#include <map>
+
+#include "cache/list_identity.h"
+#include "hub/log.h"
+
+namespace yurthub::cache {
+namespace {
+
+std::size_t op_bytes(const CacheOp& op) {
+  return sizeof(CacheOp) + op.identity.size() + op.namespace_name.size() + op.name.size() +
+         op.json.size() + op.api_version.size();
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct CacheWriter::Batch {
+  std::set<std::string> dirty;     // identities whose record changed in this transaction
+  std::set<std::string> stale;     // identities marked stale in this transaction
+  std::set<std::string> relisted;  // identities a complete list replaced in this transaction
+};
+
+CacheWriter::CacheWriter(Store& store, CacheMetrics& metrics, Options options)
+    : store_(store), metrics_(metrics), options_(options) {
+  // Staging sets left by a list in progress when the hub died can never be finished: drop them.
+  Status cleaned = store_.write([](WriteTxn& txn) -> Status {
+    for (auto& [key, record] : txn.lists_with_prefix("")) {
+      if (record.staging_id == 0) continue;
+      if (Status s = txn.drop_set(record.staging_id); !s) return s;
+      record.staging_id = 0;
+      if (Status s = txn.put_list(key, record); !s) return s;
+    }
+    return {};
+  });
+  if (!cleaned) YH_LOG(Warning) << "cache: could not drop unfinished lists: " << cleaned.error().message;
+  thread_ = std::thread([this] { run(); });
+}
+
+CacheWriter::~CacheWriter() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+bool CacheWriter::submit(std::vector<CacheOp> ops) {
+  std::size_t bytes = 0;
+  for (const auto& op : ops) bytes += op_bytes(op);
+  {
+    std::lock_guard lock(mutex_);
+    if (!queue_.empty() && queue_bytes_ + bytes > options_.max_queue_bytes) return false;
+    enqueue(ops, bytes);
+  }
+  wake_.notify_one();
+  return true;
+}
+
+void CacheWriter::submit_control(std::vector<CacheOp> ops) {
+  std::size_t bytes = 0;
+  for (const auto& op : ops) bytes += op_bytes(op);
+  {
+    std::lock_guard lock(mutex_);
+    enqueue(ops, bytes);
+  }
+  wake_.notify_one();
+}
+
+// REQUIRES: mutex_ held.
+void CacheWriter::enqueue(std::vector<CacheOp>& ops, std::size_t bytes) {
+  for (auto& op : ops) queue_.push_back(std::move(op));
+  queue_bytes_ += bytes;
+  submitted_ += ops.size();
+  metrics_.queue_bytes.with({}).set(static_cast<std::int64_t>(queue_bytes_));
+}
+
+void CacheWriter::mark_stale(const std::string& identity) {
+  {
+    std::lock_guard lock(mutex_);
+    stale_.insert(identity);
+    known_stale_.insert(identity);
+  }
+  wake_.notify_one();
+}
+
+bool CacheWriter::known_stale(const std::string& identity) const {
+  std::lock_guard lock(mutex_);
+  return known_stale_.count(identity) > 0;
+}
+
+void CacheWriter::flush() {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t target = submitted_;
+  const bool marks_pending = !stale_.empty();
+  wake_.notify_one();
+  committed_cv_.wait(lock, [&] { return committed_ >= target && (!marks_pending || stale_.empty()); });
+}
+
+void CacheWriter::run() {
+  auto last_commit = std::chrono::steady_clock::now() - options_.commit_interval;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !stale_.empty(); });
+    if (stopping_ && queue_.empty() && stale_.empty()) break;
+    // Group commit: at most one transaction per interval; what arrives meanwhile joins it.
+    const auto due = last_commit + options_.commit_interval;
+    if (!stopping_) wake_.wait_until(lock, due, [&] { return stopping_; });
+    std::vector<CacheOp> ops(std::make_move_iterator(queue_.begin()),
+                             std::make_move_iterator(queue_.end()));
+    queue_.clear();
+    queue_bytes_ = 0;
+    std::set<std::string> stale = std::move(stale_);
+    stale_.clear();
+    const std::uint64_t upto = submitted_;
+    metrics_.queue_bytes.with({}).set(0);
+    lock.unlock();
+
+    apply_batch(ops, stale);
+    last_commit = std::chrono::steady_clock::now();
+    if (last_commit - last_size_refresh_ > std::chrono::seconds(60)) refresh_size_metrics();
+
+    lock.lock();
+    committed_ = upto;
+    committed_cv_.notify_all();
+  }
+}
+
+void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::string>& stale) {
+  const auto started = std::chrono::steady_clock::now();
+  Batch batch;
+  Status written = store_.write([&](WriteTxn& txn) -> Status {
+    for (const auto& identity : stale) {
+      Status error;
+      if (ListRecord* r = record(txn, identity, false, batch, error)) {
+        r->stale = true;
+        batch.dirty.insert(identity);
+      }
+    }
+    for (auto& op : ops) {
+      Status applied = apply(txn, op, batch);
+      if (applied) continue;
+      // One object refused (e.g. a key over LMDB's limit): the rest of the batch still commits.
+      YH_LOG(Warning) << "cache: " << applied.error().message;
+      metrics_.failures.with({"object"}).inc();
+      if (op.failed) op.failed->store(true);
+      if (op.kind == OpKind::ListItem) failed_tokens_.insert(op.list_token);
+      Status ignored;
+      if (!op.identity.empty()) batch.stale.insert(op.identity);
+      if (ListRecord* r = record(txn, op.identity, false, batch, ignored)) {
+        r->stale = true;
+        batch.dirty.insert(op.identity);
+      }
+    }
+    for (const auto& identity : batch.dirty) {
+      if (Status s = txn.put_list(identity, records_.at(identity)); !s) return s;
+    }
+    return {};
+  });
+  if (!written) {
+    fail_batch(ops, written.error().message);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& identity : batch.relisted) known_stale_.erase(identity);
+    known_stale_.insert(batch.stale.begin(), batch.stale.end());
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  metrics_.commit_duration.with({}).observe(took.count());
+  metrics_.batches.with({}).inc();
+  metrics_.ops.with({}).inc(ops.size());
+}
+
+Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
+  switch (op.kind) {
+    case OpKind::ListBegin:
+      return list_begin(txn, op, batch);
+    case OpKind::ListItem: {
+      auto it = staging_.find(op.list_token);
+      if (it == staging_.end() || it->second == 0) return {};  // a page that cannot be assembled
+      auto& max_rv = token_max_rv_[op.list_token];
+      max_rv = std::max(max_rv, op.resource_version);
+      return txn.put_object(it->second, op.namespace_name, op.name, op.resource_version, op.json);
+    }
+    case OpKind::ListEnd:
+      return list_end(txn, op, batch);
+    case OpKind::Upsert:
+    case OpKind::Delete:
+    case OpKind::Bookmark:
+      return upsert(txn, op, batch);
+    case OpKind::Discovery:
+      return txn.put_discovery(op.name, op.json);
+  }
+  return {};
+}
+
+ListRecord* CacheWriter::record(WriteTxn& txn, const std::string& identity, bool create,
+                                Batch& batch, Status& error) {
+  if (auto it = records_.find(identity); it != records_.end()) return &it->second;
+  std::optional<ListRecord> stored = txn.list(identity);
+  if (!stored) {
+    if (!create) return nullptr;
+    auto set = txn.allocate_set();
+    if (!set) {
+      error = set.error();
+      return nullptr;
+    }
+    stored = ListRecord{};
+    stored->set_id = *set;
+    batch.dirty.insert(identity);
+  }
+  return &records_.emplace(identity, *stored).first->second;
+}
+
+Status CacheWriter::list_begin(WriteTxn& txn, CacheOp& op, Batch& batch) {
+  if (op.continuation) {
+    // A later page: it belongs to the staging set its first page opened, if we saw that page.
+    auto it = paginating_.find(op.identity);
+    staging_[op.list_token] = it == paginating_.end() ? 0 : it->second;
+    return {};
+  }
+  Status error;
+  ListRecord* r = record(txn, op.identity, true, batch, error);
+  if (!r) return error;
+  const bool in_use = std::any_of(staging_.begin(), staging_.end(),
+                                  [&](const auto& entry) { return entry.second == r->staging_id; });
+  if (r->staging_id != 0 && !in_use) {
+    // An earlier list of this identity that never finished (abandoned pagination).
+    if (Status s = txn.drop_set(r->staging_id); !s) return s;
+  }
+  auto set = txn.allocate_set();
+  if (!set) return set.error();
+  r->staging_id = *set;
+  r->list_kind = op.json;
+  r->api_version = op.api_version;
+  batch.dirty.insert(op.identity);
+  staging_[op.list_token] = *set;
+  paginating_.erase(op.identity);
+  return {};
+}
+
+Status CacheWriter::list_end(WriteTxn& txn, CacheOp& op, Batch& batch) {
+  auto it = staging_.find(op.list_token);
+  if (it == staging_.end()) return {};
+  const std::uint32_t set = it->second;
+  staging_.erase(it);
+  const std::uint64_t max_item_rv = token_max_rv_[op.list_token];
+  token_max_rv_.erase(op.list_token);
+  const bool item_failed = failed_tokens_.erase(op.list_token) > 0;
+  if (set == 0) return {};
+  Status error;
+  ListRecord* r = record(txn, op.identity, false, batch, error);
+  if (!r) return txn.drop_set(set);
+  batch.dirty.insert(op.identity);
+  if (!op.complete) {
+    // A broken response: the identity keeps its previous, complete set.
+    if (r->staging_id == set) r->staging_id = 0;
+    if (paginating_.count(op.identity) && paginating_[op.identity] == set) paginating_.erase(op.identity);
+    return txn.drop_set(set);
+  }
+  if (!op.final_page) {
+    paginating_[op.identity] = set;  // the next page (with its continue token) appends here
+    return {};
+  }
+  const std::uint32_t old = r->set_id;
+  r->set_id = set;
+  if (r->staging_id == set) r->staging_id = 0;
+  r->resource_version = std::max(op.resource_version, max_item_rv);
+  r->complete = true;
+  r->stale = item_failed;  // a list missing an object is stale until the next full list
+  if (!item_failed) batch.relisted.insert(op.identity);
+  r->synced_unix = unix_now();
+  paginating_.erase(op.identity);
+  if (old != 0 && old != set) return txn.drop_set(old);
+  return {};
+}
+
+Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
+  Status error;
+  ListRecord* r = record(txn, op.identity, op.kind == OpKind::Upsert, batch, error);
+  if (!r) return error;  // ok (nothing to delete or advance) unless creating failed
+  batch.dirty.insert(op.identity);
+  r->resource_version = std::max(r->resource_version, op.resource_version);
+  if (op.kind == OpKind::Bookmark) return {};
+  auto existing = txn.object(r->set_id, op.namespace_name, op.name);
+  if (existing && existing->resource_version > op.resource_version) {
+    metrics_.out_of_order.with({}).inc();  // resourceVersions only move forward
+    return {};
+  }
+  if (op.kind == OpKind::Delete) {
+    return existing ? txn.delete_object(r->set_id, op.namespace_name, op.name) : Status{};
+  }
+  return txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
+}
+
+void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const std::string& why) {
+  YH_LOG(Error) << "cache: a group commit of " << ops.size() << " operations failed (" << why
+                << "); the lists involved are marked stale and will be re-listed";
+  metrics_.failures.with({"commit"}).inc();
+  // In-memory state may describe the aborted transaction: forget it and reload from the store.
+  records_.clear();
+  staging_.clear();
+  token_max_rv_.clear();
+  paginating_.clear();
+  failed_tokens_.clear();
+  std::set<std::string> identities;
+  for (auto& op : ops) {
+    if (op.failed) op.failed->store(true);
+    if (!op.identity.empty()) identities.insert(op.identity);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    known_stale_.insert(identities.begin(), identities.end());
+  }
+  Status marked = store_.write([&](WriteTxn& txn) -> Status {
+    for (const auto& identity : identities) {
+      auto r = txn.list(identity);
+      if (!r) continue;
+      r->stale = true;
+      if (Status s = txn.put_list(identity, *r); !s) return s;
+    }
+    return {};
+  });
+  if (!marked) YH_LOG(Error) << "cache: could not mark lists stale: " << marked.error().message;
+}
+
+void CacheWriter::refresh_size_metrics() {
+  last_size_refresh_ = std::chrono::steady_clock::now();
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_component;  // objects, bytes
+  auto view = store_.read();
+  for (const auto& [key, record] : view->lists_with_prefix("")) {
+    auto identity = ListIdentity::parse(key);
+    if (!identity || record.set_id == 0) continue;
+    auto& totals = per_component[identity->component];
+    view->scan(record.set_id, "", "", "",
+               [&](std::string_view, std::string_view, const StoredObject& object) {
+                 ++totals.first;
+                 totals.second += static_cast<std::int64_t>(object.json.size());
+                 return true;
+               });
+  }
+  for (const auto& [component, totals] : per_component) {
+    metrics_.objects.with({component}).set(totals.first);
+    metrics_.bytes.with({component}).set(totals.second);
+  }
+}
+
+}  // namespace yurthub::cache

@@ -1,0 +1,132 @@
+// CacheWriter: the only writer of the Store. Response taps (on the worker threads) submit
+// operations; one writer thread applies everything queued in one write transaction per batch (a
+// group commit at most every `commit_interval`, durable when committed), so clients are never
+// slowed by the disk and many watch events share one fsync.
+//
+// What the operations do (docs/offline-semantics.md):
+//   - A list response is assembled in a fresh staging set (across pages, for limit/continue) and
+//     swapped in as the identity's set in one transaction when its last page arrives whole; the
+//     old set is dropped in the same transaction. A broken response leaves the old set untouched.
+//   - Watch events and GETs update the identity's current set in order; an object's
+//     resourceVersion never moves backwards; bookmarks advance the list's resourceVersion.
+//   - Nothing fails silently: an operation that cannot be written (queue full, object refused,
+//     commit failed) is logged and counted, marks its list stale, and sets the submitting tap's
+//     failure flag so the hub makes the client re-list.
+//
+// Thread-safety: submit() and flush() from any thread; everything else is the writer thread's.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache_metrics.h"
+#include "cache/store.h"
+
+namespace yurthub::cache {
+
+enum class OpKind : std::uint8_t {
+  ListBegin,  // a list response starts (identity, list_token, continuation, json = list kind)
+  ListItem,   // one item of it (list_token, namespace/name/resourceVersion, json)
+  ListEnd,    // it ended (list_token, identity, resource_version, final_page, complete)
+  Upsert,     // a watch ADDED/MODIFIED event or a GET response (identity, object)
+  Delete,     // a watch DELETED event (identity, namespace/name/resourceVersion)
+  Bookmark,   // a watch BOOKMARK (identity, resource_version)
+  Discovery,  // a discovery document (name = path, json)
+};
+
+struct CacheOp {
+  OpKind kind = OpKind::Upsert;
+  std::string identity;  // ListIdentity::key()
+  std::uint64_t list_token = 0;
+  std::string namespace_name;
+  std::string name;
+  std::uint64_t resource_version = 0;
+  std::string json;
+  std::string api_version;   // ListBegin: the list's apiVersion
+  bool continuation = false;  // ListBegin: the request carried a continue token
+  bool final_page = false;    // ListEnd: the response had no continue token
+  bool complete = false;      // ListEnd: the body arrived whole and was readable
+  std::shared_ptr<std::atomic<bool>> failed;  // set when this operation could not be written
+};
+
+class CacheWriter {
+ public:
+  struct Options {
+    std::chrono::milliseconds commit_interval{50};
+    std::size_t max_queue_bytes = 64u << 20;
+  };
+
+  CacheWriter(Store& store, CacheMetrics& metrics, Options options);
+  ~CacheWriter();  // commits what is queued, then stops the thread
+  CacheWriter(const CacheWriter&) = delete;
+  CacheWriter& operator=(const CacheWriter&) = delete;
+
+  // Queues operations (in order). Returns false, queueing none of them, when the queue is over
+  // its byte bound; the caller then marks its list stale with mark_stale().
+  bool submit(std::vector<CacheOp> ops);
+  // Queues small control operations (a list's ListEnd) regardless of the bound, so the writer
+  // always learns that a list ended and never keeps its staging set alive.
+  void submit_control(std::vector<CacheOp> ops);
+  // Marks a list stale even when the queue is full (applied with the next batch).
+  void mark_stale(const std::string& identity);
+  // Blocks until everything submitted before the call is committed (or failed).
+  void flush();
+  // True when a write for this list failed since its last full list. Kept in memory as well as
+  // in the store, because when the disk is full even writing the stale mark can fail.
+  bool known_stale(const std::string& identity) const;
+  // A token identifying one list response in ListBegin/ListItem/ListEnd operations.
+  std::uint64_t new_list_token() { return next_token_.fetch_add(1) + 1; }
+
+ private:
+  struct Batch;
+  void enqueue(std::vector<CacheOp>& ops, std::size_t bytes);
+  void run();
+  void apply_batch(std::vector<CacheOp>& ops, const std::set<std::string>& stale);
+  Status apply(WriteTxn& txn, CacheOp& op, Batch& batch);
+  Status list_begin(WriteTxn& txn, CacheOp& op, Batch& batch);
+  Status list_end(WriteTxn& txn, CacheOp& op, Batch& batch);
+  Status upsert(WriteTxn& txn, CacheOp& op, Batch& batch);
+  ListRecord* record(WriteTxn& txn, const std::string& identity, bool create, Batch& batch,
+                     Status& error);
+  void fail_batch(std::vector<CacheOp>& ops, const std::string& why);
+  void refresh_size_metrics();
+
+  Store& store_;
+  CacheMetrics& metrics_;
+  Options options_;
+  std::atomic<std::uint64_t> next_token_{0};
+
+  mutable std::mutex mutex_;  // guards queue_, queue_bytes_, stale_, known_stale_, submitted_,
+                             // committed_, stopping_
+  std::set<std::string> known_stale_;
+  std::condition_variable wake_;
+  std::condition_variable committed_cv_;
+  std::deque<CacheOp> queue_;
+  std::size_t queue_bytes_ = 0;
+  std::set<std::string> stale_;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t committed_ = 0;
+  bool stopping_ = false;
+
+  // Writer-thread state.
+  std::unordered_map<std::string, ListRecord> records_;       // loaded list records
+  std::unordered_map<std::uint64_t, std::uint32_t> staging_;  // list token -> staging set (0: discard)
+  std::unordered_map<std::uint64_t, std::uint64_t> token_max_rv_;  // highest item RV per token
+  std::unordered_map<std::string, std::uint32_t> paginating_;  // identity -> staging set awaiting pages
+  std::set<std::uint64_t> failed_tokens_;  // lists with an item that could not be written
+  std::chrono::steady_clock::time_point last_size_refresh_{};
+
+  std::thread thread_;  // last: started after everything above exists
+};
+
+}  // namespace yurthub::cache

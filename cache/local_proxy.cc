@@ -1,0 +1,294 @@
+// Offline answers from the cache; see local_proxy.h.
+#include "cache/local_proxy.h"
+
+#include <random>
+
+#include <boost/beast/core/detail/base64.hpp>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "cache/selector.h"
+#include "hub/status.h"
+
+namespace yurthub::cache {
+namespace net = boost::asio;
+
+namespace {
+
+struct ListChoice {
+  ListIdentity identity;
+  ListRecord record;
+};
+
+std::string quoted(std::string_view s) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(out.GetString(), out.GetSize());
+}
+
+std::string item_kind(const ListRecord& record) {
+  const std::string& k = record.list_kind;
+  return k.size() > 4 && k.compare(k.size() - 4, 4, "List") == 0 ? k.substr(0, k.size() - 4) : k;
+}
+
+// The cached object as the apiserver would return it from a GET: list items are stored without
+// kind/apiVersion (lists omit them), so add them from the list's record when missing.
+std::string as_get_response(std::string_view json, const ListRecord& record) {
+  std::size_t i = 1;
+  while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) ++i;
+  if (json.empty() || json[0] != '{' || json.compare(i, 6, "\"kind\"") == 0 || item_kind(record).empty()) {
+    return std::string(json);
+  }
+  const bool empty_object = i < json.size() && json[i] == '}';
+  return "{\"kind\":" + quoted(item_kind(record)) + ",\"apiVersion\":" + quoted(record.api_version) +
+         (empty_object ? "" : ",") + std::string(json.substr(1));
+}
+
+// The cached list to answer a request from: complete, in the request's namespace or all, with
+// selectors covering the request's; the exact identity first, else the most recently synced.
+std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted,
+                                      const LabelSelector& label, const FieldSelector& field) {
+  std::optional<ListChoice> best;
+  const auto prefix = ListIdentity::resource_prefix(wanted.component, wanted.group, wanted.version,
+                                                    wanted.resource);
+  for (auto& [key, record] : view.lists_with_prefix(prefix)) {
+    auto id = ListIdentity::parse(key);
+    if (!id || id->is_get_set() || !record.complete || record.set_id == 0) continue;
+    if (!id->namespace_name.empty() && id->namespace_name != wanted.namespace_name) continue;
+    auto cached_label = LabelSelector::parse(id->label_selector);
+    auto cached_field = FieldSelector::parse(id->field_selector);
+    if (!cached_label || !cached_field || !cached_label->covers(label) || !cached_field->covers(field)) continue;
+    if (*id == wanted) return ListChoice{*id, record};
+    if (!best || record.synced_unix > best->record.synced_unix) best = ListChoice{*id, record};
+  }
+  return best;
+}
+
+std::chrono::steady_clock::duration random_between(std::chrono::seconds low, std::chrono::seconds high) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<std::int64_t> dist(low.count() * 1000, high.count() * 1000);
+  return std::chrono::milliseconds(dist(rng));
+}
+
+}  // namespace
+
+std::string encode_continue(const ContinuePoint& point) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("s"); w.Uint(point.set);
+  w.Key("n"); w.String(point.namespace_name.c_str(), static_cast<rapidjson::SizeType>(point.namespace_name.size()));
+  w.Key("m"); w.String(point.name.c_str(), static_cast<rapidjson::SizeType>(point.name.size()));
+  w.EndObject();
+  std::string encoded(boost::beast::detail::base64::encoded_size(buf.GetSize()), '\0');
+  encoded.resize(boost::beast::detail::base64::encode(encoded.data(), buf.GetString(), buf.GetSize()));
+  for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;  // base64url
+  while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+  return "yh1." + encoded;
+}
+
+std::optional<ContinuePoint> decode_continue(std::string_view token) {
+  if (token.substr(0, 4) != "yh1.") return std::nullopt;
+  std::string b64(token.substr(4));
+  for (char& c : b64) c = c == '-' ? '+' : c == '_' ? '/' : c;  // unpadded, as encoded
+  // decoded_size() assumes padded input; unpadded input needs the rounded-up size.
+  std::string raw((b64.size() + 3) / 4 * 3, '\0');
+  auto [written, read] = boost::beast::detail::base64::decode(raw.data(), b64.data(), b64.size());
+  if (read != b64.size()) return std::nullopt;
+  raw.resize(written);
+  rapidjson::Document doc;
+  doc.Parse(raw.data(), raw.size());
+  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
+      !doc.HasMember("n") || !doc["n"].IsString() || !doc.HasMember("m") || !doc["m"].IsString()) {
+    return std::nullopt;
+  }
+  return ContinuePoint{doc["s"].GetUint(), doc["n"].GetString(), doc["m"].GetString()};
+}
+
+LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, Options options)
+    : store_(store), metrics_(metrics), options_(options) {}
+
+namespace {
+
+net::awaitable<unsigned> send_error(hub::ResponseWriter& out, hub::Failure failure, std::string detail) {
+  const hub::ApiError error = hub::api_error(failure, detail);
+  if (!co_await out.start(error.code, "application/json")) co_return 0;
+  co_await out.write(hub::status_body(error));
+  co_await out.finish();
+  co_return error.code;
+}
+
+}  // namespace
+
+net::awaitable<unsigned> LocalProxy::serve(const hub::RequestInfo& info,
+                                           const std::optional<ListIdentity>& identity,
+                                           hub::ResponseWriter& out) {
+  unsigned code = 0;
+  if (!identity) code = co_await discovery(info, out);
+  else if (info.verb == "get") code = co_await get(info, *identity, out);
+  else if (info.verb == "list") code = co_await list(info, *identity, out);
+  else if (info.verb == "watch") code = co_await watch(info, *identity, out);
+  metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
+  co_return code;
+}
+
+net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const ListIdentity& identity,
+                                         hub::ResponseWriter& out) {
+  auto view = store_.read();
+  // The object may sit in the get set and in any of the component's lists: take the newest.
+  std::optional<std::string> best;
+  std::uint64_t best_rv = 0;
+  const auto prefix = ListIdentity::resource_prefix(identity.component, identity.group,
+                                                    identity.version, identity.resource);
+  for (const auto& [key, record] : view->lists_with_prefix(prefix)) {
+    if (record.set_id == 0) continue;
+    auto object = view->object(record.set_id, info.namespace_name, info.name);
+    if (object && (!best || object->resource_version >= best_rv)) {
+      best = as_get_response(object->json, record);
+      best_rv = object->resource_version;
+    }
+  }
+  metrics_.lookups.with({"get", best ? "hit" : "miss"}).inc();
+  if (!best) {
+    co_return co_await send_error(out, hub::Failure::NotFound,
+                                  info.resource + " \"" + info.name + "\" not found");
+  }
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  co_await out.write(*best);
+  co_await out.finish();
+  co_return 200;
+}
+
+net::awaitable<unsigned> LocalProxy::discovery(const hub::RequestInfo& info, hub::ResponseWriter& out) {
+  auto document = store_.read()->discovery(info.path);
+  metrics_.lookups.with({"discovery", document ? "hit" : "miss"}).inc();
+  if (!document) {
+    co_return co_await send_error(out, hub::Failure::NotFound,
+                                  "the server could not find the requested resource");
+  }
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  co_await out.write(*document);
+  co_await out.finish();
+  co_return 200;
+}
+
+net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const ListIdentity& identity,
+                                          hub::ResponseWriter& out) {
+  auto label = LabelSelector::parse(info.label_selector);
+  auto field = FieldSelector::parse(info.field_selector);
+  auto view = store_.read();
+  std::optional<ListChoice> choice;
+  if (label && field) choice = choose_list(*view, identity, *label, *field);
+  metrics_.lookups.with({"list", choice ? "hit" : "miss"}).inc();
+  if (!choice) {
+    // Never an empty list for something never listed: kubelet would take it as "no pods".
+    co_return co_await send_error(out, hub::Failure::NotFound,
+                                  info.resource + " is not cached on this node for " +
+                                      info.component + " (the node is offline)");
+  }
+  const ListRecord& record = choice->record;
+  std::optional<ContinuePoint> from;
+  if (!info.continue_token.empty()) {
+    from = decode_continue(info.continue_token);
+    if (!from || from->set != record.set_id) {
+      co_return co_await send_error(
+          out, hub::Failure::Expired,
+          "The provided continue parameter is too old to display a consistent list result. You "
+          "can start a new list without the continue parameter.");
+    }
+  }
+  const bool filter_labels = choice->identity.label_selector != identity.label_selector;
+  const bool filter_fields = choice->identity.field_selector != identity.field_selector;
+  const std::size_t limit = info.limit && *info.limit > 0 ? static_cast<std::size_t>(*info.limit) : 0;
+
+  // The page: views into the snapshot (valid while `view` lives), in key order.
+  std::vector<std::string_view> items;
+  ContinuePoint last{record.set_id, "", ""};
+  bool more = false;
+  view->scan(record.set_id, info.namespace_name, from ? from->namespace_name : "",
+             from ? from->name : "",
+             [&](std::string_view ns, std::string_view name, const StoredObject& object) {
+               if (filter_labels || filter_fields) {
+                 rapidjson::Document doc;
+                 doc.Parse(object.json.data(), object.json.size());
+                 if (doc.HasParseError() || !doc.IsObject()) return true;
+                 if (filter_labels && !label->matches_object(doc)) return true;
+                 if (filter_fields && !field->matches(doc)) return true;
+               }
+               if (limit && items.size() == limit) {
+                 more = true;
+                 return false;
+               }
+               items.push_back(object.json);
+               if (limit) {
+                 last.namespace_name.assign(ns);
+                 last.name.assign(name);
+               }
+               return true;
+             });
+
+  std::string buffer = "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
+                       ",\"apiVersion\":" + quoted(record.api_version) +
+                       ",\"metadata\":{\"resourceVersion\":" +
+                       quoted(std::to_string(record.resource_version));
+  if (more) buffer += ",\"continue\":" + quoted(encode_continue(last));
+  buffer += "},\"items\":[";
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) buffer += ',';
+    buffer.append(items[i]);
+    if (buffer.size() >= options_.write_bytes) {
+      if (!co_await out.write(buffer)) co_return 200;
+      buffer.clear();
+    }
+  }
+  buffer += "]}";
+  if (co_await out.write(buffer)) co_await out.finish();
+  co_return 200;
+}
+
+net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const ListIdentity& identity,
+                                           hub::ResponseWriter& out) {
+  // The record that gives bookmarks their kind and resourceVersion: this identity's, else a list
+  // that covers the request.
+  std::optional<ListRecord> record;
+  {
+    auto view = store_.read();
+    record = view->list(identity.key());
+    auto label = LabelSelector::parse(info.label_selector);
+    auto field = FieldSelector::parse(info.field_selector);
+    if ((!record || item_kind(*record).empty()) && label && field) {
+      if (auto choice = choose_list(*view, identity, *label, *field)) record = choice->record;
+    }
+  }  // no read transaction is held while the watch waits
+  metrics_.lookups.with({"watch", record ? "hit" : "miss"}).inc();
+  if (!co_await out.start(200, "application/json")) co_return 0;
+
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline =
+      started + (info.timeout_seconds && *info.timeout_seconds > 0
+                     ? std::chrono::steady_clock::duration(std::chrono::seconds(*info.timeout_seconds))
+                     : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
+  const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    const auto wake = bookmarks ? std::min(deadline, now + options_.bookmark_interval) : deadline;
+    // Ends early when a server turns healthy (the client then re-watches upstream), when the
+    // client leaves, or when the hub drains.
+    if (auto reason = co_await out.wait_until(wake)) break;
+    if (!bookmarks || std::chrono::steady_clock::now() >= deadline) continue;
+    auto current = store_.read()->list(identity.key());
+    const std::uint64_t rv = current ? current->resource_version : record->resource_version;
+    const std::string event = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(item_kind(*record)) +
+                              ",\"apiVersion\":" + quoted(record->api_version) +
+                              ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(rv)) + "}}}\n";
+    if (!co_await out.write(event)) co_return 200;
+  }
+  co_await out.finish();
+  co_return 200;
+}
+
+}  // namespace yurthub::cache

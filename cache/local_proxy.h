@@ -1,0 +1,69 @@
+// LocalProxy: answers reads from the cache when no apiserver can be reached
+// (docs/offline-semantics.md has the table):
+//   get       the cached object (highest resourceVersion among the component's sets), else 404;
+//   list      from a complete cached list that covers the request (same namespace or all, same or
+//             wider selectors), selectors evaluated locally, `limit`/`continue` honoured, list
+//             resourceVersion = the highest seen; a resource never listed is 404, never an empty
+//             list (an empty pod list makes kubelet kill every pod);
+//   watch     200, held open until timeoutSeconds (or --min-request-timeout x [1,2)), a server
+//             turning healthy, the client leaving or the hub draining; BOOKMARKs when allowed;
+//   discovery the cached document, else 404.
+// Everything is written as JSON. Called by NodeCache::serve_offline on worker threads; each call
+// uses its own read view.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "cache/cache_metrics.h"
+#include "cache/list_identity.h"
+#include "cache/store.h"
+#include "hub/cache_hooks.h"
+#include "hub/request_info.h"
+
+namespace yurthub::cache {
+
+class LocalProxy {
+ public:
+  struct Options {
+    std::chrono::seconds min_request_timeout{1800};
+    std::chrono::seconds bookmark_interval{60};
+    std::size_t write_bytes = 64 * 1024;  // a list is written in pieces of about this size
+  };
+
+  LocalProxy(Store& store, CacheMetrics& metrics, Options options);
+
+  // `identity`: the request's ListIdentity (CachePolicy::identity), nullopt for discovery.
+  // Returns the HTTP code sent, 0 if the client left before a response was sent.
+  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+                                         const std::optional<ListIdentity>& identity,
+                                         hub::ResponseWriter& out);
+
+ private:
+  boost::asio::awaitable<unsigned> get(const hub::RequestInfo& info, const ListIdentity& identity,
+                                       hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> list(const hub::RequestInfo& info, const ListIdentity& identity,
+                                        hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> watch(const hub::RequestInfo& info, const ListIdentity& identity,
+                                         hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> discovery(const hub::RequestInfo& info, hub::ResponseWriter& out);
+
+  Store& store_;
+  CacheMetrics& metrics_;
+  Options options_;
+};
+
+// Offline continue tokens: "yh1." + base64url of {"s":set,"n":namespace,"m":name}. Any other
+// token (e.g. the apiserver's, from before the link dropped) cannot be resumed: 410 Expired.
+struct ContinuePoint {
+  std::uint32_t set = 0;
+  std::string namespace_name;
+  std::string name;
+};
+std::string encode_continue(const ContinuePoint& point);
+std::optional<ContinuePoint> decode_continue(std::string_view token);
+
+}  // namespace yurthub::cache

@@ -1,0 +1,83 @@
+// The cache behind the hub's CacheHooks; see node_cache.h.
+#include "cache/node_cache.h"
+
+#include "cache/response_taps.h"
+
+namespace yurthub::cache {
+namespace {
+
+// Only plain JSON is cached: the Forwarder asks for it, but an apiserver may still answer with
+// something else (a Table from an aggregated API, protobuf from an old one).
+bool is_plain_json(std::string_view content_type) {
+  const auto semicolon = content_type.find(';');
+  const std::string_view media = content_type.substr(0, semicolon);
+  if (media != "application/json") return false;
+  return semicolon == std::string_view::npos ||
+         content_type.find("as=", semicolon) == std::string_view::npos;
+}
+
+// LMDB keys are at most 511 bytes. A list identity past this (a huge selector) is not cached at
+// all: one unwritable list record would otherwise fail every group commit it is part of.
+constexpr std::size_t kMaxIdentityKeyBytes = 400;
+
+}  // namespace
+
+Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
+                                                   hub::MetricsRegistry& registry) {
+  auto store = open_lmdb_store(options.store);
+  if (!store) return store.error();
+  return std::unique_ptr<NodeCache>(new NodeCache(std::move(*store), options, registry));
+}
+
+NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
+                     hub::MetricsRegistry& registry)
+    : store_(std::move(store)),
+      metrics_(registry),
+      writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
+      local_(*store_, metrics_, options.offline) {}
+
+NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
+
+bool NodeCache::is_discovery(const hub::RequestInfo& info) const {
+  return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
+}
+
+bool NodeCache::cacheable(const hub::RequestInfo& info) const {
+  return policy_.cacheable(info) || is_discovery(info);
+}
+
+std::unique_ptr<hub::ResponseTap> NodeCache::tap(const hub::RequestInfo& info, unsigned status,
+                                                 std::string_view content_type) {
+  if (status != 200 || !is_plain_json(content_type)) return nullptr;
+  if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
+  auto identity = policy_.identity(info);
+  if (!identity) return nullptr;
+  if (identity->key().size() > kMaxIdentityKeyBytes) {
+    metrics_.failures.with({"identity_too_long"}).inc();
+    return nullptr;
+  }
+  if (info.verb == "get") return make_object_tap(*writer_, metrics_, *identity);
+  if (info.verb == "list") {
+    return make_list_tap(*writer_, metrics_, *identity, !info.continue_token.empty());
+  }
+  // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
+  // Expired at once, so the client re-lists and the cache is rebuilt.
+  const std::string key = identity->key();
+  auto record = store_->read()->list(key);
+  const bool stale = (record && record->stale) || writer_->known_stale(key);
+  return make_watch_tap(*writer_, metrics_, *identity, stale);
+}
+
+bool NodeCache::serves_offline(const hub::RequestInfo& info) const { return cacheable(info); }
+
+boost::asio::awaitable<unsigned> NodeCache::serve_offline(const hub::RequestInfo& info,
+                                                          hub::ResponseWriter& writer) {
+  std::optional<ListIdentity> identity;
+  if (!is_discovery(info)) {
+    identity = policy_.identity(info);
+    if (!identity) identity = ListIdentity{};  // unparseable selector: answered as "not cached"
+  }
+  co_return co_await local_.serve(info, identity, writer);
+}
+
+}  // namespace yurthub::cache

@@ -1,0 +1,53 @@
+// NodeCache: the cache as the hub sees it (hub::CacheHooks). Owns the LMDB store, the writer
+// thread, the cache policy and the offline LocalProxy. Created once by the Hub at startup (an
+// unusable cache directory is a startup error), used by every worker thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cache/cache_metrics.h"
+#include "cache/cache_policy.h"
+#include "cache/cache_writer.h"
+#include "cache/local_proxy.h"
+#include "cache/store.h"
+#include "hub/cache_hooks.h"
+#include "hub/metrics.h"
+
+namespace yurthub::cache {
+
+class NodeCache : public hub::CacheHooks {
+ public:
+  struct Options {
+    StoreOptions store;
+    CacheWriter::Options writer;
+    LocalProxy::Options offline;
+  };
+
+  static Result<std::unique_ptr<NodeCache>> open(const Options& options,
+                                                 hub::MetricsRegistry& registry);
+  ~NodeCache() override;
+
+  CachePolicy& policy() { return policy_; }
+  CacheWriter& writer() { return *writer_; }
+  Store& store() { return *store_; }
+
+  bool cacheable(const hub::RequestInfo& info) const override;
+  std::unique_ptr<hub::ResponseTap> tap(const hub::RequestInfo& info, unsigned status,
+                                        std::string_view content_type) override;
+  bool serves_offline(const hub::RequestInfo& info) const override;
+  boost::asio::awaitable<unsigned> serve_offline(const hub::RequestInfo& info,
+                                                 hub::ResponseWriter& writer) override;
+
+ private:
+  NodeCache(std::unique_ptr<Store> store, const Options& options, hub::MetricsRegistry& registry);
+  bool is_discovery(const hub::RequestInfo& info) const;
+
+  std::unique_ptr<Store> store_;
+  CacheMetrics metrics_;
+  CachePolicy policy_;
+  std::unique_ptr<CacheWriter> writer_;
+  LocalProxy local_;
+};
+
+}  // namespace yurthub::cache

@@ -1,0 +1,276 @@
+// The cache's response taps; see response_taps.h.
+#include "cache/response_taps.h"
+
+#include <rapidjson/document.h>
+
+#include "cache/object_meta.h"
+#include "hub/json_frames.h"
+#include "hub/log.h"
+
+namespace yurthub::cache {
+namespace {
+
+constexpr std::size_t kSubmitBytes = 256 * 1024;        // batch ops up to this much per submit
+constexpr std::size_t kMaxObjectBytes = 16u << 20;      // one GET response
+constexpr std::size_t kMaxDiscoveryBytes = 4u << 20;    // one discovery document
+
+std::string_view unquote(std::string_view raw) {
+  return raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' ? raw.substr(1, raw.size() - 2) : raw;
+}
+
+// Shared by every tap: the failure flag, batching and submission.
+class TapBase : public hub::ResponseTap {
+ public:
+  TapBase(CacheWriter& writer, CacheMetrics& metrics, std::string identity)
+      : writer_(writer), metrics_(metrics), identity_(std::move(identity)),
+        failed_(std::make_shared<std::atomic<bool>>(false)) {}
+
+  bool failed() const override { return failed_->load(); }
+
+ protected:
+  CacheOp op(OpKind kind) {
+    CacheOp o;
+    o.kind = kind;
+    o.identity = identity_;
+    o.failed = failed_;
+    return o;
+  }
+  void queue(CacheOp o) {
+    pending_bytes_ += o.json.size() + o.name.size() + 64;
+    pending_.push_back(std::move(o));
+  }
+  // Submits what is pending; on a full queue everything is dropped and the list marked stale.
+  void submit() {
+    if (pending_.empty() || broken_) return;
+    if (!writer_.submit(std::move(pending_))) fail("queue_full", "the cache writer is behind");
+    pending_.clear();
+    pending_bytes_ = 0;
+  }
+  void submit_if_large() {
+    if (pending_bytes_ >= kSubmitBytes) submit();
+  }
+  void fail(const char* reason, const std::string& detail) {
+    if (broken_) return;
+    broken_ = true;
+    failed_->store(true);
+    pending_.clear();
+    metrics_.failures.with({reason}).inc();
+    if (!identity_.empty()) writer_.mark_stale(identity_);
+    YH_LOG(Warning) << "cache: not caching a response for " << describe() << ": " << detail;
+  }
+  std::string describe() const {
+    auto id = ListIdentity::parse(identity_);
+    return id ? id->describe() : identity_;
+  }
+
+  CacheWriter& writer_;
+  CacheMetrics& metrics_;
+  std::string identity_;
+  std::shared_ptr<std::atomic<bool>> failed_;
+  std::vector<CacheOp> pending_;
+  std::size_t pending_bytes_ = 0;
+  bool broken_ = false;
+};
+
+class ListTap final : public TapBase, private hub::ListSink {
+ public:
+  ListTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity, bool continuation)
+      : TapBase(writer, metrics, identity.key()), framer_(*this), continuation_(continuation),
+        token_(writer.new_list_token()) {}
+
+  void body(std::string_view bytes) override {
+    if (broken_) return;
+    if (Status s = framer_.feed(bytes); !s) fail("framing", s.error().message);
+    submit_if_large();
+  }
+  void end(bool complete) override {
+    const bool whole = complete && !broken_ && framer_.done() && began_;
+    submit();
+    if (!began_) return;  // nothing was queued for this list
+    CacheOp last = op(OpKind::ListEnd);
+    last.list_token = token_;
+    last.resource_version = list_rv_;
+    last.final_page = !has_continue_;
+    last.complete = whole;
+    // The end must reach the writer even when the queue is full, or the staging set leaks.
+    std::vector<CacheOp> ops;
+    ops.push_back(std::move(last));
+    writer_.submit_control(std::move(ops));
+  }
+
+ private:
+  void member(std::string_view key, std::string_view raw) override {
+    if (key == "kind") kind_ = unquote(raw);
+    else if (key == "apiVersion") api_version_ = unquote(raw);
+    else if (key == "metadata") read_list_metadata(raw);
+  }
+  void read_list_metadata(std::string_view raw) {
+    rapidjson::Document doc;
+    doc.Parse(raw.data(), raw.size());
+    if (doc.HasParseError() || !doc.IsObject()) return;
+    if (auto rv = doc.FindMember("resourceVersion"); rv != doc.MemberEnd() && rv->value.IsString()) {
+      list_rv_ = parse_resource_version({rv->value.GetString(), rv->value.GetStringLength()});
+    }
+    if (auto c = doc.FindMember("continue"); c != doc.MemberEnd() && c->value.IsString()) {
+      has_continue_ = c->value.GetStringLength() > 0;
+    }
+  }
+  void items_begin() override {
+    began_ = true;
+    CacheOp first = op(OpKind::ListBegin);
+    first.list_token = token_;
+    first.continuation = continuation_;
+    first.json = kind_;
+    first.api_version = api_version_;
+    queue(std::move(first));
+  }
+  void item(std::string_view raw) override {
+    auto meta = object_meta(raw);
+    if (!meta || meta->name.empty()) {
+      fail("framing", "a list item without metadata.name");
+      return;
+    }
+    CacheOp o = op(OpKind::ListItem);
+    o.list_token = token_;
+    o.namespace_name = std::move(meta->namespace_name);
+    o.name = std::move(meta->name);
+    o.resource_version = meta->resource_version;
+    o.json.assign(raw);
+    queue(std::move(o));
+  }
+  void items_end() override {}
+  void end() override {}
+
+  hub::ListFramer framer_;
+  bool continuation_;
+  std::uint64_t token_;
+  std::string kind_, api_version_;
+  std::uint64_t list_rv_ = 0;
+  bool has_continue_ = false;
+  bool began_ = false;
+};
+
+// Captures the two members of one watch event: {"type":"...","object":{...}}.
+class EventSink final : public hub::ListSink {
+ public:
+  std::string type;
+  std::string object;
+  void member(std::string_view key, std::string_view raw) override {
+    if (key == "type") type = unquote(raw);
+    else if (key == "object") object.assign(raw);
+  }
+  void items_begin() override {}
+  void item(std::string_view) override {}
+  void items_end() override {}
+  void end() override {}
+};
+
+class WatchTap final : public TapBase {
+ public:
+  WatchTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity, bool start_failed)
+      : TapBase(writer, metrics, identity.key()) {
+    if (start_failed) failed_->store(true);
+  }
+
+  void body(std::string_view bytes) override {
+    if (broken_) return;
+    Status s = framer_.feed(bytes, [this](std::string_view raw) { event(raw); });
+    if (!s) fail("framing", s.error().message);
+    submit();  // events are applied in order, each batch as soon as it arrives
+  }
+  void end(bool) override { submit(); }
+
+ private:
+  void event(std::string_view raw) {
+    if (broken_) return;
+    EventSink sink;
+    hub::ListFramer members(sink);
+    if (Status s = members.feed(raw); !s || !members.done()) {
+      fail("framing", "a watch event that is not a JSON object");
+      return;
+    }
+    OpKind kind;
+    if (sink.type == "ADDED" || sink.type == "MODIFIED") kind = OpKind::Upsert;
+    else if (sink.type == "DELETED") kind = OpKind::Delete;
+    else if (sink.type == "BOOKMARK") kind = OpKind::Bookmark;
+    else return;  // ERROR (e.g. 410 Expired) carries a Status, not an object
+    auto meta = object_meta(sink.object);
+    if (!meta || (kind != OpKind::Bookmark && meta->name.empty())) {
+      fail("framing", "a watch event without object metadata");
+      return;
+    }
+    CacheOp o = op(kind);
+    o.namespace_name = std::move(meta->namespace_name);
+    o.name = std::move(meta->name);
+    o.resource_version = meta->resource_version;
+    if (kind == OpKind::Upsert) o.json = std::move(sink.object);
+    queue(std::move(o));
+  }
+
+  hub::WatchFramer framer_;
+};
+
+// A whole small body: a GET's object or a discovery document.
+class WholeBodyTap final : public TapBase {
+ public:
+  WholeBodyTap(CacheWriter& writer, CacheMetrics& metrics, std::string identity, std::string path,
+               std::size_t limit)
+      : TapBase(writer, metrics, std::move(identity)), path_(std::move(path)), limit_(limit) {}
+
+  void body(std::string_view bytes) override {
+    if (broken_) return;
+    if (body_.size() + bytes.size() > limit_) {
+      fail("framing", "response larger than " + std::to_string(limit_) + " bytes");
+      return;
+    }
+    body_.append(bytes);
+  }
+  void end(bool complete) override {
+    if (broken_ || !complete) return;
+    if (!path_.empty()) {
+      CacheOp o = op(OpKind::Discovery);
+      o.name = path_;
+      o.json = std::move(body_);
+      queue(std::move(o));
+    } else {
+      auto meta = object_meta(body_);
+      if (!meta || meta->name.empty()) return;  // not an object (e.g. a Status): nothing to keep
+      CacheOp o = op(OpKind::Upsert);
+      o.namespace_name = std::move(meta->namespace_name);
+      o.name = std::move(meta->name);
+      o.resource_version = meta->resource_version;
+      o.json = std::move(body_);
+      queue(std::move(o));
+    }
+    submit();
+  }
+
+ private:
+  std::string path_;
+  std::size_t limit_;
+  std::string body_;
+};
+
+}  // namespace
+
+std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                const ListIdentity& identity, bool continuation) {
+  return std::make_unique<ListTap>(writer, metrics, identity, continuation);
+}
+
+std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                 const ListIdentity& identity, bool start_failed) {
+  return std::make_unique<WatchTap>(writer, metrics, identity, start_failed);
+}
+
+std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                  const ListIdentity& get_set) {
+  return std::make_unique<WholeBodyTap>(writer, metrics, get_set.key(), "", kMaxObjectBytes);
+}
+
+std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                     const std::string& path) {
+  return std::make_unique<WholeBodyTap>(writer, metrics, "", path, kMaxDiscoveryBytes);
+}
+
+}  // namespace yurthub::cache

@@ -1,0 +1,32 @@
+// Response taps: what the cache does with the body of one cacheable response as it is relayed.
+//   list      frames items one by one (hub/json_frames.h) and queues ListBegin/ListItem/ListEnd;
+//   watch     frames events and queues Upsert/Delete/Bookmark, in order;
+//   object    a GET: keeps the body (bounded) and queues one Upsert into the resource's get set;
+//   discovery keeps the document (bounded) and queues it.
+// Operations are batched per body() call and submitted to the CacheWriter. A tap never blocks and
+// never throws: a body it cannot frame, or a full writer queue, counts a failure, marks the list
+// stale and sets failed(). Created by NodeCache::tap() on a worker thread; used on that thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cache/cache_metrics.h"
+#include "cache/cache_writer.h"
+#include "cache/list_identity.h"
+#include "hub/cache_hooks.h"
+
+namespace yurthub::cache {
+
+std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                const ListIdentity& identity, bool continuation);
+// `start_failed`: the list is already stale; the tap reports failed() at once so the client's
+// watch is ended and it re-lists.
+std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                 const ListIdentity& identity, bool start_failed);
+std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                  const ListIdentity& get_set);
+std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                     const std::string& path);
+
+}  // namespace yurthub::cache

@@ -1,0 +1,155 @@
+// CacheWriter: lists swapped in atomically (across pages), watch events applied in order with
+// resourceVersions that never go backwards, and failures that are never silent.
+#include "cache/cache_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cache/list_identity.h"
+#include "test/cache/cache_test_support.h"
+
+namespace yurthub::cache {
+namespace {
+
+using ::testing::ElementsAre;
+using namespace yurthub::cache::test_support;
+
+const std::string kPods = ListIdentity{"kubelet", "", "v1", "pods", "", "", "spec.nodeName=n1"}.key();
+
+std::vector<CacheOp> a_list(std::uint64_t token, std::vector<std::string> names, std::uint64_t rv,
+                            bool continuation = false, bool final_page = true, bool complete = true) {
+  std::vector<CacheOp> ops;
+  CacheOp begin = op(OpKind::ListBegin, kPods);
+  begin.list_token = token;
+  begin.continuation = continuation;
+  begin.json = "PodList";
+  begin.api_version = "v1";
+  ops.push_back(begin);
+  for (const auto& name : names) {
+    CacheOp item = op(OpKind::ListItem, kPods, "default", name, rv, R"({"metadata":{"name":")" + name + "\"}}");
+    item.list_token = token;
+    ops.push_back(item);
+  }
+  CacheOp end = op(OpKind::ListEnd, kPods);
+  end.list_token = token;
+  end.resource_version = rv;
+  end.final_page = final_page;
+  end.complete = complete;
+  ops.push_back(end);
+  return ops;
+}
+
+class CacheWriterTest : public StoreFixture {};
+
+TEST_F(CacheWriterTest, ListReplacesTheSetInOneStep) {
+  apply(a_list(1, {"a", "b"}, 10));
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b"));
+  auto record = store_->read()->list(kPods);
+  ASSERT_TRUE(record);
+  EXPECT_TRUE(record->complete);
+  EXPECT_EQ(record->resource_version, 10u);
+  EXPECT_EQ(record->list_kind, "PodList");
+
+  // A second list without "a": "a" is gone, "c" is there; nothing in between was ever visible.
+  auto second = a_list(2, {"b", "c"}, 20);
+  auto end = second.back();
+  second.pop_back();
+  apply(second);
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b"));  // not swapped yet
+  apply({end});
+  EXPECT_THAT(names(kPods), ElementsAre("default/b", "default/c"));
+}
+
+TEST_F(CacheWriterTest, BrokenListKeepsThePreviousSet) {
+  apply(a_list(1, {"a"}, 10));
+  apply(a_list(2, {"x", "y"}, 20, false, true, /*complete=*/false));
+  EXPECT_THAT(names(kPods), ElementsAre("default/a"));
+  EXPECT_EQ(store_->read()->list(kPods)->resource_version, 10u);
+}
+
+TEST_F(CacheWriterTest, PagesAreAssembledNotOverwritten) {
+  apply(a_list(1, {"a", "b"}, 30, false, /*final_page=*/false));
+  EXPECT_TRUE(names(kPods).empty());  // the first page alone is not a list
+  apply(a_list(2, {"c"}, 30, /*continuation=*/true, /*final_page=*/true));
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b", "default/c"));
+  EXPECT_TRUE(store_->read()->list(kPods)->complete);
+}
+
+TEST_F(CacheWriterTest, APageWithoutItsFirstPageIsNotStored) {
+  apply(a_list(1, {"a"}, 10));
+  apply(a_list(2, {"z"}, 40, /*continuation=*/true, /*final_page=*/true));
+  EXPECT_THAT(names(kPods), ElementsAre("default/a"));
+}
+
+TEST_F(CacheWriterTest, WatchEventsApplyInOrderAndNeverGoBack) {
+  apply(a_list(1, {"a"}, 10));
+  apply({op(OpKind::Upsert, kPods, "default", "b", 11, R"({"v":11})"),
+         op(OpKind::Upsert, kPods, "default", "a", 12, R"({"v":12})"),
+         op(OpKind::Upsert, kPods, "default", "a", 9, R"({"v":9})"),  // older: ignored
+         op(OpKind::Delete, kPods, "default", "b", 13),
+         op(OpKind::Bookmark, kPods, "", "", 15)});
+  EXPECT_THAT(names(kPods), ElementsAre("default/a"));
+  EXPECT_EQ(*object_json(kPods, "default", "a"), R"({"v":12})");
+  EXPECT_EQ(store_->read()->list(kPods)->resource_version, 15u);
+  EXPECT_EQ(metrics_->out_of_order.with({}).value(), 1u);
+}
+
+TEST_F(CacheWriterTest, GetsGoToTheGetSetAndDiscoveryIsGlobal) {
+  const std::string gets = ListIdentity{"kubelet", "", "v1", "nodes", "", "", ""}.get_set().key();
+  CacheOp discovery = op(OpKind::Discovery, "");
+  discovery.name = "/api";
+  discovery.json = R"({"kind":"APIVersions"})";
+  apply({op(OpKind::Upsert, gets, "", "edge-1", 5, R"({"kind":"Node"})"), discovery});
+  EXPECT_EQ(*object_json(gets, "", "edge-1"), R"({"kind":"Node"})");
+  EXPECT_FALSE(store_->read()->list(gets)->complete);  // gets never answer a list
+  EXPECT_EQ(*store_->read()->discovery("/api"), R"({"kind":"APIVersions"})");
+}
+
+TEST_F(CacheWriterTest, FullQueueRefusesAndStaleMarkStillLands) {
+  writer_.reset();
+  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, CacheWriter::Options{std::chrono::milliseconds(300), 1024});
+  apply(a_list(1, {"a"}, 10));  // first submission always fits an empty queue
+  std::vector<CacheOp> big;
+  big.push_back(op(OpKind::Upsert, kPods, "default", "huge", 11, std::string(4096, 'x')));
+  std::vector<CacheOp> filler;
+  filler.push_back(op(OpKind::Upsert, kPods, "default", "f", 11, std::string(512, 'x')));
+  ASSERT_TRUE(writer_->submit(std::move(filler)));
+  EXPECT_FALSE(writer_->submit(std::move(big)));  // over the bound: refused, not half-queued
+  writer_->mark_stale(kPods);
+  writer_->flush();
+  EXPECT_TRUE(store_->read()->list(kPods)->stale);
+}
+
+TEST_F(CacheWriterTest, ARefusedObjectMarksItsListStaleAndFlagsTheTap) {
+  auto failed = std::make_shared<std::atomic<bool>>(false);
+  CacheOp too_long = op(OpKind::Upsert, kPods, "default", std::string(600, 'n'), 11, "{}");
+  too_long.failed = failed;
+  apply(a_list(1, {"a"}, 10));
+  apply({too_long, op(OpKind::Upsert, kPods, "default", "ok", 12, "{}")});
+  EXPECT_TRUE(failed->load());
+  EXPECT_TRUE(store_->read()->list(kPods)->stale);
+  EXPECT_TRUE(object_json(kPods, "default", "ok").has_value());  // the rest of the batch landed
+  // A full list clears the stale mark.
+  apply(a_list(2, {"a"}, 20));
+  EXPECT_FALSE(store_->read()->list(kPods)->stale);
+}
+
+TEST_F(CacheWriterTest, UnfinishedListsAreDroppedOnRestart) {
+  apply(a_list(1, {"a"}, 10));
+  auto half = a_list(2, {"b"}, 20);
+  half.pop_back();  // the hub "dies" before the list ends
+  apply(half);
+  const auto staging = store_->read()->list(kPods)->staging_id;
+  ASSERT_NE(staging, 0u);
+  writer_.reset();
+  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, CacheWriter::Options{});
+  auto record = store_->read()->list(kPods);
+  EXPECT_EQ(record->staging_id, 0u);
+  bool any = false;
+  store_->read()->scan(staging, "", "", "", [&](auto, auto, const auto&) { return !(any = true); });
+  EXPECT_FALSE(any);
+  EXPECT_THAT(names(kPods), ElementsAre("default/a"));
+}
+
+}  // namespace
+}  // namespace yurthub::cache

@@ -1,0 +1,69 @@
+// object_meta(): the SAX metadata reader the taps use on every cached object.
+#include "cache/object_meta.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "cache/local_proxy.h"
+
+namespace yurthub::cache {
+namespace {
+
+TEST(ObjectMeta, ReadsNameNamespaceAndResourceVersion) {
+  auto meta = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
+                          R"("labels":{"name":"not-this"},"resourceVersion":"229"},"spec":{"nodeName":"n"}})");
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->name, "web-0");
+  EXPECT_EQ(meta->namespace_name, "default");
+  EXPECT_EQ(meta->resource_version, 229u);
+}
+
+TEST(ObjectMeta, ClusterScopedBookmarkAndBadInput) {
+  auto node = object_meta(R"({"metadata":{"resourceVersion":"7","name":"edge-1"}})");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->namespace_name, "");
+  auto bookmark = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"233","creationTimestamp":null}})");
+  ASSERT_TRUE(bookmark);
+  EXPECT_EQ(bookmark->name, "");
+  EXPECT_EQ(bookmark->resource_version, 233u);
+  EXPECT_FALSE(object_meta("not json").has_value());
+  EXPECT_FALSE(object_meta(R"({"kind":"Status"})").has_value());
+  EXPECT_FALSE(object_meta(R"({"metadata":{"name":"x")").has_value());  // cut before metadata ends
+  EXPECT_EQ(object_meta(R"({"metadata":{"name":"x","resourceVersion":"12a"}})")->resource_version, 0u);
+}
+
+TEST(ObjectMeta, EveryPodOfTheFixtureList) {
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/pods-watch.stream");
+  std::string line;
+  int events = 0;
+  while (std::getline(in, line)) {
+    // The object of each event: everything after "object":
+    auto at = line.find("\"object\":");
+    ASSERT_NE(at, std::string::npos);
+    auto meta = object_meta(std::string_view(line).substr(at + 9, line.size() - at - 10));
+    ASSERT_TRUE(meta) << line.substr(0, 80);
+    EXPECT_GE(meta->resource_version, 230u);
+    ++events;
+  }
+  EXPECT_EQ(events, 5);
+}
+
+TEST(ContinueToken, RoundTripsAndRejectsForeignTokens) {
+  ContinuePoint p{42, "kube-system", "coredns-abc"};
+  const std::string token = encode_continue(p);
+  EXPECT_EQ(token.rfind("yh1.", 0), 0u);
+  EXPECT_EQ(token.find_first_of("+/="), std::string::npos);  // base64url, unpadded
+  auto back = decode_continue(token);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->set, 42u);
+  EXPECT_EQ(back->namespace_name, "kube-system");
+  EXPECT_EQ(back->name, "coredns-abc");
+  // The apiserver's own tokens (from the fixture) cannot be resumed offline.
+  EXPECT_FALSE(decode_continue("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjI5LCJzdGFydCI6IndlYi0wXHUwMDAwIn0").has_value());
+  EXPECT_FALSE(decode_continue("yh1.!!!").has_value());
+}
+
+}  // namespace
+}  // namespace yurthub::cache

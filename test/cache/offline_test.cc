@@ -1,0 +1,229 @@
+// The cache end to end without the network: real apiserver bodies (fixtures) are fed through the
+// response taps in arbitrary pieces into the writer and the LMDB store, then read back through the
+// LocalProxy as a client would while offline.
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "cache/cache_policy.h"
+#include "cache/local_proxy.h"
+#include "cache/response_taps.h"
+#include "test/cache/cache_test_support.h"
+
+namespace yurthub::cache {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace yurthub::cache::test_support;
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/" + name);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+hub::RequestInfo kubelet(const char* method, const char* target) {
+  return hub::classify_request(method, target, "kubelet/v1.32.4 (linux/amd64) kubernetes/abc");
+}
+
+// Feeds a body in random pieces (1 byte to 4 KiB), as the network would.
+void feed(hub::ResponseTap& tap, const std::string& body, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  std::size_t at = 0;
+  while (at < body.size()) {
+    const std::size_t n = std::min<std::size_t>(body.size() - at, 1 + rng() % 4096);
+    tap.body(std::string_view(body).substr(at, n));
+    at += n;
+  }
+}
+
+// A complete PodList of minimal pods labelled app=web, one per name.
+std::string pod_list(const std::vector<std::string>& names, int rv) {
+  std::string out = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" +
+                    std::to_string(rv) + R"("},"items":[)";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i ? "," : "") + std::string(R"({"metadata":{"name":")") + names[i] +
+           R"(","namespace":"default","resourceVersion":")" + std::to_string(rv) +
+           R"(","labels":{"app":"web"}},"spec":{"nodeName":"edge-node-1"}})";
+  }
+  return out + "]}";
+}
+
+rapidjson::Document parse(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  return doc;
+}
+
+class OfflineTest : public StoreFixture {
+ protected:
+  // Caches one response to `target` as kubelet would have received it online.
+  void cache(const char* target, const std::string& body) {
+    auto info = kubelet("GET", target);
+    auto id = policy_.identity(info);
+    ASSERT_TRUE(id);
+    std::unique_ptr<hub::ResponseTap> tap;
+    if (info.verb == "list") tap = make_list_tap(*writer_, *metrics_, *id, !info.continue_token.empty());
+    else if (info.verb == "watch") tap = make_watch_tap(*writer_, *metrics_, *id, false);
+    else tap = make_object_tap(*writer_, *metrics_, *id);
+    feed(*tap, body);
+    tap->end(true);
+    EXPECT_FALSE(tap->failed());
+    writer_->flush();
+  }
+  RecordingWriter serve(const char* target, std::function<std::optional<std::string>(int)> on_wait = {}) {
+    auto info = kubelet("GET", target);
+    RecordingWriter out;
+    if (on_wait) out.on_wait = std::move(on_wait);
+    LocalProxy proxy(*store_, *metrics_, {std::chrono::seconds(1800), std::chrono::seconds(60), 1024});
+    run(proxy.serve(info, policy_.identity(info), out));
+    return out;
+  }
+  CachePolicy policy_;
+};
+
+TEST_F(OfflineTest, KubeletsPodListComesBackWithItsResourceVersion) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=0&limit=500",
+        fixture("pods-list-node.body"));
+  auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
+  EXPECT_EQ(out.status, 200u);
+  EXPECT_TRUE(out.finished);
+  auto doc = parse(out.body);
+  ASSERT_FALSE(doc.HasParseError()) << out.body.substr(0, 200);
+  EXPECT_STREQ(doc["kind"].GetString(), "PodList");
+  EXPECT_STREQ(doc["metadata"]["resourceVersion"].GetString(), "229");
+  ASSERT_EQ(doc["items"].Size(), 1u);
+  EXPECT_STREQ(doc["items"][0]["metadata"]["name"].GetString(), "web-0");
+}
+
+TEST_F(OfflineTest, NarrowerSelectorsAndNamespacesAreAnsweredFromAWiderList) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  // Same node, and a label that matches / does not match: evaluated locally.
+  auto hit = serve("/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Dweb");
+  EXPECT_EQ(hit.status, 200u);
+  EXPECT_EQ(parse(hit.body)["items"].Size(), 1u);
+  auto none = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Ddb");
+  EXPECT_EQ(none.status, 200u);
+  EXPECT_EQ(parse(none.body)["items"].Size(), 0u);
+  // A wider request than anything cached is not answered with a partial list.
+  auto wider = serve("/api/v1/pods");
+  EXPECT_EQ(wider.status, 404u);
+  EXPECT_THAT(wider.body, HasSubstr("\"reason\":\"NotFound\""));
+}
+
+TEST_F(OfflineTest, TwoSelectorsOnOneResourceAreBothKept) {
+  // YurtHub #1963: a second list with another selector must not replace the first.
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  cache("/api/v1/namespaces/default/pods?limit=500", fixture("pods-list-page2.body"));
+  EXPECT_EQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["items"].Size(), 1u);
+  auto page = serve("/api/v1/namespaces/default/pods?limit=500");
+  EXPECT_EQ(page.status, 200u);
+}
+
+TEST_F(OfflineTest, NeverListedIs404NotAnEmptyList) {
+  auto out = serve("/api/v1/services");
+  EXPECT_EQ(out.status, 404u);
+  EXPECT_THAT(out.body, HasSubstr("not cached on this node for kubelet"));
+  EXPECT_EQ(serve("/api/v1/namespaces/default/pods/nope").status, 404u);
+}
+
+TEST_F(OfflineTest, GetFindsObjectsFromListsWithKindAdded) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  auto out = serve("/api/v1/namespaces/default/pods/web-0");
+  ASSERT_EQ(out.status, 200u);
+  auto doc = parse(out.body);
+  ASSERT_FALSE(doc.HasParseError());
+  EXPECT_STREQ(doc["kind"].GetString(), "Pod");  // list items carry no kind; a GET answer does
+  EXPECT_STREQ(doc["apiVersion"].GetString(), "v1");
+  EXPECT_STREQ(doc["spec"]["nodeName"].GetString(), "edge-node-1");
+}
+
+TEST_F(OfflineTest, NodeFromAGetIsServedAsIs) {
+  cache("/api/v1/nodes/edge-node-1", fixture("node-get.body"));
+  auto out = serve("/api/v1/nodes/edge-node-1");
+  ASSERT_EQ(out.status, 200u);
+  EXPECT_EQ(parse(out.body)["metadata"]["name"], "edge-node-1");
+}
+
+TEST_F(OfflineTest, WatchEventsUpdateTheCachedList) {
+  cache("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb", fixture("pods-list-node.body"));
+  cache("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb&watch=1&resourceVersion=229",
+        fixture("pods-watch.stream"));
+  // The fixture's watch modifies web-0 three times, deletes it (rv 233), then bookmarks 233.
+  auto out = serve("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb");
+  ASSERT_EQ(out.status, 200u) << out.body;
+  auto doc = parse(out.body);
+  EXPECT_STREQ(doc["metadata"]["resourceVersion"].GetString(), "233");
+  EXPECT_EQ(doc["items"].Size(), 0u);
+}
+
+TEST_F(OfflineTest, LimitAndContinuePageThroughTheCache) {
+  cache("/api/v1/pods?labelSelector=app%3Dweb", pod_list({"a", "b", "c"}, 50));
+  std::vector<std::string> seen;
+  std::string target = "/api/v1/pods?labelSelector=app%3Dweb&limit=2";
+  for (int page = 0; page < 3; ++page) {
+    auto out = serve(target.c_str());
+    ASSERT_EQ(out.status, 200u) << out.body;
+    auto doc = parse(out.body);
+    for (const auto& item : doc["items"].GetArray()) seen.push_back(item["metadata"]["name"].GetString());
+    if (!doc["metadata"].HasMember("continue")) break;
+    target = "/api/v1/pods?labelSelector=app%3Dweb&limit=2&continue=" +
+             std::string(doc["metadata"]["continue"].GetString());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
+  // The apiserver's own token (from before the link dropped) cannot be resumed: start over.
+  auto foreign = serve("/api/v1/pods?labelSelector=app%3Dweb&limit=1&continue=eyJ2IjoibWV0YSJ9");
+  EXPECT_EQ(foreign.status, 410u);
+  EXPECT_THAT(foreign.body, HasSubstr("\"reason\":\"Expired\""));
+}
+
+TEST_F(OfflineTest, FirstPageAloneIsNotAList) {
+  cache("/api/v1/namespaces/default/pods?limit=1", fixture("pods-list-page1.body"));
+  EXPECT_EQ(serve("/api/v1/namespaces/default/pods?limit=1").status, 404u);
+}
+
+TEST_F(OfflineTest, WatchIsHeldWithBookmarksUntilTheCloudReturns) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1&allowWatchBookmarks=true",
+                   [](int call) -> std::optional<std::string> {
+                     if (call < 3) return std::nullopt;  // two bookmark periods pass
+                     return "server_healthy";
+                   });
+  EXPECT_EQ(out.status, 200u);
+  EXPECT_TRUE(out.finished);
+  const std::string bookmark =
+      R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"229"}}})"
+      "\n";
+  EXPECT_EQ(out.body, bookmark + bookmark);
+}
+
+TEST_F(OfflineTest, WatchWithoutBookmarksSendsNothing) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1",
+                   [](int) -> std::optional<std::string> { return "client_gone"; });
+  EXPECT_EQ(out.status, 200u);
+  EXPECT_EQ(out.body, "");
+}
+
+TEST_F(OfflineTest, MalformedListIsNotCachedAndMarksTheListStale) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  auto info = kubelet("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
+  auto id = policy_.identity(info);
+  auto tap = make_list_tap(*writer_, *metrics_, *id, false);
+  tap->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[{"metadata":{"name":"x"}},]})");
+  tap->end(true);
+  writer_->flush();
+  EXPECT_TRUE(tap->failed());
+  EXPECT_TRUE(store_->read()->list(id->key())->stale);
+  // The previous complete list is still what is served.
+  EXPECT_STREQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["metadata"]["resourceVersion"].GetString(), "229");
+  EXPECT_EQ(metrics_->failures.with({"framing"}).value(), 1u);
+}
+
+}  // namespace
+}  // namespace yurthub::cache
