@@ -1,8 +1,14 @@
 // yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> credentials
-// -> Hub. A bad flag or unreadable credential is one line on stderr and exit status 2; a listener
-// that cannot bind is exit status 1.
+// -> node cache -> Hub. A bad flag or unreadable credential is one line on stderr and exit status
+// 2; a listener that cannot bind or a cache that cannot open is exit status 1.
+//
+//   yurthub --server-addr=... --node-name=...       run the hub
+//   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
 #include <iostream>
+#include <string_view>
 
+#include "cache/inspect.h"
+#include "cache/node_cache.h"
 #include "hub/hub.h"
 #include "hub/kubeconfig.h"
 #include "hub/log.h"
@@ -16,10 +22,40 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
+// `yurthub cache ...`: the cache directory comes from --disk-cache-path, as for the hub itself.
+int cache_command(int argc, char** argv) {
+  std::vector<std::string> args;
+  std::string dir = yurthub::hub::HubOptions{}.disk_cache_path;
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.rfind("--disk-cache-path=", 0) == 0) dir = std::string(arg.substr(18));
+    else if (arg == "--disk-cache-path" && i + 1 < argc) dir = argv[++i];
+    else args.emplace_back(arg);
+  }
+  return yurthub::cache::run_cache_command(args, dir, std::cout, std::cerr);
+}
+
+std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOptions& o,
+                                                      yurthub::hub::MetricsRegistry& registry,
+                                                      std::string& error) {
+  yurthub::cache::NodeCache::Options cache;
+  cache.store.directory = o.disk_cache_path;
+  cache.store.map_size = static_cast<std::uint64_t>(o.disk_cache_size_mb) << 20;
+  cache.offline.min_request_timeout = o.min_request_timeout;
+  cache.offline.bookmark_interval = std::chrono::seconds(o.offline_watch_bookmark_seconds);
+  auto opened = yurthub::cache::NodeCache::open(cache, registry);
+  if (!opened) {
+    error = "cannot open the cache in " + o.disk_cache_path + ": " + opened.error().message;
+    return nullptr;
+  }
+  return std::move(*opened);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace yurthub;
+  if (argc >= 2 && std::string_view(argv[1]) == "cache") return cache_command(argc, argv);
   auto options = hub::parse_flags(argc, argv);
   if (!options) return fail(options.error().message, 2);
   if (options->show_help) {
@@ -46,7 +82,24 @@ int main(int argc, char** argv) {
   }
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
-  hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls));
+  hub::MetricsRegistry registry;
+  std::unique_ptr<cache::NodeCache> node_cache;
+  if (options->working_mode == hub::WorkingMode::Edge) {
+    std::string error;
+    node_cache = open_cache(*options, registry, error);
+    if (!node_cache) return fail(error, 1);
+  }
+  hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
+               node_cache.get());
+  if (node_cache) {
+    hub.on_config([&policy = node_cache->policy()](const std::map<std::string, std::string>& data) {
+      auto agents = data.find("cache_agents");
+      policy.set_extra_agents(agents == data.end() ? "" : agents->second);
+      std::string names;
+      for (const auto& name : policy.agents()) names += (names.empty() ? "" : ",") + name;
+      YH_LOG(Info) << "cache agents: " << names;
+    });
+  }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
   return hub.run();
 }

@@ -26,17 +26,21 @@ inline constexpr std::chrono::seconds kUpstreamIoTimeout{60};
 inline constexpr std::chrono::seconds kUpstreamResponseTimeout{75};  // apiserver's 60 s + margin
 inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, attach, logs -f
 
-// The upstream exchange in progress on a client connection.
+// The exchange in progress on a client connection: relayed from an apiserver, or answered by the
+// cache while offline.
 struct ActiveUpstream {
   UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
   std::size_t server = 0;
   bool streaming = false;             // relaying a watch or another long-running response
+  bool offline = false;               // answered by the cache (no upstream connection)
   const char* stop_reason = nullptr;  // set by stop(); the relay ends and reports it
+  boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
 
-  // Ends the exchange from outside: records why and aborts the pending upstream operation.
+  // Ends the exchange from outside: records why and aborts whatever it is waiting on.
   void stop(const char* reason) {
     if (stop_reason == nullptr) stop_reason = reason;
     if (connection != nullptr) cancel_socket(connection->stream);
+    if (wake != nullptr) wake->cancel();
   }
 };
 
@@ -46,13 +50,15 @@ struct ClientConnection {
   explicit ClientConnection(boost::asio::any_io_executor executor, Args&&... stream_args)
       : stream(std::forward<Args>(stream_args)...),
         buffer(kMaxRequestHeaderBytes + 16 * 1024),
-        write_watchdog(executor) {}
+        write_watchdog(executor),
+        wake_timer(executor) {}
 
   Stream stream;
   boost::beast::flat_buffer buffer;  // bytes read from the client and not yet parsed
   std::unique_ptr<char[]> relay_buffer;  // allocated on first use, kRelayBufferBytes
   ActiveUpstream active;
   boost::asio::steady_timer write_watchdog;  // bounds client writes while streaming
+  boost::asio::steady_timer wake_timer;      // an offline watch waits on it (ActiveUpstream::wake)
   bool watching_client = false;              // a client watcher coroutine is running
   bool closed = false;
 

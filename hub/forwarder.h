@@ -1,37 +1,23 @@
-// Forwarder: sends one client request to a healthy apiserver and streams the response back,
-// both bodies forwarded as they arrive (never buffered whole). Watches and other long-running
-// responses are relayed piece by piece and ended at once when the apiserver's stream breaks, its
-// server turns unhealthy, the client leaves or the hub drains. Upgrades (exec, attach,
-// port-forward) are tunnelled. Called by ProxySession for every request; worker-thread only.
+// Forwarder: serves one client request. Picks a healthy apiserver (rr | priority), sends the
+// request over a pooled TLS connection with the right identity (the hub's certificate, or none
+// when the caller brings a bearer token), streaming the request body as it arrives, then hands the
+// response to the ResponseRelay. When the node cache will keep the response, it asks the
+// apiserver for JSON and taps the body. When no apiserver can be reached, reads the cache can
+// answer are answered from it (ClientResponseWriter); anything else gets a 503 Status.
+// Called by ProxySession for every request; worker-thread only.
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
+#include <string>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/beast/http.hpp>
 
 #include "hub/client_connection.h"
+#include "hub/exchange.h"
 #include "hub/request_info.h"
-#include "hub/status.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {
-
-namespace http = boost::beast::http;
-using RequestParser = http::request_parser<http::buffer_body>;
-using ResponseParser = http::response_parser<http::buffer_body>;
-using ResponseSerializer = http::response_serializer<http::buffer_body>;
-
-struct ForwardResult {
-  unsigned status = 0;       // HTTP code sent to the client; 0 if no response was sent
-  bool keep_alive = false;   // the client connection may carry another request
-  std::uint64_t request_bytes = 0;
-  std::uint64_t response_bytes = 0;
-  std::optional<Failure> failure;    // set when the hub answered with its own error
-  const char* stream_end = nullptr;  // why a stream ended before the apiserver ended it
-};
 
 template <class Stream>
 class Forwarder {
@@ -46,20 +32,15 @@ class Forwarder {
  private:
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
-  boost::asio::awaitable<ForwardResult> relay_response(UpstreamConnectionPtr up,
-                                                       ResponseParser& rp, RequestParser& parser,
-                                                       const RequestInfo& info, bool keep_alive,
-                                                       ForwardResult result);
-  boost::asio::awaitable<ForwardResult> tunnel(UpstreamConnectionPtr up, ResponseParser& rp,
-                                               ForwardResult result);
+  // No apiserver answered: the cache if it can, else a 503 Status.
+  boost::asio::awaitable<ForwardResult> unreachable(Failure failure, const std::string& detail,
+                                                    RequestParser& parser, const RequestInfo& info,
+                                                    bool keep_alive, ForwardResult result);
+  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const RequestInfo& info,
+                                                       bool keep_alive, ForwardResult result);
   boost::asio::awaitable<ForwardResult> fail(Failure failure, const std::string& detail,
                                              RequestParser& parser, bool keep_alive,
                                              ForwardResult result);
-  boost::asio::awaitable<bool> write_to_client(ResponseSerializer& rs, bool streaming);
-  boost::asio::awaitable<void> end_chunked_stream();
-  void arm_write_watchdog();
-  void start_client_watch();
-  void stop_client_watch();
   void upstream_failed(std::size_t server, const char* kind);
 
   std::shared_ptr<ClientConnection<Stream>> client_;

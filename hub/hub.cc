@@ -7,15 +7,19 @@
 
 #include "hub/log.h"
 #include "hub/proxy_session.h"
+#include "hub/version.h"
 
 namespace yurthub::hub {
 namespace net = boost::asio;
 using net::ip::tcp;
 
 Hub::Hub(HubOptions options, UpstreamTls upstream_tls,
-         std::shared_ptr<boost::asio::ssl::context> server_tls)
+         std::shared_ptr<boost::asio::ssl::context> server_tls, MetricsRegistry& registry,
+         CacheHooks* cache)
     : options_(std::move(options)),
+      registry_(registry),
       metrics_(registry_),
+      cache_(cache),
       tls_(std::move(upstream_tls)),
       server_tls_(std::move(server_tls)) {}
 
@@ -29,6 +33,7 @@ Hub::~Hub() {
 Status Hub::start() {
   servers_ = std::make_unique<ServerSet>(options_.servers, options_.lb_mode);
   shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
+  shared_->cache = cache_;
   for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(*shared_));
   }
@@ -81,21 +86,50 @@ Status Hub::start() {
     YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port();
   }
   if (health_) health_->start();
+  start_config_informer(listeners_[0]->local_endpoint().port());
   return {};
+}
+
+void Hub::start_config_informer(unsigned short proxy_port) {
+  // Through the hub's own proxy port, like any client on the node: the ConfigMap is cached (as
+  // component "yurthub") and still known after a restart while offline. Selected by name, which
+  // works for both YurtHub 1.6 (no label) and 1.7 (labelled) ConfigMaps.
+  InformerOptions o;
+  o.name = "yurt-hub-cfg";
+  o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
+  o.field_selector = "metadata.name=yurt-hub-cfg";
+  o.proxy_host = listeners_[0]->local_endpoint().address().to_string();
+  o.proxy_port = proxy_port;
+  o.user_agent = std::string("yurthub/") + kVersion;
+  config_informer_ = std::make_unique<Informer>(
+      workers_[0]->io().get_executor(), o, [this](ObjectSnapshot snapshot) {
+        std::map<std::string, std::string> data;
+        for (const auto& [key, object] : *snapshot) {
+          if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject()) continue;
+          for (const auto& member : (*object)["data"].GetObject()) {
+            if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
+          }
+        }
+        for (const auto& listener : config_listeners_) listener(data);
+      });
+  config_informer_->start();
 }
 
 std::optional<std::string> Hub::not_ready_reason() const {
   if (health_ && !health_->initial_probes_done()) {
     return std::string("waiting for the first health probe of every apiserver");
   }
+  if (config_informer_ && !config_informer_->synced()) {
+    return std::string("waiting for the " + options_.hub_namespace + "/yurt-hub-cfg ConfigMap to be listed");
+  }
   return std::nullopt;
 }
 
 void Hub::on_server_health(std::size_t server, bool healthy) {
-  if (healthy) return;
-  // End the streams relayed from this server on every worker, so clients re-watch elsewhere (or,
-  // with the cache, locally) instead of hanging on a dead connection (YurtHub #2792).
-  for (auto& w : workers_) w->post_server_down(server);
+  // Unhealthy: end the streams relayed from this server, so clients re-watch elsewhere or from
+  // the cache instead of hanging on a dead connection (YurtHub #2792). Healthy: end the offline
+  // watches, so their clients re-watch through the apiserver.
+  for (auto& w : workers_) w->post_server_health(server, healthy);
 }
 
 int Hub::run() {
@@ -126,6 +160,7 @@ void Hub::begin_drain(const char* why) {
   shared_->draining = true;
   for (auto& l : listeners_) l->close();
   if (health_) health_->stop();
+  if (config_informer_) config_informer_->stop();
   if (signals_) signals_->cancel();
   for (auto& w : workers_) w->post_drain();
   drain_timer_ = std::make_unique<net::steady_timer>(workers_[0]->io());

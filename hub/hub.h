@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "hub/admin_server.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
+#include "hub/informer.h"
 #include "hub/listener.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
@@ -28,9 +31,16 @@ class Hub {
  public:
   static constexpr std::chrono::seconds kDrainTimeout{15};
 
-  // `server_tls` is the HTTPS proxy port's context, or null to leave that port off.
+  // `server_tls` is the HTTPS proxy port's context, or null to leave that port off. `cache` is
+  // the node cache (edge mode), or null (cloud mode); it must outlive the Hub.
   Hub(HubOptions options, UpstreamTls upstream_tls,
-      std::shared_ptr<boost::asio::ssl::context> server_tls);
+      std::shared_ptr<boost::asio::ssl::context> server_tls, MetricsRegistry& registry,
+      CacheHooks* cache);
+
+  // The data of ConfigMap <namespace>/yurt-hub-cfg ({} when absent), each time it changes.
+  using ConfigListener = std::function<void(const std::map<std::string, std::string>& data)>;
+  // REQUIRES: called before start(). Listeners run on the first worker's thread.
+  void on_config(ConfigListener listener) { config_listeners_.push_back(std::move(listener)); }
   ~Hub();
 
   // Binds the listeners and starts background work. Errors say what failed.
@@ -45,10 +55,13 @@ class Hub {
   void wait_for_drain(std::chrono::steady_clock::time_point deadline);
   std::optional<std::string> not_ready_reason() const;
   void on_server_health(std::size_t server, bool healthy);
+  void start_config_informer(unsigned short proxy_port);
 
   HubOptions options_;
-  MetricsRegistry registry_;
+  MetricsRegistry& registry_;
   HubMetrics metrics_;
+  CacheHooks* cache_;
+  std::vector<ConfigListener> config_listeners_;
   UpstreamTls tls_;
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
   std::unique_ptr<ServerSet> servers_;
@@ -56,6 +69,7 @@ class Hub {
   // Workers are declared before everything that runs on them, so they are destroyed last.
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<HealthChecker> health_;
+  std::unique_ptr<Informer> config_informer_;
   std::unique_ptr<AdminServer> admin_server_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<boost::asio::signal_set> signals_;

@@ -101,6 +101,11 @@ constexpr FlagSpec kFlags[] = {
    "Directory of the hub's own kubeconfig and certificates."},
   {"disk-cache-path", K::String, G::Node, &O::disk_cache_path, "/etc/kubernetes/cache/",
    "Directory of the offline cache."},
+  {"disk-cache-size-mb", K::Int, G::Node, &O::disk_cache_size_mb, "1024",
+   "Maximum size of the offline cache's data file, in MiB (ours; YurtHub has no limit).", 16,
+   1 << 20},
+  {"offline-watch-bookmark-seconds", K::Int, G::Node, &O::offline_watch_bookmark_seconds, "60",
+   "Period of BOOKMARK events on offline watches that allow them (ours).", 1, 3600},
 
   {"enable-resource-filter", K::Bool, G::Filters, &O::enable_resource_filter, "true",
    "Run the response filters."},

@@ -42,6 +42,8 @@ struct HubOptions {
   int heartbeat_timeout_seconds = 2;        // --heartbeat-timeout-seconds
   int heartbeat_interval_seconds = 10;      // --heartbeat-interval-seconds
   std::string disk_cache_path = "/etc/kubernetes/cache/";  // --disk-cache-path
+  int disk_cache_size_mb = 1024;            // --disk-cache-size-mb: LMDB map size (ours)
+  int offline_watch_bookmark_seconds = 60;  // --offline-watch-bookmark-seconds (ours)
   std::string root_dir = "/var/lib/yurthub";               // --root-dir
   WorkingMode working_mode = WorkingMode::Edge;            // --working-mode edge|cloud
   std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)

@@ -134,8 +134,9 @@ template <class Stream>
 net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   const auto started = std::chrono::steady_clock::now();
   auto& req = parser.get();
-  const RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
-                                            sv(req[http::field::user_agent]));
+  RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
+                                      sv(req[http::field::user_agent]));
+  info.accept = std::string(sv(req[http::field::accept]));
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
 
@@ -189,10 +190,13 @@ void ProxySession<Stream>::record(const RequestInfo& info, const ForwardResult& 
 }
 
 template <class Stream>
-void ProxySession<Stream>::on_server_down(std::size_t server) {
+void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
   auto& active = client_->active;
-  if (active.connection != nullptr && active.server == server && active.streaming) {
+  if (!active.streaming) return;
+  if (!healthy && active.connection != nullptr && active.server == server) {
     active.stop("server_unhealthy");
+  } else if (healthy && active.offline) {
+    active.stop("server_healthy");  // the client re-watches, now through the apiserver
   }
 }
 
@@ -200,7 +204,7 @@ template <class Stream>
 void ProxySession<Stream>::on_drain() {
   if (idle_) {
     cancel_socket(client_->stream);  // ends the wait for the next request
-  } else if (client_->active.connection != nullptr && client_->active.streaming) {
+  } else if (client_->active.streaming) {
     client_->active.stop("hub_draining");
   }
   // A short request in progress finishes; its response carries Connection: close.

@@ -28,7 +28,7 @@ class ProxySession : public SessionControl {
   // Serves the connection until it closes. Takes ownership of the session.
   static boost::asio::awaitable<void> run(std::shared_ptr<ProxySession> self);
 
-  void on_server_down(std::size_t server) override;
+  void on_server_health(std::size_t server, bool healthy) override;
   void on_drain() override;
 
  private:

@@ -18,7 +18,7 @@ ApiError api_error(Failure failure, std::string_view detail) {
     case Failure::TooManyRequests:
       return {429, "TooManyRequests", "too many requests in flight at the hub, please try again later: " + d};
     case Failure::NoHealthyServer:
-      return {503, "ServiceUnavailable", "no healthy apiserver is reachable from this node: " + d};
+      return {503, "ServiceUnavailable", "the node is offline (no apiserver is reachable): " + d};
     case Failure::UpstreamUnreachable:
       return {503, "ServiceUnavailable", "unable to reach the apiserver: " + d};
     case Failure::UpstreamClosed:
@@ -31,6 +31,12 @@ ApiError api_error(Failure failure, std::string_view detail) {
       return {503, "ServiceUnavailable", "the hub is shutting down: " + d};
     case Failure::Unauthorized:
       return {401, "Unauthorized", "Unauthorized: " + d};
+    case Failure::NotFound:
+      return {404, "NotFound", d};  // the caller words it as the apiserver would: pods "x" not found
+    case Failure::Expired:
+      return {410, "Expired", d};
+    case Failure::Offline:
+      return {503, "ServiceUnavailable", "the node is offline (no apiserver is reachable): " + d};
   }
   return {500, "InternalError", d};
 }
@@ -63,6 +69,9 @@ const char* failure_label(Failure failure) {
     case Failure::BadUpstreamResponse: return "bad_upstream_response";
     case Failure::ShuttingDown: return "shutting_down";
     case Failure::Unauthorized: return "unauthorized";
+    case Failure::NotFound: return "not_found";
+    case Failure::Expired: return "expired";
+    case Failure::Offline: return "offline";
   }
   return "unknown";
 }

@@ -21,6 +21,9 @@ enum class Failure {
   BadUpstreamResponse,    // the apiserver's response could not be parsed: 502
   ShuttingDown,           // the hub is draining after SIGTERM: 503
   Unauthorized,           // HTTPS proxy port without credentials: 401
+  NotFound,               // offline: the object or resource is not in the cache: 404
+  Expired,                // offline: a continue token the cache cannot resume: 410
+  Offline,                // offline: a request only the apiserver can answer (writes): 503
 };
 
 struct ApiError {

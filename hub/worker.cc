@@ -22,13 +22,13 @@ void Worker::schedule_reap() {
   });
 }
 
-void Worker::post_server_down(std::size_t server) {
-  net::post(io_, [this, server] {
-    pool_.drop_server(server);
+void Worker::post_server_health(std::size_t server, bool healthy) {
+  net::post(io_, [this, server, healthy] {
+    if (!healthy) pool_.drop_server(server);
     // Copy: a session may end (and unregister) while being told.
     std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
     for (auto* s : sessions) {
-      if (sessions_.count(s)) s->on_server_down(server);
+      if (sessions_.count(s)) s->on_server_health(server, healthy);
     }
   });
 }

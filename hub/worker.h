@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "hub/cache_hooks.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
@@ -26,8 +27,9 @@ namespace yurthub::hub {
 class SessionControl {
  public:
   virtual ~SessionControl() = default;
-  // The apiserver `server` turned unhealthy: end any stream being relayed from it.
-  virtual void on_server_down(std::size_t server) = 0;
+  // The apiserver `server` turned unhealthy (end any stream relayed from it) or healthy (end any
+  // offline watch, so its client re-watches upstream).
+  virtual void on_server_health(std::size_t server, bool healthy) = 0;
   // The hub is draining: close if idle, end streams, finish the request in progress.
   virtual void on_drain() = 0;
 };
@@ -38,6 +40,7 @@ struct SharedState {
   const UpstreamTls& tls;
   HubMetrics& metrics;
   HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
+  CacheHooks* cache = nullptr;      // null in cloud mode: nothing is cached or served offline
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
 };
@@ -55,7 +58,7 @@ class Worker {
   std::size_t session_count() const { return session_count_.load(); }
 
   // Thread-safe: run on the worker's thread.
-  void post_server_down(std::size_t server);
+  void post_server_health(std::size_t server, bool healthy);
   void post_drain();
 
   // Runs the io_context on a new thread (or, with run_here, on the calling thread until stopped).

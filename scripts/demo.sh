@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, builds, then runs the hub in front of the
 # bundled fake apiserver (test/fake_apiserver) and shows, with kubectl through the hub:
-# online proxying (get, watch, apply, whoami), the hub's metrics, and what a node sees when the
-# cloud goes away and comes back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS
+# online proxying (get, watch, apply, whoami), the hub's metrics, and offline service from the
+# node's cache when the cloud goes away, then the cloud coming back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS
 # proxy, 10267 admin) unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +48,10 @@ start_apiserver() {
 }
 start_apiserver
 say "fake apiserver (bundled, test/fake_apiserver) on https://127.0.0.1:$api_port"
+kd() { kubectl --kubeconfig=/dev/null --server="https://127.0.0.1:$api_port" --certificate-authority="$work/pki/ca.crt" \
+  --client-certificate="$work/pki/admin.crt" --client-key="$work/pki/admin.key" --cache-dir="$work/kcache-direct" "$@"; }
+# Make kubectl a cache agent (as an operator would with yurt-hub-cfg), so it works offline too.
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n  namespace: kube-system\ndata:\n  cache_agents: kubectl\n' | kd apply -f - >/dev/null
 
 "$bin/cmd/yurthub" --server-addr="https://127.0.0.1:$api_port" --node-name=edge-node-1 \
   --kubeconfig="$work/pki/hub.kubeconfig" --proxy-port="$proxy_port" --serve-port="$admin_port" \
@@ -57,6 +61,7 @@ say "fake apiserver (bundled, test/fake_apiserver) on https://127.0.0.1:$api_por
 pids+=("$!")
 wait_log "$work/hub.log" 'proxy listening on (127\.0\.0\.1:[0-9]+)' >/dev/null
 wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null
+wait_log "$work/hub.log" 'cache agents: ([a-z,-]*kubectl)' >/dev/null  # yurt-hub-cfg was read
 say "yurthub on http://127.0.0.1:$proxy_port (admin on :$admin_port); its log: $work/hub.log"
 
 k() { kubectl --kubeconfig=/dev/null --server="http://127.0.0.1:$proxy_port" --cache-dir="$work/kcache" "$@"; }
@@ -65,6 +70,15 @@ say "kubelet-style access through the hub, no credentials (the hub lends its nod
 run k get nodes
 run k get pods -A -o wide
 run k auth whoami
+say "kubelet lists its pods (kubelet's User-Agent and query): the hub caches what it reads"
+kubelet_pods() {
+  exec 3<>"/dev/tcp/127.0.0.1/$proxy_port"
+  printf 'GET /api/v1/pods?fieldSelector=spec.nodeName%%3Dedge-node-1 HTTP/1.0\r\nUser-Agent: kubelet/v1.32.4\r\n\r\n' >&3
+  sed '1,/^\r$/d' <&3 | head -c 160; echo " ..."
+  exec 3<&-
+}
+kubelet_pods
+
 say "a pod's service-account token, over the HTTPS port (10268), reaches the apiserver as the pod"
 run kubectl --kubeconfig=/dev/null --server="https://127.0.0.1:$secure_port" \
   --certificate-authority="$work/pki/ca.crt" --token=pod-token-0123456789 --cache-dir="$work/kcache2" auth whoami
@@ -91,8 +105,19 @@ start=$(date +%s%N)
 { kill -9 "$api_pid" && wait "$api_pid"; } 2>/dev/null || true
 while kill -0 "$watch_pid" 2>/dev/null; do sleep 0.05; done
 echo "kubectl's watch ended $(( ($(date +%s%N) - start) / 1000000 )) ms after the apiserver died"
+sleep 1
+say "offline: reads are answered from the node's LMDB cache"
 run k get pods -A
-echo "(issue 3 adds the LMDB cache that answers this from the node's own copy)"
+run k get nodes
+echo "(kubelet's pod list, offline:)"
+kubelet_pods
+run k get configmaps -n default
+echo "(listed by kubectl's watch earlier, so cached; never listed, a 404 rather than an empty list:)"
+run k get secrets -n default
+run k delete configmap demo-2 -n default
+echo "(writes need the cloud: 503)"
+say "what the node has cached: yurthub cache ls"
+"$bin/cmd/yurthub" cache ls --disk-cache-path="$work/cache"
 
 say "the hub's view, from its metrics (http://127.0.0.1:$admin_port/metrics)"
 http_get "$admin_port" /metrics | grep -E '^node_yurthub_(server_healthy_status|streams_ended_total|requests_total\{verb="get",resource="nodes")' || true

@@ -6,6 +6,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include "hub/log.h"
+#include "test/fake_apiserver/churn.h"
 #include "test/fake_apiserver/discovery.h"
 #include "test/fake_apiserver/exec.h"
 #include "test/fake_apiserver/openapi.h"
@@ -197,6 +198,15 @@ net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identi
     reply = Reply{200, "application/json", version_body()};
   } else if (who = authenticate(req, cert); !who.authenticated()) {
     reply = unauthorized();
+  } else if (path == "/_fake/churn" && req.method() == http::verb::post) {
+    // Test control (churn.h): drive a stream of watch events.
+    if (auto churn = parse_churn_query(query)) {
+      auto executor = co_await net::this_coro::executor;
+      start_churn(executor, store_, std::move(*churn));
+      reply = Reply{202, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
+    } else {
+      reply = bad_request("churn needs positive objects and events");
+    }
   } else if (req.method() == http::verb::get &&
              (discovery = discovery_document(path, config_.server_address))) {
     reply = Reply{200, "application/json", std::move(*discovery)};

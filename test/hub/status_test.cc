@@ -32,6 +32,9 @@ TEST(Status, EveryFailureHasItsCodeAndReason) {
       {Failure::BadUpstreamResponse, 502, "InternalError"},
       {Failure::ShuttingDown, 503, "ServiceUnavailable"},
       {Failure::Unauthorized, 401, "Unauthorized"},
+      {Failure::NotFound, 404, "NotFound"},
+      {Failure::Expired, 410, "Expired"},
+      {Failure::Offline, 503, "ServiceUnavailable"},
   };
   for (const auto& c : cases) {
     ApiError e = api_error(c.failure, "detail text");

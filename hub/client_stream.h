@@ -1,0 +1,81 @@
+// Helpers for streaming a response to a client (a relayed watch, an offline watch): while a
+// response streams, a "client watcher" read is pending on the client socket, so that a client
+// leaving ends the stream at once; the tcp_stream's own timer cannot then bound writes (both
+// directions would share it), so a separate watchdog timer does. Used by ResponseRelay and
+// ClientResponseWriter; worker-thread only.
+#pragma once
+
+#include <memory>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/write.hpp>
+
+#include "hub/client_connection.h"
+#include "hub/http_io.h"
+
+namespace yurthub::hub {
+
+namespace client_stream_detail {
+template <class Stream>
+boost::asio::awaitable<void> watch_client(std::shared_ptr<ClientConnection<Stream>> client) {
+  // A streaming client sends nothing (Go clients never pipeline), so a completed read means it
+  // left: end the stream instead of waiting for the next event.
+  char sink[512];
+  for (;;) {
+    auto [ec, n] = co_await client->stream.async_read_some(boost::asio::buffer(sink), kNoThrow);
+    if (!client->watching_client) co_return;
+    if (ec) {
+      client->active.stop("client_gone");
+      co_return;
+    }
+  }
+}
+}  // namespace client_stream_detail
+
+// Starts watching the client for leaving; the connection is closed after the stream.
+template <class Stream>
+void start_client_watch(const std::shared_ptr<ClientConnection<Stream>>& client) {
+  if (client->watching_client) return;
+  boost::beast::get_lowest_layer(client->stream).expires_never();
+  client->watching_client = true;
+  boost::asio::co_spawn(client->write_watchdog.get_executor(),
+                        client_stream_detail::watch_client(client), boost::asio::detached);
+}
+
+template <class Stream>
+void stop_client_watch(ClientConnection<Stream>& client) {
+  if (!client.watching_client) return;
+  client.watching_client = false;
+  cancel_socket(client.stream);  // wakes the watcher's pending read
+}
+
+// Cancels the client socket if the next write does not finish within kClientIoTimeout.
+template <class Stream>
+void arm_write_watchdog(const std::shared_ptr<ClientConnection<Stream>>& client) {
+  client->write_watchdog.expires_after(kClientIoTimeout);
+  client->write_watchdog.async_wait(
+      [weak = std::weak_ptr<ClientConnection<Stream>>(client)](boost::system::error_code ec) {
+        if (ec) return;
+        if (auto c = weak.lock()) cancel_socket(c->stream);
+      });
+}
+
+// Writes raw bytes to a streaming client under the watchdog.
+template <class Stream, class Buffers>
+boost::asio::awaitable<bool> write_streaming(const std::shared_ptr<ClientConnection<Stream>>& client,
+                                             const Buffers& buffers) {
+  arm_write_watchdog(client);
+  auto [ec, n] = co_await boost::asio::async_write(client->stream, buffers, kNoThrow);
+  client->write_watchdog.cancel();
+  co_return !ec;
+}
+
+// The last chunk of a chunked response, so a client can tell a clean end from a cut.
+template <class Stream>
+boost::asio::awaitable<bool> end_chunked_stream(const std::shared_ptr<ClientConnection<Stream>>& client) {
+  static constexpr char kLastChunk[] = "0\r\n\r\n";
+  co_return co_await write_streaming(client, boost::asio::buffer(kLastChunk, sizeof kLastChunk - 1));
+}
+
+}  // namespace yurthub::hub

@@ -1,0 +1,30 @@
+// Churn: a control endpoint of the fake apiserver, `POST /_fake/churn?objects=N&events=M
+// &namespace=NS`, that updates ConfigMaps c-0..c-(N-1) in NS M times in round robin, as fast as
+// watchers take them, so tests can drive a stream of watch events (e.g. 10,000) through the hub.
+// Every write is logged (`churn NS/NAME seq=K rv=R`) so a test can check that an object the hub
+// cached is at a resourceVersion the apiserver really sent; `churn done events=M` ends it.
+// Called by the Router; runs on the server's (single) thread.
+#pragma once
+
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "test/fake_apiserver/store.h"
+
+namespace yurthub::fake {
+
+struct ChurnRequest {
+  std::string namespace_name = "churn";
+  int objects = 100;
+  int events = 10000;
+};
+
+// Parses the query (objects, events, namespace); nullopt when a value is bad.
+std::optional<ChurnRequest> parse_churn_query(std::string_view query);
+
+// Starts the churn in the background on `executor`.
+void start_churn(boost::asio::any_io_executor executor, Store& store, ChurnRequest request);
+
+}  // namespace yurthub::fake
