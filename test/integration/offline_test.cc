@@ -59,6 +59,9 @@ class OfflineHub : public testing::Test {
   void SetUp() override { cluster_.start_apiserver(); }
   void go_offline() {
     cluster_.stop_apiserver(SIGKILL);
+    wait_until_unhealthy();
+  }
+  void wait_until_unhealthy() {
     const std::string series = "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
                                std::to_string(cluster_.apiserver_port()) + "\"}";
     for (int i = 0; i < 200 && cluster_.metric(series) != 0; ++i) {
@@ -94,7 +97,12 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
   EXPECT_THAT(watch.events()[0], HasSubstr("\"type\":\"MODIFIED\""));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // > the 50 ms group commit
 
-  go_offline();
+  cluster_.stop_apiserver(SIGKILL);
+  // At once, before the health checker has judged the server: a failed connection to a server
+  // still trusted falls back to the cache for gets and lists (no 503 window).
+  auto right_away = kubelet_get(port(), "/api/v1/nodes/edge-node-1");
+  EXPECT_EQ(right_away.status, 200) << right_away.body;
+  wait_until_unhealthy();
   EXPECT_TRUE(watch.wait_ended(std::chrono::seconds(5)));  // the upstream watch broke
   for (const auto& target : reads) {
     auto r = kubelet_get(port(), target);
@@ -120,12 +128,14 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
 }
 
 TEST_F(OfflineHub, KubectlGetPodsWorksOfflineOnceItIsACacheAgent) {
+  cluster_.start_hub();
+  // Configured while the hub runs: the hub watches yurt-hub-cfg and applies it without a restart.
   auto cfg = cluster_.kubectl_direct({"apply", "-f", "-"}, std::chrono::seconds(30),
                                      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n"
                                      "  namespace: kube-system\ndata:\n  cache_agents: kubectl\n");
   ASSERT_EQ(cfg.exit_code, 0) << cfg.err;
-  cluster_.start_hub();
-  ASSERT_TRUE(cluster_.hub().wait_for_log("cache agents: .*kubectl", std::chrono::seconds(10)));
+  ASSERT_TRUE(cluster_.hub().wait_for_log("cache agents: .*kubectl", std::chrono::seconds(10)))
+      << cluster_.hub().log();
   auto online = cluster_.kubectl({"get", "pods", "-A", "-o", "name"});
   ASSERT_EQ(online.exit_code, 0) << online.err;
   EXPECT_THAT(online.out, HasSubstr("pod/web-0"));

@@ -88,14 +88,18 @@ std::optional<std::string> Process::wait_for_log(const std::string& regex,
   return std::nullopt;
 }
 
-void Process::signal(int signo) const { ::kill(pid_, signo); }
+void Process::signal(int signo) const {
+  if (!reaped_) ::kill(pid_, signo);  // a reaped pid may belong to another process by now
+}
 
 std::optional<int> Process::wait_exit(std::chrono::milliseconds timeout) {
+  if (reaped_) return status_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   do {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       reaped_ = true;
+      status_ = status;
       return status;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -106,7 +110,10 @@ std::optional<int> Process::wait_exit(std::chrono::milliseconds timeout) {
 bool Process::running() {
   if (reaped_) return false;
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped_ = true;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    reaped_ = true;
+    status_ = status;
+  }
   return !reaped_;
 }
 

@@ -28,7 +28,7 @@ class Process {
   std::optional<std::string> wait_for_log(const std::string& regex,
                                            std::chrono::milliseconds timeout) const;
   void signal(int signo) const;
-  // Waits for exit; returns the wait status or nullopt on timeout.
+  // Waits for exit; returns the wait status (at once if already reaped) or nullopt on timeout.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
   bool running();
   // Peak resident set size (VmHWM) in KiB, or -1.
@@ -40,6 +40,7 @@ class Process {
   pid_t pid_;
   std::string log_path_;
   bool reaped_ = false;
+  int status_ = 0;  // the wait status, once reaped
 };
 
 struct CommandResult {
