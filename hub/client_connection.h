@@ -11,6 +11,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
+#include "hub/cache_hooks.h"
+#include "hub/filter_hooks.h"
 #include "hub/streams.h"
 #include "hub/upstream_pool.h"
 
@@ -35,6 +37,15 @@ struct ActiveUpstream {
   bool offline = false;               // answered by the cache (no upstream connection)
   const char* stop_reason = nullptr;  // set by stop(); the relay ends and reports it
   boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
+
+  // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
+  // outlives every use of them here.
+  ResponseFilter* filter = nullptr;
+  ResponseTap* tap = nullptr;
+  bool chunked = false;              // the client's response is chunked (else close-delimited)
+  bool in_upstream_read = false;     // the relay waits for the apiserver; the client is idle
+  bool correcting = false;           // a correction is being written to the client
+  bool correction_pending = false;   // the relay must correct after its current write
 
   // Ends the exchange from outside: records why and aborts whatever it is waiting on.
   void stop(const char* reason) {

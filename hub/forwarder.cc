@@ -13,6 +13,9 @@ namespace beast = boost::beast;
 
 namespace {
 
+// How long a filtered request waits for the filters to be ready before it gets 429.
+constexpr std::chrono::seconds kFiltersReadyWait{10};
+
 bool carries_bearer_token(const http::fields& fields) {
   auto it = fields.find(http::field::authorization);
   if (it == fields.end()) return false;
@@ -73,6 +76,12 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   const Identity identity = carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
   CacheHooks* cache = shared_.cache;
   const bool cached = cache && cache->cacheable(info);
+  FilterHooks* filters = shared_.filters;
+  const bool filtered = filters && filters->filters(info);
+  if (filtered && !filters->ready() && !co_await wait_for_filters()) {
+    co_return co_await fail(Failure::FiltersNotReady, "the informers of nodes, nodepools and services have not synced",
+                            parser, client_keep_alive, ForwardResult{});
+  }
   strip_hop_by_hop(req, upgrade);
   req.version(11);
   if (identity == Identity::Hub && !shared_.tls.hub_token.empty() &&
@@ -81,8 +90,9 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   }
   // The cache reads JSON: kubelet and kube-proxy ask for protobuf but accept JSON (and kubectl's
   // Table and aggregated-discovery forms fall back to plain JSON). docs/offline-semantics.md.
-  if (cached) req.set(http::field::accept, "application/json");
+  if (cached || filtered) req.set(http::field::accept, "application/json");
 
+  if (shared_.health && !shared_.health->initial_probes_done()) co_await wait_for_first_probes();
   ForwardResult result;
   std::vector<bool> tried(shared_.servers.size());
   std::string last_error;
@@ -161,9 +171,42 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     if (cached) {
       tap = cache->tap(info, rp.get().result_int(), std::string_view(rp.get()[http::field::content_type]));
     }
+    std::unique_ptr<ResponseFilter> filter;
+    if (filtered && rp.get().result_int() / 100 == 2 &&
+        std::string_view(rp.get()[http::field::content_type]).starts_with("application/json")) {
+      filter = filters->filter(info);
+    }
     co_return co_await relay.relay(std::move(up), rp, info, client_keep_alive && parser.is_done(),
-                                   client_version_, tap.get(), result);
+                                   client_version_, tap.get(), filter.get(), result);
   }
+}
+
+template <class Stream>
+net::awaitable<void> Forwarder<Stream>::wait_for_first_probes() {
+  // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
+  // from the cache although the apiserver is fine. One probe takes at most its attempts' timeouts.
+  const auto& o = shared_.options;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1);
+  net::steady_timer timer(client_->write_watchdog.get_executor());
+  while (!shared_.health->initial_probes_done() && std::chrono::steady_clock::now() < deadline &&
+         !shared_.draining) {
+    timer.expires_after(std::chrono::milliseconds(20));
+    co_await timer.async_wait(kNoThrow);
+  }
+}
+
+template <class Stream>
+net::awaitable<bool> Forwarder<Stream>::wait_for_filters() {
+  // Polled: readiness flips once per process, so a waiter list would buy nothing.
+  net::steady_timer timer(client_->write_watchdog.get_executor());
+  const auto deadline = std::chrono::steady_clock::now() + kFiltersReadyWait;
+  while (!shared_.filters->ready()) {
+    if (std::chrono::steady_clock::now() >= deadline || shared_.draining) co_return false;
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(kNoThrow);
+  }
+  co_return true;
 }
 
 template <class Stream>
@@ -248,7 +291,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::fail(Failure failure, const std
   // A request whose body was not read to the end leaves the connection unusable.
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  const bool written = co_await write_api_error(client_->stream, client_version_, keep_alive, error);
+  const std::optional<int> retry_after =
+      failure == Failure::FiltersNotReady ? std::optional<int>(1) : std::nullopt;
+  const bool written =
+      co_await write_api_error(client_->stream, client_version_, keep_alive, error, retry_after);
   result.failure = failure;
   result.status = written ? error.code : 0;
   result.keep_alive = written && keep_alive;

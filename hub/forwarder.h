@@ -30,6 +30,10 @@ class Forwarder {
                                                 bool client_keep_alive);
 
  private:
+  // Waits (bounded) until every apiserver has had its first health probe.
+  boost::asio::awaitable<void> wait_for_first_probes();
+  // Waits (at most kFiltersReadyWait) for the filters' informers to sync; false if they did not.
+  boost::asio::awaitable<bool> wait_for_filters();
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.

@@ -34,6 +34,7 @@ Status Hub::start() {
   servers_ = std::make_unique<ServerSet>(options_.servers, options_.lb_mode);
   shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
   shared_->cache = cache_;
+  shared_->filters = filters_;
   for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(*shared_));
   }
@@ -86,23 +87,44 @@ Status Hub::start() {
     YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port();
   }
   if (health_) health_->start();
-  start_config_informer(listeners_[0]->local_endpoint().port());
+  start_config_informer();
   return {};
 }
 
-void Hub::start_config_informer(unsigned short proxy_port) {
-  // Through the hub's own proxy port, like any client on the node: the ConfigMap is cached (as
-  // component "yurthub") and still known after a restart while offline. Selected by name, which
-  // works for both YurtHub 1.6 (no label) and 1.7 (labelled) ConfigMaps.
+void Hub::set_filters(FilterHooks* filters,
+                      std::function<std::optional<std::string>()> not_ready) {
+  filters_ = filters;
+  filters_not_ready_ = std::move(not_ready);
+}
+
+std::unique_ptr<Informer> Hub::make_informer(InformerOptions options, Informer::OnChange on_change) {
+  // Through the hub's own proxy port, like any client on the node: what it reads is cached (as
+  // component "yurthub") and still known after a restart while offline.
+  options.proxy_host = listeners_[0]->local_endpoint().address().to_string();
+  options.proxy_port = listeners_[0]->local_endpoint().port();
+  options.user_agent = std::string("yurthub/") + kVersion;
+  return std::make_unique<Informer>(workers_[0]->io().get_executor(), std::move(options),
+                                    std::move(on_change));
+}
+
+unsigned short Hub::secure_port() const {
+  for (const auto& l : listeners_) {
+    if (l->name() == "proxy_secure") return l->local_endpoint().port();
+  }
+  return 0;
+}
+
+void Hub::notify_filters_changed() {
+  for (auto& w : workers_) w->post_filters_changed();
+}
+
+void Hub::start_config_informer() {
+  // Selected by name, which works for both YurtHub 1.6 (no label) and 1.7 (labelled) ConfigMaps.
   InformerOptions o;
   o.name = "yurt-hub-cfg";
   o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
   o.field_selector = "metadata.name=yurt-hub-cfg";
-  o.proxy_host = listeners_[0]->local_endpoint().address().to_string();
-  o.proxy_port = proxy_port;
-  o.user_agent = std::string("yurthub/") + kVersion;
-  config_informer_ = std::make_unique<Informer>(
-      workers_[0]->io().get_executor(), o, [this](ObjectSnapshot snapshot) {
+  config_informer_ = make_informer(o, [this](ObjectSnapshot snapshot) {
         std::map<std::string, std::string> data;
         for (const auto& [key, object] : *snapshot) {
           if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject()) continue;
@@ -121,6 +143,9 @@ std::optional<std::string> Hub::not_ready_reason() const {
   }
   if (config_informer_ && !config_informer_->synced()) {
     return std::string("waiting for the " + options_.hub_namespace + "/yurt-hub-cfg ConfigMap to be listed");
+  }
+  if (filters_not_ready_) {
+    if (auto reason = filters_not_ready_()) return reason;
   }
   return std::nullopt;
 }

@@ -43,6 +43,18 @@ class Hub {
   void on_config(ConfigListener listener) { config_listeners_.push_back(std::move(listener)); }
   ~Hub();
 
+  // The response filters, and why they are not ready (nullopt when ready). REQUIRES: called
+  // before start(); `filters` outlives the Hub.
+  void set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready);
+  // An informer that lists and watches through this hub's own proxy port as "yurthub", on the
+  // first worker's thread (its callback runs there). `options` needs name and path (and
+  // selectors); the rest is filled in. REQUIRES: start() succeeded.
+  std::unique_ptr<Informer> make_informer(InformerOptions options, Informer::OnChange on_change);
+  // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
+  unsigned short secure_port() const;
+  // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
+  void notify_filters_changed();
+
   // Binds the listeners and starts background work. Errors say what failed.
   Status start();
   // Runs until a signal (or request_stop()) and the drain that follows; returns the exit code.
@@ -55,13 +67,15 @@ class Hub {
   void wait_for_drain(std::chrono::steady_clock::time_point deadline);
   std::optional<std::string> not_ready_reason() const;
   void on_server_health(std::size_t server, bool healthy);
-  void start_config_informer(unsigned short proxy_port);
+  void start_config_informer();
 
   HubOptions options_;
   MetricsRegistry& registry_;
   HubMetrics metrics_;
   CacheHooks* cache_;
   std::vector<ConfigListener> config_listeners_;
+  FilterHooks* filters_ = nullptr;
+  std::function<std::optional<std::string>()> filters_not_ready_;
   UpstreamTls tls_;
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
   std::unique_ptr<ServerSet> servers_;

@@ -128,6 +128,7 @@ class Informer::State {
 
   std::atomic<bool> running{false};
   std::atomic<bool> synced{false};
+  std::atomic<bool> missing{false};
   std::atomic<ObjectSnapshot> snapshot;
 
  private:
@@ -193,6 +194,14 @@ net::awaitable<void> Informer::State::loop() {
   while (!stop_requested_) {
     auto listed = co_await list();
     if (stop_requested_) co_return;
+    if (!listed && missing.load()) {
+      // Backs off as for a failure (the 404 may have come from the hub's cache in a moment
+      // offline), but quietly and at most every missing_retry.
+      backoff_timer_.expires_after(std::min(backoff_, options_.missing_retry));
+      backoff_ = std::min(backoff_ * 2, options_.missing_retry);
+      co_await backoff_timer_.async_wait(kNoThrow);
+      continue;
+    }
     if (!listed) {
       note_failure("list", listed.error().message);
       co_await back_off();
@@ -289,6 +298,18 @@ net::awaitable<Status> Informer::State::list() {
   }
   if (ec) co_return make_error("GET " + t + ": reading the response: " + ec.message());
   const unsigned code = parser.get().result_int();
+  if (code == 404 && options_.missing_is_empty) {
+    if (!missing.exchange(true)) {
+      YH_LOG(Info) << "informer " << options_.name << ": GET " << t
+                   << " is not found; taken as empty until it is found";
+    }
+    const bool changed = !listed_once_ || !objects_->empty();
+    listed_once_ = true;
+    synced = true;
+    if (changed) publish(std::make_shared<const ObjectMap>());
+    co_return make_error("not found");
+  }
+  missing = false;
   if (code != 200) {
     co_return make_error("GET " + t + ": HTTP " + std::to_string(code) + ": " +
                          status_message(parser.get().body()));
@@ -513,6 +534,8 @@ void Informer::stop() {
 bool Informer::stopped() const { return !state_->running.load(); }
 
 bool Informer::synced() const { return state_->synced.load(); }
+
+bool Informer::missing() const { return state_->missing.load(); }
 
 ObjectSnapshot Informer::snapshot() const { return state_->snapshot.load(); }
 

@@ -39,6 +39,11 @@ struct InformerOptions {
   std::chrono::seconds watch_timeout_min{300};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
+  // A list answered 404 (the resource's CRD is not installed; or, offline, never cached) counts
+  // as a synced, empty list rather than a failure; the list is retried with the usual backoff,
+  // capped at `missing_retry`.
+  bool missing_is_empty = false;
+  std::chrono::milliseconds missing_retry{60000};
 };
 
 class Informer {
@@ -64,6 +69,8 @@ class Informer {
 
   // True once a list has succeeded (the snapshot reflects the apiserver or the hub's cache).
   bool synced() const;
+  // With missing_is_empty: the last list was answered 404.
+  bool missing() const;
   ObjectSnapshot snapshot() const;  // thread-safe; never null (empty before the first list)
 
  private:

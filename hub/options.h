@@ -51,6 +51,8 @@ struct HubOptions {
   int max_requests_in_flight = 250;                // --max-requests-in-flight
   bool enable_resource_filter = true;              // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
+  bool enable_dummy_if = true;                // --enable-dummy-if
+  std::string dummy_if_ip = "169.254.2.1";    // --dummy-if-ip
   std::string hub_namespace = "kube-system";            // --namespace
   int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)
   int verbosity = 2;       // --v: klog verbosity; >= 4 enables debug lines

@@ -6,6 +6,7 @@
 
 #include "hub/http_io.h"
 #include "hub/log.h"
+#include "hub/watch_corrections.h"
 
 namespace yurthub::hub {
 namespace net = boost::asio;
@@ -208,6 +209,11 @@ void ProxySession<Stream>::on_drain() {
     client_->active.stop("hub_draining");
   }
   // A short request in progress finishes; its response carries Connection: close.
+}
+
+template <class Stream>
+void ProxySession<Stream>::on_filters_changed() {
+  request_corrections(client_);
 }
 
 net::awaitable<void> start_plain_session(net::ip::tcp::socket socket, Worker& worker) {

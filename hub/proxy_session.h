@@ -30,6 +30,7 @@ class ProxySession : public SessionControl {
 
   void on_server_health(std::size_t server, bool healthy) override;
   void on_drain() override;
+  void on_filters_changed() override;
 
  private:
   boost::asio::awaitable<void> serve_connection();

@@ -12,6 +12,7 @@
 #include "hub/http_io.h"
 #include "hub/log.h"
 #include "hub/tunnel.h"
+#include "hub/watch_corrections.h"
 
 namespace yurthub::hub {
 namespace net = boost::asio;
@@ -36,43 +37,82 @@ boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer&
 }
 
 // What a client that must re-list sees: the apiserver's own way of saying "start over".
-constexpr std::string_view kRelistEvent =
+constexpr std::string_view kCacheRelistEvent =
     R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
     R"("message":"the hub's cache of this list failed a write; list again","reason":"Expired","code":410}})"
     "\n";
+constexpr std::string_view kFilterRelistEvent =
+    R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+    R"("message":"what the hub's filters read changed; list again","reason":"Expired","code":410}})"
+    "\n";
+
+// Points the relayed body at `bytes` (an empty piece must have no data pointer, or buffer_body
+// emits the last chunk twice).
+void set_body(http::response<http::buffer_body>& res, std::string_view bytes, bool more) {
+  res.body().data = bytes.empty() ? nullptr : const_cast<char*>(bytes.data());
+  res.body().size = bytes.size();
+  res.body().more = more;
+}
 
 }  // namespace
 
-// Feeds one relayed piece to the cache's tap, decompressing it first when needed. A piece the
-// tap cannot get (bad gzip) ends the tap as incomplete; the client is not affected.
-class TapFeed {
+// Where a relayed piece goes besides the client: decompressed if needed, through the response
+// filter (whose output then replaces the piece for the client), and to the cache's tap (which
+// gets what the client gets, so the cache holds what this component was served). A piece the tap
+// cannot get (bad gzip) ends the tap as incomplete; unfiltered, the client is not affected.
+class BodyTransform {
  public:
-  TapFeed(ResponseTap* tap, bool gzip) : tap_(tap) {
-    if (tap_ && gzip) gzip_.emplace();
+  BodyTransform(ResponseTap* tap, ResponseFilter* filter, bool gzip) : tap_(tap), filter_(filter) {
+    if ((tap_ || filter_) && gzip) gzip_.emplace();
   }
-  void feed(std::string_view bytes) {
-    if (!tap_ || broken_) return;
-    if (!gzip_) {
-      tap_->body(bytes);
-      return;
+  // False when the filter cannot go on (bad gzip, malformed JSON): the response must be cut.
+  bool feed(std::string_view piece) {
+    out_.clear();
+    if (broken_) return !filter_;
+    if (!tap_ && !filter_) return true;
+    std::string_view plain = piece;
+    if (gzip_) {
+      decoded_.clear();
+      if (Status s = gzip_->feed(piece, decoded_); !s) return fail("cannot decompress: " + s.error().message);
+      plain = decoded_;
     }
-    decoded_.clear();
-    if (Status s = gzip_->feed(bytes, decoded_); !s) {
-      YH_LOG(Warning) << "cache: cannot decompress a response: " << s.error().message;
-      broken_ = true;
-      return;
+    if (!filter_) {
+      tap_->body(plain);
+      return true;
     }
-    tap_->body(decoded_);
+    if (Status s = filter_->feed(plain, &out_); !s) return fail(s.error().message);
+    if (tap_ && !out_.empty()) tap_->body(out_);
+    return true;
   }
+  // The body is complete: appends the filter's last output (a get's whole object) to out().
+  bool finish() {
+    if (!filter_ || broken_) return !broken_ || !filter_;
+    if (gzip_ && !gzip_->done()) return fail("the gzip stream ended early");
+    const std::size_t before = out_.size();
+    if (Status s = filter_->finish(&out_); !s) return fail(s.error().message);
+    if (tap_ && out_.size() > before) tap_->body(std::string_view(out_).substr(before));
+    return true;
+  }
+  std::string& out() { return out_; }
+  const std::string& error() const { return error_; }
   void end(bool complete) {
     if (tap_) tap_->end(complete && !broken_ && (!gzip_ || gzip_->done()));
   }
   bool failed() const { return tap_ && tap_->failed(); }
 
  private:
+  bool fail(std::string why) {
+    YH_LOG(Warning) << (filter_ ? "filters" : "cache") << ": a response cannot be read: " << why;
+    error_ = std::move(why);
+    broken_ = true;
+    return !filter_;
+  }
   ResponseTap* tap_;
+  ResponseFilter* filter_;
   std::optional<GzipDecoder> gzip_;
   std::string decoded_;
+  std::string out_;
+  std::string error_;
   bool broken_ = false;
 };
 
@@ -85,26 +125,40 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
                                                            ResponseParser& rp,
                                                            const RequestInfo& info, bool keep_alive,
                                                            unsigned client_version,
-                                                           ResponseTap* tap, ForwardResult result) {
+                                                           ResponseTap* tap, ResponseFilter* filter,
+                                                           ForwardResult result) {
   auto& res = rp.get();
   const bool upstream_keep_alive = rp.keep_alive();
   const bool streaming = info.is_long_running() && res.result() == http::status::ok;
-  const bool encoded = res.find(http::field::content_encoding) != res.end();
-  TapFeed feed(tap, boost::algorithm::iequals(std::string_view(res[http::field::content_encoding]), "gzip"));
+  const std::string_view encoding = res[http::field::content_encoding];
+  const bool gzip = boost::algorithm::iequals(encoding, "gzip");
+  if (filter && !encoding.empty() && !gzip) {
+    YH_LOG(Warning) << "filters: cannot read a response encoded as " << encoding << "; relayed unfiltered";
+    filter = nullptr;
+  }
+  BodyTransform feed(tap, filter, gzip);
+  // A filtered body is re-framed and sent decoded (the client is on this node).
+  const bool client_encoded = !encoding.empty() && !filter;
+  if (filter) {
+    res.erase(http::field::content_encoding);
+    res.erase(http::field::content_length);
+  }
   strip_hop_by_hop(res, false);
   keep_alive = keep_alive && !streaming && !shared_.draining;
   if (client_version < 11) {
     if (res.chunked()) res.chunked(false);  // an HTTP/1.0 client reads until the connection closes
     keep_alive = false;
-  } else if (!rp.is_done() && !rp.chunked() && !rp.content_length()) {
+  } else if (filter || (!rp.is_done() && !rp.chunked() && !rp.content_length())) {
     res.chunked(true);  // body delimited by the apiserver closing: re-frame so the client can reuse
   }
+  if (filter && client_version < 11) keep_alive = false;
   res.version(client_version);
   res.keep_alive(keep_alive);
   result.status = res.result_int();
 
   ResponseSerializer rs{res};
   char* buf = client_->relay();
+  auto& active = client_->active;
   auto& up_tcp = beast::get_lowest_layer(up->stream);
   // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
   const auto stream_deadline =
@@ -112,11 +166,14 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
       (info.timeout_seconds ? std::chrono::seconds(*info.timeout_seconds + 60)
                             : 2 * shared_.options.min_request_timeout);
   if (streaming) {
-    client_->active.streaming = true;
+    active.streaming = true;
+    active.filter = filter;
+    active.tap = tap;
+    active.chunked = res.chunked();
     // A drain or health change that happened while this request waited for its response header
     // found no stream to end; end it now rather than never.
-    if (shared_.draining) client_->active.stop("hub_draining");
-    if (!shared_.servers.healthy(up->server)) client_->active.stop("server_unhealthy");
+    if (shared_.draining) active.stop("hub_draining");
+    if (!shared_.servers.healthy(up->server)) active.stop("server_unhealthy");
     start_client_watch(client_);
     // The client must see the header at once, not with the first event (which may be minutes away).
     res.body().data = nullptr;
@@ -125,15 +182,36 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
     arm_write_watchdog(client_);
     auto [hec, hn] = co_await http::async_write_header(client_->stream, rs, kNoThrow);
     client_->write_watchdog.cancel();
-    if (hec) client_->active.stop("client_gone");
-    if (!hec && feed.failed() && !encoded) {
+    if (hec) active.stop("client_gone");
+    if (!hec && feed.failed() && !client_encoded) {
       // The cache of this list is stale: make the client re-list now, not at the next event.
-      co_return co_await end_with_relist(rs, res, feed, result);
+      co_return co_await end_with_relist(rs, res, feed, kCacheRelistEvent, "cache_relist", result);
     }
   }
 
+  // A reactive watch starts with a correction: the client's objects may have been filtered under
+  // an older view (a change during its list, or between two of its watches).
+  if (streaming && filter && filter->reactive()) active.correction_pending = true;
   for (;;) {
-    if (!rp.is_done()) {
+    if (streaming && filter && active.correction_pending && !active.correcting &&
+        active.stop_reason == nullptr) {
+      // Corrections asked for while the last write was in progress (or at the start).
+      active.correction_pending = false;
+      std::string events;
+      if (!filter->correct(&events)) {
+        co_return co_await end_with_relist(rs, res, feed, kFilterRelistEvent, kFilterRelist, result);
+      }
+      if (!events.empty()) {
+        if (tap) tap->body(events);
+        set_body(res, events, true);
+        if (!co_await write_to_client(rs, streaming)) {
+          shared_.metrics.streams_ended.with({"client_gone"}).inc();
+          co_return finish(feed, false, "client_gone", result);
+        }
+      }
+    }
+    bool body_done = rp.is_done();
+    if (!body_done) {
       res.body().data = buf;
       res.body().size = kRelayBufferBytes;
       boost::system::error_code ec;
@@ -143,20 +221,26 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
         if (!streaming) up_tcp.expires_after(kUpstreamIoTimeout);
         else if (info.is_watch()) up_tcp.expires_at(stream_deadline);
         else up_tcp.expires_after(kLongRunningIdleTimeout);
-        if (client_->active.stop_reason != nullptr) {
+        if (active.stop_reason != nullptr) {
           ec = net::error::operation_aborted;
           break;
         }
+        active.in_upstream_read = streaming;
         auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, kNoThrow);
+        active.in_upstream_read = false;
+        co_await wait_for_correction_writer(*client_);
         ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
         if (!ec) ec = take_buffered_body(rp, up->buffer);
       } while (!ec && !streaming && !rp.is_done() && res.body().size > 0);
       if (ec) {
-        const char* reason = client_->active.stop_reason
-                                 ? client_->active.stop_reason
+        const char* reason = active.stop_reason
+                                 ? active.stop_reason
                                  : (ec == beast::error::timeout ? "upstream_timeout" : "upstream_closed");
+        if (reason == std::string_view(kFilterRelist)) {
+          co_return co_await end_with_relist(rs, res, feed, kFilterRelistEvent, kFilterRelist, result);
+        }
         shared_.metrics.streams_ended.with({reason}).inc();
-        if (!client_->active.stop_reason) {
+        if (!active.stop_reason) {
           shared_.metrics.upstream_errors.with({shared_.servers.address(up->server).url, "stream_broken"}).inc();
           if (shared_.health) shared_.health->probe_soon(up->server);
         }
@@ -167,45 +251,53 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
         if (streaming && res.chunked() && std::string_view(reason) != "client_gone") {
           co_await end_chunked_stream(client_);
         }
-        feed.end(false);
-        stop_client_watch(*client_);
-        result.stream_end = reason;
-        result.keep_alive = false;
-        co_return result;
+        co_return finish(feed, false, reason, result);
       }
-      res.body().size = kRelayBufferBytes - res.body().size;
-      // An empty piece must have no data pointer, or buffer_body emits the last chunk twice.
-      res.body().data = res.body().size ? buf : nullptr;
-      res.body().more = !rp.is_done();
-      result.response_bytes += res.body().size;
-      feed.feed({buf, res.body().size});
-      if (streaming && feed.failed() && !encoded && res.body().more) {
+      body_done = rp.is_done();
+      const std::string_view piece{buf, kRelayBufferBytes - res.body().size};
+      result.response_bytes += piece.size();
+      if (!feed.feed(piece) || (body_done && !feed.finish())) {
+        // Unfilterable: cut the response (no last chunk), so the client sees it is incomplete.
+        shared_.metrics.streams_ended.with({"filter_error"}).inc();
+        YH_LOG(Warning) << info.verb << " " << info.path << " for " << info.component
+                        << " cut short: " << feed.error();
+        co_return finish(feed, false, "filter_error", result);
+      }
+      set_body(res, filter ? std::string_view(feed.out()) : piece, !body_done);
+      if (streaming && feed.failed() && !client_encoded && !body_done) {
         // The cache missed a write for this list: send what arrived, then make the client re-list.
         if (!co_await write_to_client(rs, streaming)) break;
-        co_return co_await end_with_relist(rs, res, feed, result);
+        co_return co_await end_with_relist(rs, res, feed, kCacheRelistEvent, "cache_relist", result);
       }
     } else {
-      res.body().data = nullptr;
-      res.body().size = 0;
-      res.body().more = false;
+      feed.out().clear();
+      if (!feed.finish()) co_return finish(feed, false, "filter_error", result);
+      set_body(res, filter ? std::string_view(feed.out()) : std::string_view(), false);
     }
+    if (res.body().size == 0 && res.body().more) continue;  // the filter holds the bytes so far
     if (!co_await write_to_client(rs, streaming)) {
       if (streaming) shared_.metrics.streams_ended.with({"client_gone"}).inc();
-      feed.end(false);
-      stop_client_watch(*client_);
-      result.stream_end = "client_gone";
-      result.keep_alive = false;
-      co_return result;
+      co_return finish(feed, false, "client_gone", result);
     }
     if (rs.is_done()) break;
   }
   feed.end(rp.is_done());
   stop_client_watch(*client_);
   result.keep_alive = keep_alive;
-  if (upstream_keep_alive && rp.is_done() && client_->active.stop_reason == nullptr) {
+  if (upstream_keep_alive && rp.is_done() && active.stop_reason == nullptr) {
     worker_.pool().release(std::move(up));
   }
   co_return result;
+}
+
+template <class Stream>
+ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, const char* reason,
+                                            ForwardResult result) {
+  feed.end(complete);
+  stop_client_watch(*client_);
+  result.stream_end = reason;
+  result.keep_alive = false;
+  return result;
 }
 
 template <class Stream>
@@ -219,19 +311,12 @@ net::awaitable<bool> ResponseRelay<Stream>::write_to_client(ResponseSerializer& 
 
 template <class Stream>
 net::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
-    ResponseSerializer& rs, http::response<http::buffer_body>& res, TapFeed& feed,
-    ForwardResult result) {
-  auto& body = res.body();
-  body.data = const_cast<char*>(kRelistEvent.data());
-  body.size = kRelistEvent.size();
-  body.more = false;  // the event, then the last chunk
-  shared_.metrics.streams_ended.with({"cache_relist"}).inc();
+    ResponseSerializer& rs, http::response<http::buffer_body>& res, BodyTransform& feed,
+    std::string_view event, const char* reason, ForwardResult result) {
+  set_body(res, event, false);  // the event, then the last chunk
+  shared_.metrics.streams_ended.with({reason}).inc();
   co_await write_to_client(rs, true);
-  feed.end(false);
-  stop_client_watch(*client_);
-  result.stream_end = "cache_relist";
-  result.keep_alive = false;
-  co_return result;
+  co_return finish(feed, false, reason, result);
 }
 
 template <class Stream>

@@ -14,14 +14,15 @@
 #include "hub/cache_hooks.h"
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
+#include "hub/filter_hooks.h"
 #include "hub/request_info.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {
 
-// Hands relayed pieces to the cache's tap, decompressing them first when needed (defined in
-// response_relay.cc).
-class TapFeed;
+// Hands relayed pieces to the filter and the cache's tap, decompressing them first when needed
+// (defined in response_relay.cc).
+class BodyTransform;
 
 template <class Stream>
 class ResponseRelay {
@@ -29,11 +30,12 @@ class ResponseRelay {
   ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker);
 
   // Relays the response whose header `rp` has read from `up`. `keep_alive`: the client may
-  // reuse the connection if the response completes. `tap` may be null.
+  // reuse the connection if the response completes. `tap` and `filter` may be null; a filtered
+  // body is sent re-framed (chunked) and decoded, and the tap gets what the client gets.
   boost::asio::awaitable<ForwardResult> relay(UpstreamConnectionPtr up, ResponseParser& rp,
                                               const RequestInfo& info, bool keep_alive,
                                               unsigned client_version, ResponseTap* tap,
-                                              ForwardResult result);
+                                              ResponseFilter* filter, ForwardResult result);
   // After 101 Switching Protocols: relays the header, then copies bytes both ways until one
   // side closes.
   boost::asio::awaitable<ForwardResult> tunnel(UpstreamConnectionPtr up, ResponseParser& rp,
@@ -41,10 +43,14 @@ class ResponseRelay {
 
  private:
   boost::asio::awaitable<bool> write_to_client(ResponseSerializer& rs, bool streaming);
-  // Ends a watch with a 410 Expired event so the client re-lists (its list's cache is stale).
+  // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
+  // or its filtered view could not be corrected).
   boost::asio::awaitable<ForwardResult> end_with_relist(ResponseSerializer& rs,
                                                         http::response<http::buffer_body>& res,
-                                                        TapFeed& feed, ForwardResult result);
+                                                        BodyTransform& feed, std::string_view event,
+                                                        const char* reason, ForwardResult result);
+  // The relay ended early for `reason`: ends the tap and the client watch.
+  ForwardResult finish(BodyTransform& feed, bool complete, const char* reason, ForwardResult result);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;

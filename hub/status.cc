@@ -17,6 +17,8 @@ ApiError api_error(Failure failure, std::string_view detail) {
       return {413, "RequestEntityTooLarge", "request body too large: " + d};
     case Failure::TooManyRequests:
       return {429, "TooManyRequests", "too many requests in flight at the hub, please try again later: " + d};
+    case Failure::FiltersNotReady:
+      return {429, "TooManyRequests", "the hub's response filters are not ready yet, please try again later: " + d};
     case Failure::NoHealthyServer:
       return {503, "ServiceUnavailable", "the node is offline (no apiserver is reachable): " + d};
     case Failure::UpstreamUnreachable:
@@ -62,6 +64,7 @@ const char* failure_label(Failure failure) {
     case Failure::HeaderTooLarge: return "header_too_large";
     case Failure::BodyTooLarge: return "body_too_large";
     case Failure::TooManyRequests: return "too_many_requests";
+    case Failure::FiltersNotReady: return "filters_not_ready";
     case Failure::NoHealthyServer: return "no_healthy_server";
     case Failure::UpstreamUnreachable: return "upstream_unreachable";
     case Failure::UpstreamClosed: return "upstream_closed";

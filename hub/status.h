@@ -24,6 +24,7 @@ enum class Failure {
   NotFound,               // offline: the object or resource is not in the cache: 404
   Expired,                // offline: a continue token the cache cannot resume: 410
   Offline,                // offline: a request only the apiserver can answer (writes): 503
+  FiltersNotReady,        // a filtered request before the filters' informers synced: 429
 };
 
 struct ApiError {

@@ -44,6 +44,15 @@ void Worker::post_drain() {
   });
 }
 
+void Worker::post_filters_changed() {
+  net::post(io_, [this] {
+    std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
+    for (auto* s : sessions) {
+      if (sessions_.count(s)) s->on_filters_changed();
+    }
+  });
+}
+
 void Worker::start_thread() {
   thread_ = std::thread([this] { io_.run(); });
 }

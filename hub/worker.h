@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "hub/cache_hooks.h"
+#include "hub/filter_hooks.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
@@ -32,6 +33,8 @@ class SessionControl {
   virtual void on_server_health(std::size_t server, bool healthy) = 0;
   // The hub is draining: close if idle, end streams, finish the request in progress.
   virtual void on_drain() = 0;
+  // What the response filters read changed: correct a filtered watch being relayed.
+  virtual void on_filters_changed() = 0;
 };
 
 struct SharedState {
@@ -41,6 +44,7 @@ struct SharedState {
   HubMetrics& metrics;
   HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
   CacheHooks* cache = nullptr;      // null in cloud mode: nothing is cached or served offline
+  FilterHooks* filters = nullptr;   // null when no response is filtered
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
 };
@@ -60,6 +64,7 @@ class Worker {
   // Thread-safe: run on the worker's thread.
   void post_server_health(std::size_t server, bool healthy);
   void post_drain();
+  void post_filters_changed();
 
   // Runs the io_context on a new thread (or, with run_here, on the calling thread until stopped).
   void start_thread();

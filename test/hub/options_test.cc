@@ -209,8 +209,6 @@ TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
       {{"--discovery-token-unsafe-skip-ca-verification"},
        "--discovery-token-unsafe-skip-ca-verification"},
       {{"--hub-cert-organizations", "a,b"}, "--hub-cert-organizations"},
-      {{"--enable-dummy-if"}, "--enable-dummy-if"},
-      {{"--dummy-if-ip=169.254.2.1"}, "--dummy-if-ip"},
       {{"--dummy-if-name", "hub-dummy0"}, "--dummy-if-name"},
       {{"--enable-iptables=false"}, "--enable-iptables"},
       {{"--enable-node-pool=true"}, "--enable-node-pool"},
@@ -241,11 +239,20 @@ TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
 }
 
 TEST(ParseFlags, IgnoredBoolDoesNotConsumeNextArgument) {
-  auto r = parse({"--enable-dummy-if", "--node-name=n", "--profiling", "--server-addr=a",
-                  "--enable-dummy-if=false"});
+  auto r = parse({"--enable-iptables", "--node-name=n", "--profiling", "--server-addr=a",
+                  "--enable-iptables=false"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->node_name, "n");
-  EXPECT_EQ(r->ignored_flags, (std::vector<std::string>{"--enable-dummy-if", "--profiling"}));
+  EXPECT_EQ(r->ignored_flags, (std::vector<std::string>{"--enable-iptables", "--profiling"}));
+}
+
+TEST(ParseFlags, DummyInterfaceAddressIsTaken) {
+  auto r = parse({"--server-addr=a", "--node-name=n", "--enable-dummy-if=false",
+                  "--dummy-if-ip=169.254.9.9"});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->enable_dummy_if);
+  EXPECT_EQ(r->dummy_if_ip, "169.254.9.9");
+  EXPECT_TRUE(r->ignored_flags.empty());
 }
 
 TEST(ParseFlags, HelpAndVersionSkipRequiredFlags) {
@@ -490,6 +497,8 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
       {"max-requests-in-flight", "(default 250)"},
       {"enable-resource-filter", "(default true)"},
       {"disabled-resource-filters", ""},
+      {"enable-dummy-if", "(default true)"},
+      {"dummy-if-ip", "(default 169.254.2.1)"},
       {"namespace", "(default kube-system)"},
       {"worker-threads", "(default 1)"},
       {"v", "(default 2)"},
@@ -508,8 +517,6 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
                            "discovery-token-ca-cert-hash",
                            "discovery-token-unsafe-skip-ca-verification",
                            "hub-cert-organizations",
-                           "enable-dummy-if",
-                           "dummy-if-ip",
                            "dummy-if-name",
                            "enable-iptables",
                            "enable-node-pool",

@@ -35,6 +35,7 @@ TEST(Status, EveryFailureHasItsCodeAndReason) {
       {Failure::NotFound, 404, "NotFound"},
       {Failure::Expired, 410, "Expired"},
       {Failure::Offline, 503, "ServiceUnavailable"},
+      {Failure::FiltersNotReady, 429, "TooManyRequests"},
   };
   for (const auto& c : cases) {
     ApiError e = api_error(c.failure, "detail text");

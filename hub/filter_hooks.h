@@ -1,0 +1,52 @@
+// The hub's extension point for response filters (filters/ implements it; the hub knows no
+// filter, and the filters know nothing of streams and sockets):
+//
+//   FilterHooks     asked by the Forwarder for every request: is its response filtered (then the
+//                   hub asks the apiserver for JSON), are the filters ready, and for a filter.
+//   ResponseFilter  transforms one response body as it streams past: whole objects, list items
+//                   and watch events, re-framed for the client. For watches it can also produce
+//                   corrections when what the filters read (Services, pool membership) changed.
+//
+// Threading: FilterHooks is called from every worker thread and must be thread-safe. A
+// ResponseFilter belongs to one request on one worker thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "hub/request_info.h"
+#include "hub/result.h"
+
+namespace yurthub::hub {
+
+class ResponseFilter {
+ public:
+  virtual ~ResponseFilter() = default;
+  // Transforms the next bytes of the (decoded) body, appending what the client gets to *out.
+  // An error means the body cannot be framed (malformed JSON, an object over the size bound):
+  // the response must be cut short, since what follows cannot be filtered.
+  virtual Status feed(std::string_view bytes, std::string* out) = 0;
+  // The whole body was fed; appends whatever is left (a get's object is only sent here).
+  virtual Status finish(std::string* out) = 0;
+  // Watches: whether this response's filters depend on state that changes while it is open.
+  virtual bool reactive() const = 0;
+  // Watches: the filters' inputs changed. Appends events that correct what the client was sent
+  // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed).
+  // False when it cannot (too many objects were sent to keep them): the client must re-list.
+  virtual bool correct(std::string* out) = 0;
+};
+
+class FilterHooks {
+ public:
+  virtual ~FilterHooks() = default;
+  // Whether the response to this request is filtered. Then the Forwarder asks the apiserver for
+  // JSON, waits (bounded) for ready(), and relays the response through filter().
+  virtual bool filters(const RequestInfo& info) const = 0;
+  // The filters' inputs (informers) have been listed once; until then filtered requests wait.
+  virtual bool ready() const = 0;
+  // A filter for one 2xx response; nullptr to relay it unfiltered.
+  virtual std::unique_ptr<ResponseFilter> filter(const RequestInfo& info) = 0;
+};
+
+}  // namespace yurthub::hub

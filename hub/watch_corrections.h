@@ -1,0 +1,85 @@
+// Corrections of a filtered watch while it is relayed. When what the filters read changes (a
+// Service's topology annotation, this node's pool), the hub asks each open reactive watch for
+// corrected events (ResponseFilter::correct) and sends them to its client between the events the
+// apiserver sends:
+//   - if the relay is waiting for the apiserver, the client side is idle: a correction writer
+//     coroutine writes the events as one chunk at once; the relay waits for it before its next
+//     write (ActiveUpstream::correcting);
+//   - otherwise the relay is writing: correction_pending is set, and the relay corrects after
+//     that write.
+// A filter that cannot correct (it did not keep the objects) makes the relay end the watch with
+// a 410 Expired event, so the client re-lists. Used by ProxySession (on_filters_changed) and
+// ResponseRelay; worker-thread only.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "hub/client_connection.h"
+#include "hub/client_stream.h"
+
+namespace yurthub::hub {
+
+// The stop reason of a watch whose filter could not correct itself.
+inline constexpr const char* kFilterRelist = "filter_relist";
+
+// `bytes` framed as one HTTP chunk.
+inline std::string http_chunk(std::string_view bytes) {
+  char size[20];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+  std::string chunk(size, static_cast<std::size_t>(n));
+  chunk.append(bytes).append("\r\n");
+  return chunk;
+}
+
+namespace watch_corrections_detail {
+template <class Stream>
+boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<Stream>> client) {
+  ActiveUpstream& a = client->active;
+  std::string events;
+  while (a.correction_pending && a.stop_reason == nullptr && a.filter != nullptr) {
+    a.correction_pending = false;
+    events.clear();
+    if (!a.filter->correct(&events)) {
+      a.stop(kFilterRelist);  // the relay sends the 410 event once its read is aborted
+      break;
+    }
+    if (events.empty()) continue;
+    if (a.tap) a.tap->body(events);
+    const std::string framed = a.chunked ? http_chunk(events) : events;
+    if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
+      a.stop("client_gone");
+      break;
+    }
+  }
+  a.correcting = false;
+  client->wake_timer.cancel();  // the relay may be waiting for this writer to finish
+}
+}  // namespace watch_corrections_detail
+
+// The filters' inputs changed: has a reactive filtered watch on this connection corrected.
+template <class Stream>
+void request_corrections(const std::shared_ptr<ClientConnection<Stream>>& client) {
+  ActiveUpstream& a = client->active;
+  if (!a.streaming || a.filter == nullptr || !a.filter->reactive() || a.stop_reason) return;
+  a.correction_pending = true;
+  if (!a.in_upstream_read || a.correcting) return;  // the relay corrects after its write
+  a.correcting = true;
+  boost::asio::co_spawn(client->wake_timer.get_executor(),
+                        watch_corrections_detail::write_corrections(client), boost::asio::detached);
+}
+
+// The relay's side: waits until no correction writer is running.
+template <class Stream>
+boost::asio::awaitable<void> wait_for_correction_writer(ClientConnection<Stream>& client) {
+  while (client.active.correcting) {
+    client.wake_timer.expires_after(kClientIoTimeout);
+    co_await client.wake_timer.async_wait(kNoThrow);
+  }
+}
+
+}  // namespace yurthub::hub
