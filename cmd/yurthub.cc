@@ -1,5 +1,5 @@
 // yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> credentials
-// -> node cache -> Hub. A bad flag or unreadable credential is one line on stderr and exit status
+// -> node cache -> filters -> Hub. A bad flag or unreadable credential is one line on stderr and exit status
 // 2; a listener that cannot bind or a cache that cannot open is exit status 1.
 //
 //   yurthub --server-addr=... --node-name=...       run the hub
@@ -9,6 +9,8 @@
 
 #include "cache/inspect.h"
 #include "cache/node_cache.h"
+#include "filters/filter_manager.h"
+#include "filters/hub_address.h"
 #include "hub/hub.h"
 #include "hub/kubeconfig.h"
 #include "hub/log.h"
@@ -89,8 +91,28 @@ int main(int argc, char** argv) {
     node_cache = open_cache(*options, registry, error);
     if (!node_cache) return fail(error, 1);
   }
+  filters::FilterManagerSettings filter_settings;
+  filter_settings.flags.enabled = options->enable_resource_filter;
+  filter_settings.flags.disabled = options->disabled_resource_filters;
+  filter_settings.flags.cloud_mode = options->working_mode == hub::WorkingMode::Cloud;
+  filter_settings.node_name = options->node_name;
+  filter_settings.nodepool_name = options->nodepool_name;
+  filter_settings.hub_port = static_cast<unsigned short>(options->proxy_secure_port);
+  const auto address = filters::in_cluster_hub_address(*options, server_tls != nullptr);
+  filter_settings.hub_host = address.host;
+  if (address.host.empty()) {
+    YH_LOG(Warning) << "masterservice, forwardkubesvctraffic and serviceenvupdater leave objects "
+                       "unchanged: "
+                    << address.why;
+  }
+  filters::FilterManager filter_manager(filter_settings, registry);
+
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
+  hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
+  hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
+    filter_manager.set_config(data);
+  });
   if (node_cache) {
     hub.on_config([&policy = node_cache->policy()](const std::map<std::string, std::string>& data) {
       auto agents = data.find("cache_agents");
@@ -101,5 +123,13 @@ int main(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
-  return hub.run();
+  filter_manager.set_hub_port(hub.secure_port());
+  filter_manager.start(
+      [&hub](hub::InformerOptions o, hub::Informer::OnChange on_change) {
+        return hub.make_informer(std::move(o), std::move(on_change));
+      },
+      [&hub] { hub.notify_filters_changed(); });
+  const int code = hub.run();
+  filter_manager.stop();
+  return code;
 }

@@ -1,0 +1,287 @@
+// Framing and filtering of one response; see filter_chain.h.
+#include "filters/filter_chain.h"
+
+#include <rapidjson/writer.h>
+
+#include "filters/object_access.h"
+#include "hub/log.h"
+
+namespace yurthub::filters {
+
+namespace {
+
+// A RapidJSON output stream appending to a std::string.
+struct StringOut {
+  using Ch = char;
+  std::string* s;
+  void Put(char c) { s->push_back(c); }
+  void Flush() {}
+};
+
+void append_json(const rapidjson::Value& value, std::string* out) {
+  StringOut stream{out};
+  rapidjson::Writer<StringOut> writer(stream);
+  value.Accept(writer);
+}
+
+void append_json_string(std::string_view text, std::string* out) {
+  StringOut stream{out};
+  rapidjson::Writer<StringOut> writer(stream);
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+std::string json_of(const rapidjson::Value& value) {
+  std::string s;
+  append_json(value, &s);
+  return s;
+}
+
+// "namespace/name" of an object ("name" when cluster-scoped); "" without a name.
+std::string key_of(const rapidjson::Value& object) {
+  const std::string_view name = metadata_string(object, "name");
+  if (name.empty()) return {};
+  const std::string_view ns = metadata_string(object, "namespace");
+  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
+}
+
+// The JSON of an event's "object", as the apiserver sent it (re-serialized). REQUIRES: `raw` is
+// an event that parsed with an object.
+std::string original_object_json(std::string_view raw) {
+  rapidjson::Document event;
+  event.Parse(raw.data(), raw.size());
+  return json_of(event["object"]);
+}
+
+// Writes `{"type":<type>,"object":<object>}\n`.
+void append_event(std::string_view type, std::string_view object_json, std::string* out) {
+  out->append(R"({"type":")").append(type).append(R"(","object":)").append(object_json);
+  out->append("}\n");
+}
+
+ClientView::Seen seen_of(Verdict v) {
+  return v == Verdict::Modified ? ClientView::Seen::Modified
+         : v == Verdict::Drop   ? ClientView::Seen::Dropped
+                                : ClientView::Seen::AsSent;
+}
+
+std::uint64_t digest_of(const std::string& json) { return std::hash<std::string>{}(json); }
+
+}  // namespace
+
+// Re-emits a framed list with its items filtered: members in the order received, dropped items
+// left out.
+class FilterChain::ListWriter final : public hub::ListSink {
+ public:
+  explicit ListWriter(FilterChain& chain) : chain_(chain) {}
+  hub::ListFramer framer{*this};
+  std::string* out = nullptr;
+  View view;
+
+  void member(std::string_view key, std::string_view raw_value) override {
+    separator();
+    append_json_string(key, out);
+    out->push_back(':');
+    out->append(raw_value);
+  }
+  void items_begin() override {
+    separator();
+    out->append(R"("items":[)");
+    first_item_ = true;
+    if (chain_.client_view_ && chain_.first_page_) chain_.client_view_->clear(view);
+  }
+  void item(std::string_view raw) override {
+    rapidjson::Document doc;
+    doc.Parse(raw.data(), raw.size());
+    Verdict verdict = Verdict::Keep;
+    const bool parsed = !doc.HasParseError() && doc.IsObject();
+    if (!parsed) chain_.count_parse_failure();
+    else verdict = chain_.run(doc, doc.GetAllocator(), *view);
+    std::string json;
+    if (verdict == Verdict::Modified) json = json_of(doc);
+    if (chain_.client_view_ && parsed) {
+      // Recorded as an ADDED event, the form the client's watch corrections read.
+      const std::string key = key_of(doc);  // filters do not rename objects
+      if (!key.empty()) {
+        std::string event;
+        append_event("ADDED", raw, &event);
+        chain_.client_view_->put(key, event, seen_of(verdict),
+                                 verdict == Verdict::Modified ? digest_of(json) : 0, view);
+      }
+    }
+    if (verdict == Verdict::Drop) return;
+    if (!first_item_) out->push_back(',');
+    first_item_ = false;
+    if (verdict == Verdict::Modified) out->append(json);
+    else out->append(raw);
+  }
+  void items_end() override { out->push_back(']'); }
+  void end() override {
+    if (!opened_) out->push_back('{');
+    out->push_back('}');
+  }
+
+ private:
+  void separator() {
+    out->push_back(opened_ ? ',' : '{');
+    opened_ = true;
+  }
+  FilterChain& chain_;
+  bool opened_ = false;
+  bool first_item_ = true;
+};
+
+FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, ViewSource view,
+                         FilterMetrics& metrics, std::shared_ptr<ClientView> client_view,
+                         bool first_page)
+    : shape_(shape), filters_(std::move(filters)), view_(std::move(view)), metrics_(metrics),
+      first_page_(first_page) {
+  bool reactive_filter = false;
+  for (const ObjectFilter* f : filters_) reactive_filter = reactive_filter || f->reactive();
+  if (reactive_filter && shape_ != Shape::Object) client_view_ = std::move(client_view);
+  reactive_ = client_view_ != nullptr && shape_ == Shape::Watch;
+  if (shape_ == Shape::List) list_ = std::make_unique<ListWriter>(*this);
+  if (shape_ == Shape::Watch) watch_.emplace();
+}
+
+FilterChain::~FilterChain() = default;
+
+Verdict FilterChain::run(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
+                         const ClusterView& view) {
+  Verdict result = Verdict::Keep;
+  for (const ObjectFilter* f : filters_) {
+    if (!f->ready(view)) continue;
+    const std::string name(f->name());
+    metrics_.objects.with({name, "seen"}).inc();
+    const Verdict v = f->apply(object, allocator, view);
+    if (v == Verdict::Drop) {
+      metrics_.objects.with({name, "dropped"}).inc();
+      return Verdict::Drop;
+    }
+    if (v == Verdict::Modified) {
+      metrics_.objects.with({name, "modified"}).inc();
+      result = Verdict::Modified;
+    }
+  }
+  return result;
+}
+
+void FilterChain::count_parse_failure() {
+  for (const ObjectFilter* f : filters_) metrics_.parse_failures.with({std::string(f->name())}).inc();
+}
+
+Status FilterChain::feed(std::string_view bytes, std::string* out) {
+  switch (shape_) {
+    case Shape::Object:
+      if (object_.size() + bytes.size() > hub::kMaxFramedValueBytes) {
+        metrics_.framing_failures.with({}).inc();
+        return make_error("object larger than " +
+                               std::to_string(hub::kMaxFramedValueBytes >> 20) + " MiB");
+      }
+      object_.append(bytes);
+      return {};
+    case Shape::List: {
+      list_->out = out;
+      list_->view = view_();
+      Status s = list_->framer.feed(bytes);
+      if (!s) metrics_.framing_failures.with({}).inc();
+      return s;
+    }
+    case Shape::Watch: {
+      const auto view = view_();
+      Status s = watch_->feed(bytes, [&](std::string_view raw) { on_event(raw, view, out); });
+      if (!s) metrics_.framing_failures.with({}).inc();
+      return s;
+    }
+  }
+  return {};
+}
+
+Status FilterChain::finish(std::string* out) {
+  if (shape_ == Shape::List && !list_->framer.done()) {
+    metrics_.framing_failures.with({}).inc();
+    return make_error("the list ended before its closing brace");
+  }
+  if (shape_ != Shape::Object) return {};
+  rapidjson::Document doc;
+  doc.Parse(object_.data(), object_.size());
+  Verdict verdict = Verdict::Keep;
+  if (doc.HasParseError() || !doc.IsObject()) {
+    count_parse_failure();
+  } else {
+    verdict = run(doc, doc.GetAllocator(), *view_());
+  }
+  // A dropped get is answered as sent: a filter hides objects from lists and watches, and a
+  // fabricated 404 for an object that exists would be a lie the client cannot tell.
+  if (verdict == Verdict::Modified) append_json(doc, out);
+  else out->append(object_);
+  object_.clear();
+  return {};
+}
+
+void FilterChain::on_event(std::string_view raw, const View& view, std::string* out) {
+  rapidjson::Document event;
+  event.Parse(raw.data(), raw.size());
+  std::string_view type;
+  rapidjson::Value* object = nullptr;
+  if (!event.HasParseError() && event.IsObject()) {
+    type = string_member(event, "type").value_or("");
+    if (auto it = event.FindMember("object"); it != event.MemberEnd()) object = &it->value;
+  }
+  const bool change = type == "ADDED" || type == "MODIFIED" || type == "DELETED";
+  if (!change || !object || !object->IsObject()) {
+    // BOOKMARK, ERROR, or an event the filters cannot read: as sent.
+    if (change || event.HasParseError() || !event.IsObject()) count_parse_failure();
+    out->append(raw).push_back('\n');
+    return;
+  }
+  const std::string key = client_view_ ? key_of(*object) : std::string();
+  const Verdict verdict = run(*object, event.GetAllocator(), *view);
+  if (type == "DELETED") {
+    if (!key.empty()) client_view_->erase(key);
+    if (verdict == Verdict::Modified) append_event(type, json_of(*object), out);
+    else out->append(raw).push_back('\n');
+    return;
+  }
+  std::string json;
+  if (verdict == Verdict::Keep) {
+    out->append(raw).push_back('\n');
+  } else if (verdict == Verdict::Modified) {
+    json = json_of(*object);
+    append_event(type, json, out);
+  } else {  // the filters may have changed `object` before dropping it: send the original
+    append_event("DELETED", original_object_json(raw), out);
+  }
+  if (!key.empty()) {
+    client_view_->put(key, raw, seen_of(verdict), verdict == Verdict::Modified ? digest_of(json) : 0,
+                      view);
+  }
+}
+
+bool FilterChain::correct(std::string* out) {
+  if (!reactive_) return true;
+  const auto view = view_();
+  const bool ok = client_view_->for_each_stale(view, [&](ClientView::Entry& e) {
+    rapidjson::Document event;
+    event.Parse(e.raw_event.data(), e.raw_event.size());
+    rapidjson::Value& object = event["object"];  // entries were recorded from parsed objects
+    const Verdict verdict = run(object, event.GetAllocator(), *view);
+    std::string json;
+    if (verdict == Verdict::Modified) json = json_of(object);
+    const ClientView::Seen seen = seen_of(verdict);
+    const std::uint64_t digest = verdict == Verdict::Modified ? digest_of(json) : 0;
+    if (seen == e.seen && digest == e.digest) return;
+    if (seen == ClientView::Seen::Dropped) {
+      append_event("DELETED", original_object_json(e.raw_event), out);
+    } else {
+      if (seen == ClientView::Seen::AsSent) json = original_object_json(e.raw_event);
+      append_event(e.seen == ClientView::Seen::Dropped ? "ADDED" : "MODIFIED", json, out);
+    }
+    e.seen = seen;
+    e.digest = digest;
+    metrics_.corrections.with({"event"}).inc();
+  });
+  if (!ok) metrics_.corrections.with({"relist"}).inc();
+  return ok;
+}
+
+}  // namespace yurthub::filters

@@ -1,0 +1,23 @@
+// Registration of the filters' metric families; see filter_metrics.h.
+#include "filters/filter_metrics.h"
+
+namespace yurthub::filters {
+
+FilterMetrics::FilterMetrics(hub::MetricsRegistry& r)
+    : objects(r.counter("node_yurthub_filter_objects_total",
+                        "Objects each response filter saw, modified and dropped.",
+                        {"filter", "result"})),
+      parse_failures(r.counter("node_yurthub_filter_parse_failures_total",
+                               "Objects a filter could not parse; passed through unchanged.",
+                               {"filter"})),
+      corrections(r.counter("node_yurthub_filter_corrections_total",
+                            "Corrections of open watches after a Service or pool change.",
+                            {"result"})),
+      framing_failures(r.counter("node_yurthub_filter_framing_failures_total",
+                                 "Filtered responses cut short because they were not valid JSON.",
+                                 {})),
+      not_ready(r.counter("node_yurthub_filter_not_ready_total",
+                          "Filtered requests that arrived before the filters had synced.",
+                          {"result"})) {}
+
+}  // namespace yurthub::filters

@@ -1,0 +1,28 @@
+// FilterMetrics: the filters' metric families, registered once in the hub's registry and updated
+// by every FilterChain (any worker thread; the counters are atomic).
+#pragma once
+
+#include "hub/metrics.h"
+
+namespace yurthub::filters {
+
+struct FilterMetrics {
+  explicit FilterMetrics(hub::MetricsRegistry& registry);
+
+  // node_yurthub_filter_objects_total{filter,result="seen"|"modified"|"dropped"}.
+  hub::CounterFamily& objects;
+  // node_yurthub_filter_parse_failures_total{filter}: objects a filter would have seen but that
+  // could not be parsed (they pass through unchanged).
+  hub::CounterFamily& parse_failures;
+  // node_yurthub_filter_corrections_total{result="event"|"relist"}: corrected watch events sent
+  // after a Service or pool change, and watches ended for a re-list because they could not be.
+  hub::CounterFamily& corrections;
+  // node_yurthub_filter_framing_failures_total: responses cut short because they were not
+  // well-formed JSON.
+  hub::CounterFamily& framing_failures;
+  // node_yurthub_filter_not_ready_total{result="waited"|"rejected"}: filtered requests that
+  // arrived before the filters' informers had synced.
+  hub::CounterFamily& not_ready;
+};
+
+}  // namespace yurthub::filters

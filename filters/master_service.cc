@@ -1,0 +1,56 @@
+// masterservice filter; see master_service.h. Called by the FilterChain (filters/registry.cc) for
+// each Service of a handled list or watch; stateless, shared by every worker thread.
+#include "filters/master_service.h"
+
+#include "filters/object_access.h"
+
+namespace yurthub::filters {
+namespace {
+
+class MasterServiceFilter final : public ObjectFilter {
+ public:
+  std::string_view name() const override { return "masterservice"; }
+
+  bool handles(const hub::RequestInfo& request) const override {
+    return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
+  }
+
+  bool ready(const ClusterView& view) const override { return !view.hub_host.empty(); }
+
+  Verdict apply(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
+                const ClusterView& view) const override {
+    if (metadata_string(object, "namespace") != "default" ||
+        metadata_string(object, "name") != "kubernetes") {
+      return Verdict::Keep;
+    }
+    rapidjson::Value* spec = find_member(object, "spec");
+    if (spec == nullptr || !spec->IsObject()) return Verdict::Keep;
+
+    const auto host_length = static_cast<rapidjson::SizeType>(view.hub_host.size());
+    bool changed = false;
+    rapidjson::Value cluster_ip(view.hub_host.data(), host_length, allocator);
+    changed |= set_member(*spec, "clusterIP", cluster_ip, allocator);
+    rapidjson::Value cluster_ips(rapidjson::kArrayType);
+    cluster_ips.PushBack(rapidjson::Value(view.hub_host.data(), host_length, allocator), allocator);
+    changed |= set_member(*spec, "clusterIPs", cluster_ips, allocator);
+
+    // Only `port` moves: targetPort is what the apiserver listens on, which the hub does not use.
+    rapidjson::Value* ports = find_member(*spec, "ports");
+    if (ports != nullptr && ports->IsArray()) {
+      for (rapidjson::Value& port : ports->GetArray()) {
+        if (!port.IsObject() || string_member(port, "name") != "https") continue;
+        rapidjson::Value number(static_cast<int>(view.hub_port));
+        changed |= set_member(port, "port", number, allocator);
+      }
+    }
+    return changed ? Verdict::Modified : Verdict::Keep;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectFilter> make_master_service_filter() {
+  return std::make_unique<MasterServiceFilter>();
+}
+
+}  // namespace yurthub::filters

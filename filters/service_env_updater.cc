@@ -1,0 +1,65 @@
+// serviceenvupdater filter; see service_env_updater.h. Called by the FilterChain
+// (filters/registry.cc) for each Pod of a handled get, list or watch; stateless.
+#include "filters/service_env_updater.h"
+
+#include <string>
+
+#include "filters/object_access.h"
+
+namespace yurthub::filters {
+namespace {
+
+// Rewrites the two variables in one container's env; returns whether anything changed.
+bool update_container(rapidjson::Value& container, const std::string& host, const std::string& port,
+                      rapidjson::Document::AllocatorType& allocator) {
+  rapidjson::Value* env = find_member(container, "env");
+  if (env == nullptr || !env->IsArray()) return false;
+  bool changed = false;
+  for (rapidjson::Value& var : env->GetArray()) {
+    if (!var.IsObject()) continue;
+    auto name = string_member(var, "name");
+    const std::string* value = name == "KUBERNETES_SERVICE_HOST"   ? &host
+                               : name == "KUBERNETES_SERVICE_PORT" ? &port
+                                                                   : nullptr;
+    if (value == nullptr) continue;
+    // Like YurtHub only `value` is set; kubelet prefers a non-empty value over valueFrom.
+    rapidjson::Value text(value->data(), static_cast<rapidjson::SizeType>(value->size()),
+                          allocator);
+    changed |= set_member(var, "value", text, allocator);
+  }
+  return changed;
+}
+
+class ServiceEnvUpdaterFilter final : public ObjectFilter {
+ public:
+  std::string_view name() const override { return "serviceenvupdater"; }
+
+  // YurtHub also registers `patch`: left out here, since a patch response goes back to its writer
+  // (kubelet's status manager, which does not read env) rather than feeding a pod's environment.
+  bool handles(const hub::RequestInfo& request) const override {
+    return request_matches(request, "", {"v1"}, "pods", {"get", "list", "watch"});
+  }
+
+  bool ready(const ClusterView& view) const override { return !view.hub_host.empty(); }
+
+  Verdict apply(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
+                const ClusterView& view) const override {
+    rapidjson::Value* spec = find_member(object, "spec");
+    rapidjson::Value* containers = spec ? find_member(*spec, "containers") : nullptr;
+    if (containers == nullptr || !containers->IsArray()) return Verdict::Keep;
+    const std::string port = std::to_string(view.hub_port);
+    bool changed = false;
+    for (rapidjson::Value& container : containers->GetArray()) {
+      changed |= update_container(container, view.hub_host, port, allocator);
+    }
+    return changed ? Verdict::Modified : Verdict::Keep;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectFilter> make_service_env_updater_filter() {
+  return std::make_unique<ServiceEnvUpdaterFilter>();
+}
+
+}  // namespace yurthub::filters

@@ -1,0 +1,257 @@
+// FilterChain: framing of gets, lists and watches around stand-in filters, drop -> DELETED,
+// pass-through of what cannot be parsed, and corrections of a client's objects when the
+// ClusterView changes (ClientView shared by the client's list and watches).
+#include "filters/filter_chain.h"
+
+#include <gtest/gtest.h>
+
+#include "filters/client_view.h"
+#include "test/filters/filter_test_support.h"
+
+namespace yurthub::filters {
+namespace {
+
+using test_support::parse_json;
+using test_support::to_json;
+
+std::string name_of(const rapidjson::Value& o) {
+  return o["metadata"]["name"].GetString();
+}
+
+// Drops objects named "drop-*", labels objects named "mod-*".
+class StandIn final : public ObjectFilter {
+ public:
+  std::string_view name() const override { return "standin"; }
+  bool handles(const hub::RequestInfo&) const override { return true; }
+  bool ready(const ClusterView& view) const override { return view.node_synced; }
+  Verdict apply(rapidjson::Value& o, rapidjson::Document::AllocatorType& a,
+                const ClusterView&) const override {
+    const std::string name = name_of(o);
+    if (name.starts_with("drop-")) return Verdict::Drop;
+    if (!name.starts_with("mod-")) return Verdict::Keep;
+    o["metadata"].AddMember("labels", rapidjson::Value(rapidjson::kObjectType), a);
+    o["metadata"]["labels"].AddMember("filtered", "yes", a);
+    return Verdict::Modified;
+  }
+};
+
+// Reactive: keeps only the `endpoints` whose node is in the pool (like servicetopology); drops
+// objects when the pool is "hidden".
+class PoolOnly final : public ObjectFilter {
+ public:
+  std::string_view name() const override { return "poolonly"; }
+  bool handles(const hub::RequestInfo&) const override { return true; }
+  bool ready(const ClusterView&) const override { return true; }
+  bool reactive() const override { return true; }
+  Verdict apply(rapidjson::Value& o, rapidjson::Document::AllocatorType&,
+                const ClusterView& view) const override {
+    if (view.pool_name == "hidden") return Verdict::Drop;
+    auto& eps = o["endpoints"];
+    const auto before = eps.Size();
+    for (auto it = eps.Begin(); it != eps.End();) {
+      if (view.pool_nodes.count(it->GetString()) == 0) it = eps.Erase(it);
+      else ++it;
+    }
+    return eps.Size() == before ? Verdict::Keep : Verdict::Modified;
+  }
+};
+
+class FilterChainTest : public ::testing::Test {
+ protected:
+  FilterChainTest() {
+    auto v = std::make_shared<ClusterView>();
+    v->node_synced = true;
+    v->pool_name = "pool-a";
+    v->pool_nodes = {"n1", "n2"};
+    view_ = v;
+  }
+  std::unique_ptr<FilterChain> chain(FilterChain::Shape shape, const ObjectFilter& f,
+                                     std::shared_ptr<ClientView> cv = nullptr, bool first_page = true) {
+    return std::make_unique<FilterChain>(shape, std::vector<const ObjectFilter*>{&f},
+                                         [this] { return view_; }, metrics_, cv, first_page);
+  }
+  // Feeds `body` in pieces of `step` bytes, then finishes.
+  static std::string run(FilterChain& c, std::string_view body, std::size_t step = 1 << 20) {
+    std::string out;
+    for (std::size_t i = 0; i < body.size(); i += step) {
+      EXPECT_TRUE(c.feed(body.substr(i, step), &out).ok());
+    }
+    EXPECT_TRUE(c.finish(&out).ok());
+    return out;
+  }
+  void set_pool_nodes(std::set<std::string> nodes, std::string pool = "pool-a") {
+    auto v = std::make_shared<ClusterView>(*view_);
+    v->pool_nodes = std::move(nodes);
+    v->pool_name = std::move(pool);
+    view_ = v;
+  }
+
+  hub::MetricsRegistry registry_;
+  FilterMetrics metrics_{registry_};
+  std::shared_ptr<const ClusterView> view_;
+  StandIn standin_;
+  PoolOnly pool_only_;
+};
+
+constexpr std::string_view kList =
+    R"({"kind":"ServiceList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[)"
+    R"({"metadata":{"name":"a","namespace":"x"}},{"metadata":{"name":"drop-b"}},)"
+    R"({"metadata":{"name":"mod-c"}},{"metadata":{"name":"drop-d"}}]})";
+
+TEST_F(FilterChainTest, ListDropsAndModifiesItemsAndKeepsTheRestByteForByte) {
+  const std::string expected =
+      R"({"kind":"ServiceList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[)"
+      R"({"metadata":{"name":"a","namespace":"x"}},{"metadata":{"name":"mod-c","labels":{"filtered":"yes"}}}]})";
+  for (std::size_t step : {std::size_t{1}, std::size_t{7}, kList.size()}) {
+    auto c = chain(FilterChain::Shape::List, standin_);
+    EXPECT_EQ(run(*c, kList, step), expected) << "step " << step;
+  }
+  EXPECT_EQ(metrics_.objects.with({"standin", "dropped"}).value(), 6u);
+  EXPECT_EQ(metrics_.objects.with({"standin", "modified"}).value(), 3u);
+}
+
+TEST_F(FilterChainTest, EmptyAndNullItemsStayValidLists) {
+  auto c = chain(FilterChain::Shape::List, standin_);
+  EXPECT_EQ(run(*c, R"({"kind":"L","items":[{"metadata":{"name":"drop-x"}}]})"), R"({"kind":"L","items":[]})");
+  auto d = chain(FilterChain::Shape::List, standin_);
+  EXPECT_EQ(run(*d, R"({"items":null,"metadata":{}})"), R"({"items":[],"metadata":{}})");
+}
+
+TEST_F(FilterChainTest, NotReadyFilterPassesEverythingThrough) {
+  auto v = std::make_shared<ClusterView>(*view_);
+  v->node_synced = false;
+  view_ = v;
+  auto c = chain(FilterChain::Shape::List, standin_);
+  EXPECT_EQ(run(*c, kList), kList);
+}
+
+TEST_F(FilterChainTest, MalformedListIsAnErrorUnparseableItemPassesThrough) {
+  auto c = chain(FilterChain::Shape::List, standin_);
+  std::string out;
+  EXPECT_FALSE(c->feed(R"({"items":[{"metadata":{"name":"a"}},{"bad" 1}]})", &out).ok());
+  EXPECT_EQ(metrics_.framing_failures.with({}).value(), 1u);
+  auto d = chain(FilterChain::Shape::List, standin_);
+  EXPECT_EQ(run(*d, R"({"items":["just a string",{"metadata":{"name":"drop-x"}}]})"),
+            R"({"items":["just a string"]})");
+  EXPECT_EQ(metrics_.parse_failures.with({"standin"}).value(), 1u);
+  auto e = chain(FilterChain::Shape::List, standin_);
+  out.clear();
+  ASSERT_TRUE(e->feed(R"({"items":[)", &out).ok());
+  EXPECT_FALSE(e->finish(&out).ok());  // the body ended inside the list
+}
+
+TEST_F(FilterChainTest, WatchEventsAreFilteredAndDropsBecomeDeleted) {
+  const std::string in =
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})" "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b"}}})" "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})" "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})" "\n"
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})" "\n"
+      R"({"type":"ERROR","object":{"kind":"Status","code":410}})" "\n";
+  const std::string expected =
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})" "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b","labels":{"filtered":"yes"}}}})" "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})" "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})" "\n"
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})" "\n"
+      R"({"type":"ERROR","object":{"kind":"Status","code":410}})" "\n";
+  for (std::size_t step : {std::size_t{1}, std::size_t{13}, in.size()}) {
+    auto c = chain(FilterChain::Shape::Watch, standin_);
+    EXPECT_EQ(run(*c, in, step), expected) << "step " << step;
+  }
+}
+
+TEST_F(FilterChainTest, WatchWithBrokenJsonIsAnError) {
+  auto c = chain(FilterChain::Shape::Watch, standin_);
+  std::string out;
+  EXPECT_FALSE(c->feed("{\"type\":\"ADDED\",]\n", &out).ok());
+  auto d = chain(FilterChain::Shape::Watch, standin_);
+  EXPECT_EQ(run(*d, R"({"type":"ADDED","object":"not an object"})" "\n"),
+            R"({"type":"ADDED","object":"not an object"})" "\n");
+  EXPECT_EQ(metrics_.parse_failures.with({"standin"}).value(), 1u);
+}
+
+TEST_F(FilterChainTest, GetIsFilteredWholeAndUnparseableBodiesPassUnchanged) {
+  auto c = chain(FilterChain::Shape::Object, standin_);
+  EXPECT_EQ(run(*c, R"({"metadata":{"name":"mod-x"}})", 3),
+            R"({"metadata":{"name":"mod-x","labels":{"filtered":"yes"}}})");
+  auto d = chain(FilterChain::Shape::Object, standin_);
+  EXPECT_EQ(run(*d, R"({"metadata":{"name":"drop-x"}})"), R"({"metadata":{"name":"drop-x"}})");
+  auto e = chain(FilterChain::Shape::Object, standin_);
+  EXPECT_EQ(run(*e, "{not json"), "{not json");
+}
+
+constexpr std::string_view kSlices =
+    R"({"kind":"EndpointSliceList","items":[)"
+    R"({"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]},)"
+    R"({"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}]})";
+
+TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
+  auto client = std::make_shared<ClientView>();
+  auto list = chain(FilterChain::Shape::List, pool_only_, client);
+  EXPECT_EQ(run(*list, kSlices),
+            R"({"kind":"EndpointSliceList","items":[)"
+            R"({"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1"]},)"
+            R"({"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}]})");
+  auto watch = chain(FilterChain::Shape::Watch, pool_only_, client);
+  ASSERT_TRUE(watch->reactive());
+  std::string out;
+  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(out, "") << "nothing changed since the list";
+
+  set_pool_nodes({"n1", "n2", "n3"});  // n3 joins the pool
+  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(out, R"({"type":"MODIFIED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})" "\n");
+
+  // A new event through the watch, then n2 leaves: both objects are corrected.
+  out.clear();
+  ASSERT_TRUE(watch->feed(R"({"type":"ADDED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":["n2"]}})" "\n", &out).ok());
+  out.clear();
+  set_pool_nodes({"n1", "n3"});
+  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(out,
+            R"({"type":"MODIFIED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":[]}})" "\n"
+            R"({"type":"MODIFIED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})" "\n");
+
+  // A later watch of the same client (a re-watch) corrects the same objects; deleted ones are gone.
+  auto rewatch = chain(FilterChain::Shape::Watch, pool_only_, client);
+  out.clear();
+  ASSERT_TRUE(rewatch->feed(R"({"type":"DELETED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})" "\n", &out).ok());
+  out.clear();
+  set_pool_nodes({}, "hidden");
+  EXPECT_TRUE(rewatch->correct(&out));
+  EXPECT_EQ(out,
+            R"({"type":"DELETED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})" "\n"
+            R"({"type":"DELETED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})" "\n");
+  out.clear();
+  set_pool_nodes({"n2"});
+  EXPECT_TRUE(rewatch->correct(&out));
+  EXPECT_EQ(out,
+            R"({"type":"ADDED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":[]}})" "\n"
+            R"({"type":"ADDED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})" "\n");
+  EXPECT_EQ(metrics_.corrections.with({"event"}).value(), 7u);
+}
+
+TEST_F(FilterChainTest, ANewFirstPageReplacesWhatTheClientHeld) {
+  auto client = std::make_shared<ClientView>();
+  auto first = chain(FilterChain::Shape::List, pool_only_, client);
+  run(*first, kSlices);
+  auto again = chain(FilterChain::Shape::List, pool_only_, client);
+  run(*again, R"({"items":[{"metadata":{"name":"s9","namespace":"d"},"endpoints":["n3"]}]})");
+  auto watch = chain(FilterChain::Shape::Watch, pool_only_, client);
+  set_pool_nodes({"n3"});
+  std::string out;
+  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(out, R"({"type":"MODIFIED","object":{"metadata":{"name":"s9","namespace":"d"},"endpoints":["n3"]}})" "\n");
+}
+
+TEST_F(FilterChainTest, ANonReactiveChainHasNothingToCorrect) {
+  auto watch = chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>());
+  EXPECT_FALSE(watch->reactive());
+  std::string out;
+  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(out, "");
+}
+
+}  // namespace
+}  // namespace yurthub::filters
