@@ -168,4 +168,15 @@ std::string raw_http(int port, const std::string& request, std::chrono::millisec
   return response;
 }
 
+bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds timeout) const {
+  const std::string series = "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
+                             std::to_string(apiserver_port_) + "\"}";
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (metric(series) != (healthy ? 1 : 0)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    usleep(25000);
+  }
+  return true;
+}
+
 }  // namespace yurthub::test

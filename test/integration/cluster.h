@@ -58,6 +58,9 @@ class Cluster {
   // The value of one metric series from /metrics, or -1 if absent. `series` is the full series
   // text as rendered, e.g. `node_yurthub_in_flight_requests_total`.
   double metric(const std::string& series) const;
+  // Waits until the hub's health metric for the fake apiserver says `healthy`; false on timeout.
+  bool wait_hub_sees_apiserver(bool healthy,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
 
  private:
   ClusterOptions options_;

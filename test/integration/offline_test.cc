@@ -62,12 +62,7 @@ class OfflineHub : public testing::Test {
     wait_until_unhealthy();
   }
   void wait_until_unhealthy() {
-    const std::string series = "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
-                               std::to_string(cluster_.apiserver_port()) + "\"}";
-    for (int i = 0; i < 200 && cluster_.metric(series) != 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    ASSERT_EQ(cluster_.metric(series), 0) << "the hub never noticed the apiserver was gone";
+    ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false)) << "the hub never noticed the apiserver was gone";
   }
   int port() const { return cluster_.proxy_port(); }
   Cluster cluster_{demo()};
