@@ -15,9 +15,6 @@ FilterMetrics::FilterMetrics(hub::MetricsRegistry& r)
                             {"result"})),
       framing_failures(r.counter("node_yurthub_filter_framing_failures_total",
                                  "Filtered responses cut short because they were not valid JSON.",
-                                 {})),
-      not_ready(r.counter("node_yurthub_filter_not_ready_total",
-                          "Filtered requests that arrived before the filters had synced.",
-                          {"result"})) {}
+                                 {})) {}
 
 }  // namespace yurthub::filters

@@ -20,9 +20,6 @@ struct FilterMetrics {
   // node_yurthub_filter_framing_failures_total: responses cut short because they were not
   // well-formed JSON.
   hub::CounterFamily& framing_failures;
-  // node_yurthub_filter_not_ready_total{result="waited"|"rejected"}: filtered requests that
-  // arrived before the filters' informers had synced.
-  hub::CounterFamily& not_ready;
 };
 
 }  // namespace yurthub::filters
