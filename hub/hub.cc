@@ -138,16 +138,19 @@ void Hub::start_config_informer() {
 }
 
 std::optional<std::string> Hub::not_ready_reason() const {
+  std::string reasons;
+  auto add = [&](const std::string& reason) { reasons += (reasons.empty() ? "" : "; ") + reason; };
   if (health_ && !health_->initial_probes_done()) {
-    return std::string("waiting for the first health probe of every apiserver");
+    add("waiting for the first health probe of every apiserver");
   }
   if (config_informer_ && !config_informer_->synced()) {
-    return std::string("waiting for the " + options_.hub_namespace + "/yurt-hub-cfg ConfigMap to be listed");
+    add("waiting for the " + options_.hub_namespace + "/yurt-hub-cfg ConfigMap to be listed");
   }
   if (filters_not_ready_) {
-    if (auto reason = filters_not_ready_()) return reason;
+    if (auto reason = filters_not_ready_()) add(*reason);
   }
-  return std::nullopt;
+  if (reasons.empty()) return std::nullopt;
+  return reasons;
 }
 
 void Hub::on_server_health(std::size_t server, bool healthy) {

@@ -56,7 +56,7 @@ void Cluster::stop_apiserver(int signo) {
   apiserver_->wait_exit(std::chrono::seconds(10));
 }
 
-void Cluster::start_hub() {
+void Cluster::start_hub(bool wait_ready) {
   const std::string pki = dir() + "/pki/";
   std::vector<std::string> argv = {
       YURTHUB_BIN,
@@ -85,6 +85,7 @@ void Cluster::start_hub() {
     secure_port_ = std::stoi(
         *hub_->wait_for_log(R"(proxy_secure listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
   }
+  if (!wait_ready) return;
   // Ready = every apiserver has had its first probe (healthy or not).
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   int code = 0;

@@ -29,7 +29,8 @@ class Cluster {
   // The fake apiserver keeps the port it got on its first start, so the hub finds it again.
   void start_apiserver();
   void stop_apiserver(int signo = SIGKILL);
-  void start_hub();
+  // Starts the hub and, with `wait_ready`, waits for /v1/readyz to say OK.
+  void start_hub(bool wait_ready = true);
   Process& hub() { return *hub_; }
   Process& apiserver() { return *apiserver_; }
   bool hub_running() { return hub_ && hub_->running(); }

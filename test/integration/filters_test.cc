@@ -203,5 +203,29 @@ TEST_F(Filters, PodsOfAHostNetworkPoolReachKubeletAsSent) {
   EXPECT_NE(list.body.find(R"("hostNetwork":false)"), std::string::npos) << list.body;
 }
 
+// The hub's identity may not list anything: the filters' informers never sync. The hub says why
+// on /v1/readyz, and a filtered request is refused with 429 and Retry-After after a bounded wait.
+TEST(FiltersNotReady, ReadyzSaysWhyAndFilteredRequestsGet429) {
+  ClusterOptions o;
+  o.seeds = {"fake_apiserver/topology-objects.json"};
+  o.apiserver_flags = {"--deny-user=system:node:edge-node-1"};
+  Cluster cluster(o);
+  cluster.start_apiserver();
+  cluster.start_hub(/*wait_ready=*/false);
+  int code = 0;
+  const std::string reason = cluster.admin_get("/v1/readyz", &code);
+  EXPECT_NE(code, 200);
+  EXPECT_NE(reason.find("filters waiting for the first list of: node edge-node-1 nodepools services"),
+            std::string::npos) << reason;
+  auto r = http_request(cluster.proxy_port(), "GET", kSlices, {{"User-Agent", kKubeProxy}}, "",
+                        std::chrono::seconds(30));
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_NE(r.headers.find("Retry-After: 1"), std::string::npos) << r.headers;
+  EXPECT_NE(r.body.find("filters are not ready"), std::string::npos) << r.body;
+  // An unfiltered client is not held up: it gets the apiserver's own answer (403 here).
+  auto k = http_request(cluster.proxy_port(), "GET", kSlices, {{"User-Agent", "kubectl/v1.32"}});
+  EXPECT_EQ(k.status, 403) << k.body;
+}
+
 }  // namespace
 }  // namespace yurthub::test
