@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, builds, then runs the hub in front of the
 # bundled fake apiserver (test/fake_apiserver) and shows, with kubectl through the hub:
-# online proxying (get, watch, apply, whoami), the hub's metrics, and offline service from the
-# node's cache when the cloud goes away, then the cloud coming back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS
-# proxy, 10267 admin) unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
+# online proxying (get, watch, apply, whoami), filtering (kube-proxy's pool-scoped endpoints), the
+# hub's metrics, and offline service from the node's cache when the cloud goes away, then the cloud
+# coming back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS proxy, 10267 admin)
+# unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -78,6 +79,16 @@ kubelet_pods() {
   exec 3<&-
 }
 kubelet_pods
+
+say "filtering: service web is pool-scoped (openyurt.io/topologyKeys); edge-node-1 is in pool-a, edge-node-2 in pool-b"
+slice_nodes() {  # slice_nodes USER-AGENT: the nodes of web's endpoints in an EndpointSlice list
+  exec 3<>"/dev/tcp/127.0.0.1/$proxy_port"
+  printf 'GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%%2Fservice-name%%3Dweb HTTP/1.0\r\nUser-Agent: %s\r\n\r\n' "$1" >&3
+  sed '1,/^\r$/d' <&3 | grep -o '"nodeName":"[^"]*"' | tr '\n' ' '; echo
+  exec 3<&-
+}
+printf 'as kubectl (unfiltered):     '; slice_nodes kubectl/v1.32
+printf 'as kube-proxy (servicetopology): '; slice_nodes kube-proxy/v1.32
 
 say "a pod's service-account token, over the HTTPS port (10268), reaches the apiserver as the pod"
 run kubectl --kubeconfig=/dev/null --server="https://127.0.0.1:$secure_port" \
