@@ -12,16 +12,20 @@ FilterManager::FilterManager(FilterManagerSettings settings, hub::MetricsRegistr
     : settings_(std::move(settings)), metrics_(registry) {
   assignment_.store(std::make_shared<const FilterAssignment>(
       FilterAssignment::build(settings_.flags, {})));
+  view_.store(std::make_shared<const ClusterView>(build_cluster_view(settings_inputs())));
+  last_config_description_ = assignment_.load()->describe();
+}
+
+FilterManager::~FilterManager() { stop(); }
+
+ViewInputs FilterManager::settings_inputs() const {
   ViewInputs in;
   in.node_name = settings_.node_name;
   in.nodepool_flag = settings_.nodepool_name;
   in.hub_host = settings_.hub_host;
   in.hub_port = settings_.hub_port;
-  view_.store(std::make_shared<const ClusterView>(build_cluster_view(in)));
-  last_config_description_ = assignment_.load()->describe();
+  return in;
 }
-
-FilterManager::~FilterManager() { stop(); }
 
 void FilterManager::set_config(const std::map<std::string, std::string>& data) {
   auto next = std::make_shared<const FilterAssignment>(FilterAssignment::build(settings_.flags, data));
@@ -86,11 +90,7 @@ void FilterManager::rebuild_view() {
   }
   const bool use_v1beta1 = pools_->missing() && pools_v1beta1_;
   hub::Informer& pools = use_v1beta1 ? *pools_v1beta1_ : *pools_;
-  ViewInputs in;
-  in.node_name = settings_.node_name;
-  in.nodepool_flag = settings_.nodepool_name;
-  in.hub_host = settings_.hub_host;
-  in.hub_port = settings_.hub_port;
+  ViewInputs in = settings_inputs();
   in.node = node_->snapshot();
   in.pools = pools.snapshot();
   in.services = services_->snapshot();
@@ -129,8 +129,6 @@ std::vector<const ObjectFilter*> FilterManager::chain_for(const hub::RequestInfo
   }
   return chain;
 }
-
-bool FilterManager::filters(const hub::RequestInfo& info) const { return !chain_for(info).empty(); }
 
 std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const hub::RequestInfo& info) {
   auto chain = chain_for(info);

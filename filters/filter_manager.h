@@ -55,13 +55,14 @@ class FilterManager final : public hub::FilterHooks {
   std::shared_ptr<const ClusterView> view() const { return view_.load(); }
   FilterMetrics& metrics() { return metrics_; }
 
-  bool filters(const hub::RequestInfo& info) const override;
   bool ready() const override { return ready_.load(); }
   std::unique_ptr<hub::ResponseFilter> filter(const hub::RequestInfo& info) override;
 
  private:
   std::vector<const ObjectFilter*> chain_for(const hub::RequestInfo& info) const;
   void rebuild_view();
+  // The ViewInputs that come from the flags (no informer snapshots yet).
+  ViewInputs settings_inputs() const;
 
   FilterManagerSettings settings_;
   FilterMetrics metrics_;

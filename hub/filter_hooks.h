@@ -1,8 +1,8 @@
 // The hub's extension point for response filters (filters/ implements it; the hub knows no
 // filter, and the filters know nothing of streams and sockets):
 //
-//   FilterHooks     asked by the Forwarder for every request: is its response filtered (then the
-//                   hub asks the apiserver for JSON), are the filters ready, and for a filter.
+//   FilterHooks     asked by the Forwarder for every request: a filter for its response (then the
+//                   hub asks the apiserver for JSON), and are the filters ready.
 //   ResponseFilter  transforms one response body as it streams past: whole objects, list items
 //                   and watch events, re-framed for the client. For watches it can also produce
 //                   corrections when what the filters read (Services, pool membership) changed.
@@ -40,13 +40,12 @@ class ResponseFilter {
 class FilterHooks {
  public:
   virtual ~FilterHooks() = default;
-  // Whether the response to this request is filtered. Then the Forwarder asks the apiserver for
-  // JSON, waits (bounded) for ready(), and relays the response through filter().
-  virtual bool filters(const RequestInfo& info) const = 0;
+  // A filter for the response to this request, or nullptr when it is not filtered. With a
+  // filter, the Forwarder asks the apiserver for JSON, waits (bounded) for ready(), and relays a
+  // 2xx JSON response through it.
+  virtual std::unique_ptr<ResponseFilter> filter(const RequestInfo& info) = 0;
   // The filters' inputs (informers) have been listed once; until then filtered requests wait.
   virtual bool ready() const = 0;
-  // A filter for one 2xx response; nullptr to relay it unfiltered.
-  virtual std::unique_ptr<ResponseFilter> filter(const RequestInfo& info) = 0;
 };
 
 }  // namespace yurthub::hub

@@ -77,10 +77,17 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   CacheHooks* cache = shared_.cache;
   const bool cached = cache && cache->cacheable(info);
   FilterHooks* filters = shared_.filters;
-  const bool filtered = filters && filters->filters(info);
-  if (filtered && !filters->ready() && !co_await wait_for_filters()) {
-    co_return co_await fail(Failure::FiltersNotReady, "the informers of nodes, nodepools and services have not synced",
-                            parser, client_keep_alive, ForwardResult{});
+  std::unique_ptr<ResponseFilter> filter = filters ? filters->filter(info) : nullptr;
+  const bool filtered = filter != nullptr;
+  if (filtered && !filters->ready()) {
+    // Polled: readiness flips once per process, so a waiter list would buy nothing.
+    const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
+                                           std::chrono::milliseconds(100));
+    if (!ready) {
+      co_return co_await fail(Failure::FiltersNotReady,
+                              "the informers of nodes, nodepools and services have not synced",
+                              parser, client_keep_alive, ForwardResult{});
+    }
   }
   strip_hop_by_hop(req, upgrade);
   req.version(11);
@@ -92,7 +99,15 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   // Table and aggregated-discovery forms fall back to plain JSON). docs/offline-semantics.md.
   if (cached || filtered) req.set(http::field::accept, "application/json");
 
-  if (shared_.health && !shared_.health->initial_probes_done()) co_await wait_for_first_probes();
+  if (shared_.health && !shared_.health->initial_probes_done()) {
+    // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
+    // from the cache although the apiserver is fine. One probe takes at most its attempts'
+    // timeouts.
+    const auto& o = shared_.options;
+    co_await poll_until([health = shared_.health] { return health->initial_probes_done(); },
+                        std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
+                        std::chrono::milliseconds(20));
+  }
   ForwardResult result;
   std::vector<bool> tried(shared_.servers.size());
   std::string last_error;
@@ -171,10 +186,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     if (cached) {
       tap = cache->tap(info, rp.get().result_int(), std::string_view(rp.get()[http::field::content_type]));
     }
-    std::unique_ptr<ResponseFilter> filter;
-    if (filtered && rp.get().result_int() / 100 == 2 &&
-        std::string_view(rp.get()[http::field::content_type]).starts_with("application/json")) {
-      filter = filters->filter(info);
+    // Only a successful JSON body is what the filters read; a Status error passes as sent.
+    if (filter && (rp.get().result_int() / 100 != 2 ||
+                   !std::string_view(rp.get()[http::field::content_type]).starts_with("application/json"))) {
+      filter.reset();
     }
     co_return co_await relay.relay(std::move(up), rp, info, client_keep_alive && parser.is_done(),
                                    client_version_, tap.get(), filter.get(), result);
@@ -182,28 +197,14 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
 }
 
 template <class Stream>
-net::awaitable<void> Forwarder<Stream>::wait_for_first_probes() {
-  // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
-  // from the cache although the apiserver is fine. One probe takes at most its attempts' timeouts.
-  const auto& o = shared_.options;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1);
+net::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
+                                                   std::chrono::steady_clock::duration limit,
+                                                   std::chrono::milliseconds period) {
   net::steady_timer timer(client_->write_watchdog.get_executor());
-  while (!shared_.health->initial_probes_done() && std::chrono::steady_clock::now() < deadline &&
-         !shared_.draining) {
-    timer.expires_after(std::chrono::milliseconds(20));
-    co_await timer.async_wait(kNoThrow);
-  }
-}
-
-template <class Stream>
-net::awaitable<bool> Forwarder<Stream>::wait_for_filters() {
-  // Polled: readiness flips once per process, so a waiter list would buy nothing.
-  net::steady_timer timer(client_->write_watchdog.get_executor());
-  const auto deadline = std::chrono::steady_clock::now() + kFiltersReadyWait;
-  while (!shared_.filters->ready()) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline || shared_.draining) co_return false;
-    timer.expires_after(std::chrono::milliseconds(100));
+    timer.expires_after(period);
     co_await timer.async_wait(kNoThrow);
   }
   co_return true;

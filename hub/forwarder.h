@@ -7,6 +7,8 @@
 // Called by ProxySession for every request; worker-thread only.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,10 +32,12 @@ class Forwarder {
                                                 bool client_keep_alive);
 
  private:
-  // Waits (bounded) until every apiserver has had its first health probe.
-  boost::asio::awaitable<void> wait_for_first_probes();
-  // Waits (at most kFiltersReadyWait) for the filters' informers to sync; false if they did not.
-  boost::asio::awaitable<bool> wait_for_filters();
+  // Checks `done` every `period` until it holds (true) or `limit` passes or the hub drains
+  // (false). For conditions that flip once per process: the first health probes, the filters'
+  // first sync.
+  boost::asio::awaitable<bool> poll_until(std::function<bool()> done,
+                                          std::chrono::steady_clock::duration limit,
+                                          std::chrono::milliseconds period);
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.

@@ -141,7 +141,8 @@ class Informer::State {
   net::awaitable<WatchEnd> read_events(http::response_parser<http::buffer_body>& parser,
                                        beast::flat_buffer& buffer, std::string& reason);
   net::awaitable<Status> send(const std::string& target, Clock::duration deadline);
-  net::awaitable<void> back_off();
+  // Waits the current backoff (at most `cap`), then doubles it up to `cap`.
+  net::awaitable<void> back_off(std::chrono::milliseconds cap);
   Status apply_list(const std::string& body);
   EventResult apply_event(std::string_view raw, std::optional<ObjectMap>& working,
                           std::string& reason);
@@ -197,14 +198,12 @@ net::awaitable<void> Informer::State::loop() {
     if (!listed && missing.load()) {
       // Backs off as for a failure (the 404 may have come from the hub's cache in a moment
       // offline), but quietly and at most every missing_retry.
-      backoff_timer_.expires_after(std::min(backoff_, options_.missing_retry));
-      backoff_ = std::min(backoff_ * 2, options_.missing_retry);
-      co_await backoff_timer_.async_wait(kNoThrow);
+      co_await back_off(options_.missing_retry);
       continue;
     }
     if (!listed) {
       note_failure("list", listed.error().message);
-      co_await back_off();
+      co_await back_off(options_.backoff_max);
       continue;
     }
     for (;;) {
@@ -224,15 +223,15 @@ net::awaitable<void> Informer::State::loop() {
                  (end == WatchEnd::Relist ? " (expired: " + reason + ")" : std::string());
       }
       note_failure("watch", reason);
-      co_await back_off();
+      co_await back_off(options_.backoff_max);
       break;
     }
   }
 }
 
-net::awaitable<void> Informer::State::back_off() {
-  backoff_timer_.expires_after(backoff_);
-  backoff_ = std::min(backoff_ * 2, options_.backoff_max);
+net::awaitable<void> Informer::State::back_off(std::chrono::milliseconds cap) {
+  backoff_timer_.expires_after(std::min(backoff_, cap));
+  backoff_ = std::min(backoff_ * 2, cap);
   co_await backoff_timer_.async_wait(kNoThrow);
 }
 
