@@ -58,13 +58,24 @@ void append_event(std::string_view type, std::string_view object_json, std::stri
   out->append("}\n");
 }
 
-ClientView::Seen seen_of(Verdict v) {
-  return v == Verdict::Modified ? ClientView::Seen::Modified
-         : v == Verdict::Drop   ? ClientView::Seen::Dropped
-                                : ClientView::Seen::AsSent;
-}
+// What the filters made of one object: the verdict, the changed object's JSON (Modified only),
+// and how a client that was sent it sees it (ClientView).
+struct Outcome {
+  Verdict verdict;
+  std::string json;
 
-std::uint64_t digest_of(const std::string& json) { return std::hash<std::string>{}(json); }
+  Outcome(Verdict v, const rapidjson::Value& object) : verdict(v) {
+    if (v == Verdict::Modified) json = json_of(object);
+  }
+  ClientView::Seen seen() const {
+    return verdict == Verdict::Modified ? ClientView::Seen::Modified
+           : verdict == Verdict::Drop   ? ClientView::Seen::Dropped
+                                        : ClientView::Seen::AsSent;
+  }
+  std::uint64_t digest() const {
+    return verdict == Verdict::Modified ? std::hash<std::string>{}(json) : 0;
+  }
+};
 
 }  // namespace
 
@@ -96,22 +107,20 @@ class FilterChain::ListWriter final : public hub::ListSink {
     const bool parsed = !doc.HasParseError() && doc.IsObject();
     if (!parsed) chain_.count_parse_failure();
     else verdict = chain_.run(doc, doc.GetAllocator(), *view);
-    std::string json;
-    if (verdict == Verdict::Modified) json = json_of(doc);
+    const Outcome outcome(verdict, doc);
     if (chain_.client_view_ && parsed) {
       // Recorded as an ADDED event, the form the client's watch corrections read.
       const std::string key = key_of(doc);  // filters do not rename objects
       if (!key.empty()) {
         std::string event;
         append_event("ADDED", raw, &event);
-        chain_.client_view_->put(key, event, seen_of(verdict),
-                                 verdict == Verdict::Modified ? digest_of(json) : 0, view);
+        chain_.client_view_->put(key, event, outcome.seen(), outcome.digest(), view);
       }
     }
     if (verdict == Verdict::Drop) return;
     if (!first_item_) out->push_back(',');
     first_item_ = false;
-    if (verdict == Verdict::Modified) out->append(json);
+    if (verdict == Verdict::Modified) out->append(outcome.json);
     else out->append(raw);
   }
   void items_end() override { out->push_back(']'); }
@@ -235,26 +244,21 @@ void FilterChain::on_event(std::string_view raw, const View& view, std::string* 
     return;
   }
   const std::string key = client_view_ ? key_of(*object) : std::string();
-  const Verdict verdict = run(*object, event.GetAllocator(), *view);
+  const Outcome outcome(run(*object, event.GetAllocator(), *view), *object);
   if (type == "DELETED") {
     if (!key.empty()) client_view_->erase(key);
-    if (verdict == Verdict::Modified) append_event(type, json_of(*object), out);
+    if (outcome.verdict == Verdict::Modified) append_event(type, outcome.json, out);
     else out->append(raw).push_back('\n');
     return;
   }
-  std::string json;
-  if (verdict == Verdict::Keep) {
+  if (outcome.verdict == Verdict::Keep) {
     out->append(raw).push_back('\n');
-  } else if (verdict == Verdict::Modified) {
-    json = json_of(*object);
-    append_event(type, json, out);
+  } else if (outcome.verdict == Verdict::Modified) {
+    append_event(type, outcome.json, out);
   } else {  // the filters may have changed `object` before dropping it: send the original
     append_event("DELETED", original_object_json(raw), out);
   }
-  if (!key.empty()) {
-    client_view_->put(key, raw, seen_of(verdict), verdict == Verdict::Modified ? digest_of(json) : 0,
-                      view);
-  }
+  if (!key.empty()) client_view_->put(key, raw, outcome.seen(), outcome.digest(), view);
 }
 
 bool FilterChain::correct(std::string* out) {
@@ -264,16 +268,15 @@ bool FilterChain::correct(std::string* out) {
     rapidjson::Document event;
     event.Parse(e.raw_event.data(), e.raw_event.size());
     rapidjson::Value& object = event["object"];  // entries were recorded from parsed objects
-    const Verdict verdict = run(object, event.GetAllocator(), *view);
-    std::string json;
-    if (verdict == Verdict::Modified) json = json_of(object);
-    const ClientView::Seen seen = seen_of(verdict);
-    const std::uint64_t digest = verdict == Verdict::Modified ? digest_of(json) : 0;
+    const Outcome outcome(run(object, event.GetAllocator(), *view), object);
+    const ClientView::Seen seen = outcome.seen();
+    const std::uint64_t digest = outcome.digest();
     if (seen == e.seen && digest == e.digest) return;
     if (seen == ClientView::Seen::Dropped) {
       append_event("DELETED", original_object_json(e.raw_event), out);
     } else {
-      if (seen == ClientView::Seen::AsSent) json = original_object_json(e.raw_event);
+      const std::string json = seen == ClientView::Seen::Modified ? outcome.json
+                                                                  : original_object_json(e.raw_event);
       append_event(e.seen == ClientView::Seen::Dropped ? "ADDED" : "MODIFIED", json, out);
     }
     e.seen = seen;

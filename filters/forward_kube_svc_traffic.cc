@@ -30,22 +30,12 @@ class ForwardKubeSvcTrafficFilter final : public ObjectFilter {
     // A slice of the other family cannot carry the hub's address (YurtHub logs and keeps it).
     if (string_member(object, "addressType") != (ipv6 ? "IPv6" : "IPv4")) return Verdict::Keep;
 
-    bool changed = false;
-    rapidjson::Value* ports = find_member(object, "ports");
-    if (ports != nullptr && ports->IsArray()) {
-      for (rapidjson::Value& port : ports->GetArray()) {
-        if (!port.IsObject() || string_member(port, "name") != "https") continue;
-        rapidjson::Value number(static_cast<int>(view.hub_port));
-        changed |= set_member(port, "port", number, allocator);
-        break;  // as YurtHub: the first "https" port only
-      }
-    }
+    // As YurtHub: the first "https" port only.
+    bool changed = set_https_port(find_member(object, "ports"), view.hub_port, /*first_only=*/true,
+                                  allocator);
 
     rapidjson::Value addresses(rapidjson::kArrayType);
-    addresses.PushBack(
-        rapidjson::Value(view.hub_host.data(),
-                         static_cast<rapidjson::SizeType>(view.hub_host.size()), allocator),
-        allocator);
+    addresses.PushBack(string_value(view.hub_host, allocator), allocator);
     rapidjson::Value conditions(rapidjson::kObjectType);
     conditions.AddMember("ready", true, allocator);
     rapidjson::Value endpoint(rapidjson::kObjectType);

@@ -26,23 +26,16 @@ class MasterServiceFilter final : public ObjectFilter {
     rapidjson::Value* spec = find_member(object, "spec");
     if (spec == nullptr || !spec->IsObject()) return Verdict::Keep;
 
-    const auto host_length = static_cast<rapidjson::SizeType>(view.hub_host.size());
     bool changed = false;
-    rapidjson::Value cluster_ip(view.hub_host.data(), host_length, allocator);
+    rapidjson::Value cluster_ip = string_value(view.hub_host, allocator);
     changed |= set_member(*spec, "clusterIP", cluster_ip, allocator);
     rapidjson::Value cluster_ips(rapidjson::kArrayType);
-    cluster_ips.PushBack(rapidjson::Value(view.hub_host.data(), host_length, allocator), allocator);
+    cluster_ips.PushBack(string_value(view.hub_host, allocator), allocator);
     changed |= set_member(*spec, "clusterIPs", cluster_ips, allocator);
 
     // Only `port` moves: targetPort is what the apiserver listens on, which the hub does not use.
-    rapidjson::Value* ports = find_member(*spec, "ports");
-    if (ports != nullptr && ports->IsArray()) {
-      for (rapidjson::Value& port : ports->GetArray()) {
-        if (!port.IsObject() || string_member(port, "name") != "https") continue;
-        rapidjson::Value number(static_cast<int>(view.hub_port));
-        changed |= set_member(port, "port", number, allocator);
-      }
-    }
+    changed |= set_https_port(find_member(*spec, "ports"), view.hub_port, /*first_only=*/false,
+                              allocator);
     return changed ? Verdict::Modified : Verdict::Keep;
   }
 };

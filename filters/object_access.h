@@ -70,6 +70,28 @@ inline bool set_member(rapidjson::Value& object, const char* key, rapidjson::Val
   return true;
 }
 
+// A JSON string holding a copy of `text`, allocated with `allocator`.
+inline rapidjson::Value string_value(std::string_view text,
+                                     rapidjson::Document::AllocatorType& allocator) {
+  return rapidjson::Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), allocator);
+}
+
+// Sets `port` on the entries of `ports` named "https" (only the first with `first_only`), as
+// the masterservice family of filters point the kubernetes Service at the hub. `ports` may be
+// null or of any type. Returns whether anything changed.
+inline bool set_https_port(rapidjson::Value* ports, int port, bool first_only,
+                           rapidjson::Document::AllocatorType& allocator) {
+  if (ports == nullptr || !ports->IsArray()) return false;
+  bool changed = false;
+  for (rapidjson::Value& entry : ports->GetArray()) {
+    if (!entry.IsObject() || string_member(entry, "name") != "https") continue;
+    rapidjson::Value number(port);
+    changed |= set_member(entry, "port", number, allocator);
+    if (first_only) break;
+  }
+  return changed;
+}
+
 // Removes, in place and keeping order, the elements of `array` for which `keep(element)` is
 // false. Returns how many were removed. REQUIRES: array.IsArray().
 template <class Keep>

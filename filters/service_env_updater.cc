@@ -23,8 +23,7 @@ bool update_container(rapidjson::Value& container, const std::string& host, cons
                                                                    : nullptr;
     if (value == nullptr) continue;
     // Like YurtHub only `value` is set; kubelet prefers a non-empty value over valueFrom.
-    rapidjson::Value text(value->data(), static_cast<rapidjson::SizeType>(value->size()),
-                          allocator);
+    rapidjson::Value text = string_value(*value, allocator);
     changed |= set_member(var, "value", text, allocator);
   }
   return changed;
