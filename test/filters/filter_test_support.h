@@ -100,6 +100,17 @@ struct ApplyCase {
   std::string expected;
 };
 
+// The masterservice family (masterservice, forwardkubesvctraffic, serviceenvupdater): ready only
+// once the hub's in-cluster address is known, never reactive, and named `name`.
+inline void expect_ready_only_with_hub_host(const ObjectFilter& filter, std::string_view name) {
+  ClusterView view = base_view();
+  EXPECT_TRUE(filter.ready(view));
+  view.hub_host.clear();
+  EXPECT_FALSE(filter.ready(view));
+  EXPECT_FALSE(filter.reactive());
+  EXPECT_EQ(filter.name(), name);
+}
+
 inline const char* verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::Keep:

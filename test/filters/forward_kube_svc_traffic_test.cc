@@ -112,13 +112,7 @@ TEST(ForwardKubeSvcTrafficFilter, Apply) {
 }
 
 TEST(ForwardKubeSvcTrafficFilter, ReadyOnceHubHostIsKnown) {
-  auto filter = make_forward_kube_svc_traffic_filter();
-  ClusterView view = test_support::base_view();
-  EXPECT_TRUE(filter->ready(view));
-  view.hub_host.clear();
-  EXPECT_FALSE(filter->ready(view));
-  EXPECT_FALSE(filter->reactive());
-  EXPECT_EQ(filter->name(), "forwardkubesvctraffic");
+  test_support::expect_ready_only_with_hub_host(*make_forward_kube_svc_traffic_filter(), "forwardkubesvctraffic");
 }
 
 TEST(ForwardKubeSvcTrafficFilter, Handles) {

@@ -120,13 +120,7 @@ TEST(MasterServiceFilter, Apply) {
 }
 
 TEST(MasterServiceFilter, ReadyOnceHubHostIsKnown) {
-  auto filter = make_master_service_filter();
-  ClusterView view = test_support::base_view();
-  EXPECT_TRUE(filter->ready(view));
-  view.hub_host.clear();
-  EXPECT_FALSE(filter->ready(view));
-  EXPECT_FALSE(filter->reactive());
-  EXPECT_EQ(filter->name(), "masterservice");
+  test_support::expect_ready_only_with_hub_host(*make_master_service_filter(), "masterservice");
 }
 
 TEST(MasterServiceFilter, Handles) {

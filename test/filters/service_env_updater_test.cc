@@ -127,13 +127,7 @@ TEST(ServiceEnvUpdaterFilter, Apply) {
 }
 
 TEST(ServiceEnvUpdaterFilter, ReadyOnceHubHostIsKnown) {
-  auto filter = make_service_env_updater_filter();
-  ClusterView view = test_support::base_view();
-  EXPECT_TRUE(filter->ready(view));
-  view.hub_host.clear();
-  EXPECT_FALSE(filter->ready(view));
-  EXPECT_FALSE(filter->reactive());
-  EXPECT_EQ(filter->name(), "serviceenvupdater");
+  test_support::expect_ready_only_with_hub_host(*make_service_env_updater_filter(), "serviceenvupdater");
 }
 
 TEST(ServiceEnvUpdaterFilter, Handles) {

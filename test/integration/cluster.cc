@@ -1,6 +1,8 @@
 // Integration-test cluster; see cluster.h.
 #include "test/integration/cluster.h"
 
+#include "test/integration/http_client.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -151,21 +153,14 @@ double Cluster::metric(const std::string& series) const {
 }
 
 std::string raw_http(int port, const std::string& request, std::chrono::milliseconds timeout) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const int fd = connect_to(port, timeout);
   std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) >= 0) {
+  if (fd >= 0 && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) >= 0) {
     char buf[65536];
     ssize_t n;
     while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
+  if (fd >= 0) ::close(fd);
   return response;
 }
 

@@ -9,7 +9,6 @@
 #include <regex>
 
 namespace yurthub::test {
-namespace {
 
 int connect_to(int port, std::chrono::milliseconds timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -25,6 +24,8 @@ int connect_to(int port, std::chrono::milliseconds timeout) {
   }
   return fd;
 }
+
+namespace {
 
 std::string build(const std::string& method, const std::string& target, const Headers& headers,
                   const std::string& body) {

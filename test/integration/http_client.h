@@ -15,6 +15,9 @@ namespace yurthub::test {
 
 inline constexpr const char* kKubeletAgent = "kubelet/v1.32.4 (linux/amd64) kubernetes/abc1234";
 
+// A blocking loopback TCP connection with a receive timeout; -1 when it cannot connect.
+int connect_to(int port, std::chrono::milliseconds timeout);
+
 struct HttpResponse {
   int status = 0;  // 0: no response
   std::string headers;
