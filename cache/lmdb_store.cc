@@ -30,7 +30,7 @@
 namespace yurthub::cache {
 namespace {
 
-constexpr unsigned kMaxDbs = 16;        // 4 used; room for the journal without a format change
+constexpr unsigned kMaxDbs = 16;        // 5 used
 constexpr unsigned kMaxReaders = 1024;  // one per live ReadView across all processes
 constexpr mdb_mode_t kFileMode = 0600;  // the cache holds secrets and service-account tokens
 constexpr std::string_view kFormatVersionKey = "format_version";
@@ -54,7 +54,8 @@ Error lmdb_error(const std::string& what, int rc) {
 // (a coroutine finishing after shutdown) never touches a closed environment.
 struct Env {
   MDB_env* env = nullptr;
-  MDB_dbi lists = 0, objects = 0, discovery = 0, meta = 0;
+  MDB_dbi lists = 0, objects = 0, discovery = 0, meta = 0, journal = 0;
+  bool has_journal = false;  // false only for a read-only open of a cache older than the journal
   std::size_t max_key = 0;
   bool read_only = false;
   std::string directory;
@@ -184,6 +185,20 @@ class LmdbReader : public Base {
     return std::string(*value);
   }
 
+  void scan_journal(
+      const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
+    if (!env_->has_journal) return;
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->journal, &rc);
+    MDB_val key{}, value{};
+    if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
+    for (; rc == 0; rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
+      if (key.mv_size != 8) continue;
+      if (!visit(read_be(from_val(key), 8), keep(from_val(value)))) return;
+    }
+    log_cursor_end("scanning the journal", rc);
+  }
+
  protected:
   // copy_values: values returned by a read-only transaction point into the map and stay valid
   // until the transaction ends. Values returned by a write transaction are only valid until its
@@ -257,6 +272,7 @@ class EmptyView final : public ReadView {
             const std::function<bool(std::string_view, std::string_view, const StoredObject&)>&)
       override {}
   std::optional<std::string> discovery(std::string_view) override { return std::nullopt; }
+  void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>&) override {}
 };
 
 // ---- writing ---------------------------------------------------------------------------------
@@ -343,11 +359,25 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
     return put(env_->discovery, path, json, "storing " + what);
   }
 
+  Status put_journal(std::uint64_t seq, std::string_view entry) override {
+    return put(env_->journal, journal_key(seq), entry, "storing journal entry " + std::to_string(seq));
+  }
+
+  Status delete_journal(std::uint64_t seq) override {
+    return del(env_->journal, journal_key(seq), "deleting journal entry " + std::to_string(seq));
+  }
+
   // The first LMDB error of this transaction. LMDB has then invalidated the transaction, so
   // write() aborts it even if the caller's function ignored the error and returned ok.
   const std::optional<Error>& failure() const { return failure_; }
 
  private:
+  static std::string journal_key(std::uint64_t seq) {
+    std::string key;
+    append_be(key, seq, 8);
+    return key;
+  }
+
   static std::string object_name(std::uint32_t set, std::string_view ns, std::string_view name) {
     return "object " + (ns.empty() ? "" : std::string(ns) + "/") + std::string(name) + " (set " +
            std::to_string(set) + ")";
@@ -448,12 +478,14 @@ class LmdbStore final : public Store {
     TxnGuard txn(raw);
     std::uint64_t pages = 2;  // the two meta pages
     for (MDB_dbi dbi : {MDB_dbi{0}, MDB_dbi{1}, env_->lists, env_->objects, env_->discovery,
-                        env_->meta}) {  // 0: free list, 1: main (names of the databases)
+                        env_->meta, env_->journal}) {  // 0: free list, 1: main (db names)
+      if (dbi == env_->journal && !env_->has_journal) continue;
       MDB_stat st{};
       if (mdb_stat(txn.get(), dbi, &st) != 0) continue;
       pages += st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;
       if (dbi == env_->objects) out.objects = st.ms_entries;
       if (dbi == env_->lists) out.lists = st.ms_entries;
+      if (dbi == env_->journal) out.journal_entries = st.ms_entries;
     }
     out.used_bytes = pages * env_stat.ms_psize;
     return out;
@@ -552,6 +584,13 @@ Status open_databases(Env& env) {
       return lmdb_error("cache " + env.directory + ": database '" + name + "'", rc);
     }
   }
+  // Added after format 1 shipped: created on the first read-write open; a read-only open of an
+  // older cache reads it as empty.
+  const int rc = mdb_dbi_open(txn.get(), "journal", env.read_only ? 0 : MDB_CREATE, &env.journal);
+  if (rc != 0 && !(env.read_only && rc == MDB_NOTFOUND)) {
+    return lmdb_error("cache " + env.directory + ": database 'journal'", rc);
+  }
+  env.has_journal = rc == 0;
   if (Status s = check_format(txn.get(), env); !s) return s;
   // Committing (even a read-only transaction) is what makes the handles usable by later ones.
   if (int rc = mdb_txn_commit(txn.release()); rc != 0) {

@@ -3,7 +3,7 @@
 // the only file in the project that includes <lmdb.h>.
 //
 // On-disk format (format_version 1), one LMDB environment in StoreOptions::directory (data.mdb,
-// lock.mdb, both 0600), four named databases, all integers big-endian so keys sort numerically:
+// lock.mdb, both 0600), five named databases, all integers big-endian so keys sort numerically:
 //
 //   meta       "format_version" -> u32; "next_set_id" -> u32 (ids start at 1, never reused)
 //   lists      ListIdentity::key() -> ListRecord, encoded as
@@ -13,6 +13,8 @@
 //   objects    u32 set id | namespace | '\0' | name -> u64 resourceVersion | JSON bytes
 //              (cluster-scoped objects have an empty namespace, so they sort first in a set)
 //   discovery  request path ("/api/v1") -> JSON bytes
+//   journal    u64 sequence number -> JournalEntry as JSON (journal_entry.h); added without a
+//              format change: an older binary ignores it, a newer one creates it on open
 //
 // A binary whose kStoreFormatVersion is lower than the stored format_version refuses to open the
 // cache (it cannot know what a newer writer meant); a higher one would migrate on open.

@@ -8,6 +8,7 @@
 //   - List records: identity key -> ListRecord (which set is current, the list's resourceVersion,
 //     whether it is complete or stale, a staging set while a paginated list is being assembled).
 //   - Discovery documents (/version, /api, /apis, /api/v1, /apis/<g>/<v>): path -> JSON.
+//   - The offline write journal: sequence number -> encoded JournalEntry (cache/journal_entry.h).
 //
 // Concurrency: any number of ReadViews (consistent snapshots) on any threads, at the same time as
 // one writer. Only the CacheWriter thread calls write(). Read views may be held across coroutine
@@ -61,6 +62,10 @@ class ReadView {
                     const std::function<bool(std::string_view namespace_name,
                                              std::string_view name, const StoredObject&)>& visit) = 0;
   virtual std::optional<std::string> discovery(std::string_view path) = 0;
+  // The offline write journal (cache/journal.h): its entries in sequence order. `visit` returns
+  // false to stop.
+  virtual void scan_journal(
+      const std::function<bool(std::uint64_t seq, std::string_view entry)>& visit) = 0;
 };
 
 // One write transaction: everything done through it commits or aborts together.
@@ -79,6 +84,8 @@ class WriteTxn : public ReadView {
   // Deletes every object of the set.
   virtual Status drop_set(std::uint32_t set) = 0;
   virtual Status put_discovery(std::string_view path, std::string_view json) = 0;
+  virtual Status put_journal(std::uint64_t seq, std::string_view entry) = 0;
+  virtual Status delete_journal(std::uint64_t seq) = 0;
 };
 
 struct StoreStats {
@@ -86,6 +93,7 @@ struct StoreStats {
   std::uint64_t used_bytes = 0;  // pages in use x page size
   std::uint64_t objects = 0;
   std::uint64_t lists = 0;
+  std::uint64_t journal_entries = 0;
 };
 
 class Store {

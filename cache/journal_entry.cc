@@ -1,0 +1,73 @@
+// JournalEntry <-> JSON (see journal_entry.h). Called by the journal, its replay and the CLI.
+#include "cache/journal_entry.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace yurthub::cache {
+namespace {
+
+constexpr int kEntryVersion = 1;
+
+// The string members, in one table so encoding and decoding cannot drift apart.
+constexpr std::pair<const char*, std::string JournalEntry::*> kStrings[] = {
+    {"method", &JournalEntry::method},
+    {"target", &JournalEntry::target},
+    {"contentType", &JournalEntry::content_type},
+    {"userAgent", &JournalEntry::user_agent},
+    {"component", &JournalEntry::component},
+    {"authorization", &JournalEntry::authorization},
+    {"object", &JournalEntry::object},
+    {"base", &JournalEntry::base},
+    {"body", &JournalEntry::body},
+};
+
+}  // namespace
+
+std::string encode_journal_entry(const JournalEntry& entry) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("v");
+  w.Int(kEntryVersion);
+  w.Key("created");
+  w.Int64(entry.created_unix);
+  w.Key("baseResourceVersion");
+  w.Uint64(entry.base_resource_version);
+  for (const auto& [name, member] : kStrings) {
+    const std::string& value = entry.*member;
+    w.Key(name);
+    w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  w.EndObject();
+  return {out.GetString(), out.GetSize()};
+}
+
+std::optional<JournalEntry> decode_journal_entry(std::uint64_t seq, std::string_view bytes) {
+  rapidjson::Document doc;
+  doc.Parse(bytes.data(), bytes.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  auto v = doc.FindMember("v");
+  if (v == doc.MemberEnd() || !v->value.IsInt() || v->value.GetInt() != kEntryVersion) {
+    return std::nullopt;
+  }
+  JournalEntry entry;
+  entry.seq = seq;
+  auto created = doc.FindMember("created");
+  auto base_rv = doc.FindMember("baseResourceVersion");
+  if (created == doc.MemberEnd() || !created->value.IsInt64() || base_rv == doc.MemberEnd() ||
+      !base_rv->value.IsUint64()) {
+    return std::nullopt;
+  }
+  entry.created_unix = created->value.GetInt64();
+  entry.base_resource_version = base_rv->value.GetUint64();
+  for (const auto& [name, member] : kStrings) {
+    auto it = doc.FindMember(name);
+    if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
+    entry.*member = std::string(it->value.GetString(), it->value.GetStringLength());
+  }
+  return entry;
+}
+
+}  // namespace yurthub::cache
