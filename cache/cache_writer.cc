@@ -98,6 +98,11 @@ bool CacheWriter::known_stale(const std::string& identity) const {
   return known_stale_.count(identity) > 0;
 }
 
+void CacheWriter::wait_tasks() {
+  std::unique_lock lock(mutex_);
+  committed_cv_.wait(lock, [&] { return tasks_.empty() && !tasks_running_; });
+}
+
 void CacheWriter::flush() {
   std::unique_lock lock(mutex_);
   const std::uint64_t target = submitted_;
@@ -106,15 +111,29 @@ void CacheWriter::flush() {
   committed_cv_.wait(lock, [&] { return committed_ >= target && (!marks_pending || stale_.empty()); });
 }
 
+void CacheWriter::run_exclusive(Task task, std::function<void(Status)> done) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.emplace_back(std::move(task), std::move(done));
+  }
+  wake_.notify_one();
+}
+
 void CacheWriter::run() {
   auto last_commit = std::chrono::steady_clock::now() - options_.commit_interval;
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !stale_.empty(); });
-    if (stopping_ && queue_.empty() && stale_.empty()) break;
-    // Group commit: at most one transaction per interval; what arrives meanwhile joins it.
+    wake_.wait(lock, [&] {
+      return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty();
+    });
+    if (stopping_ && queue_.empty() && stale_.empty() && tasks_.empty()) break;
+    // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
+    // client waiting on a journaled write does not wait for the interval.
     const auto due = last_commit + options_.commit_interval;
-    if (!stopping_) wake_.wait_until(lock, due, [&] { return stopping_; });
+    if (!stopping_) wake_.wait_until(lock, due, [&] { return stopping_ || !tasks_.empty(); });
+    auto tasks = std::move(tasks_);
+    tasks_.clear();
+    tasks_running_ = !tasks.empty();
     std::vector<CacheOp> ops(std::make_move_iterator(queue_.begin()),
                              std::make_move_iterator(queue_.end()));
     queue_.clear();
@@ -125,12 +144,14 @@ void CacheWriter::run() {
     metrics_.queue_bytes.with({}).set(0);
     lock.unlock();
 
-    apply_batch(ops, stale);
+    if (!ops.empty() || !stale.empty()) apply_batch(ops, stale);
+    for (auto& [task, done] : tasks) done(store_.write(task));
     last_commit = std::chrono::steady_clock::now();
     if (last_commit - last_size_refresh_ > std::chrono::seconds(60)) refresh_size_metrics();
 
     lock.lock();
     committed_ = upto;
+    tasks_running_ = false;
     committed_cv_.notify_all();
   }
 }

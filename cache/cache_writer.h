@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -79,6 +80,15 @@ class CacheWriter {
   void submit_control(std::vector<CacheOp> ops);
   // Marks a list stale even when the queue is full (applied with the next batch).
   void mark_stale(const std::string& identity);
+  // Runs `task` in a transaction of its own on the writer thread, as soon as the batch being
+  // assembled is committed (it does not wait for the group-commit interval), then calls `done`
+  // there with the outcome: ok only once the commit is durable. For the offline write journal,
+  // whose client waits for its write. `done` must not block.
+  using Task = std::function<Status(WriteTxn&)>;
+  void run_exclusive(Task task, std::function<void(Status)> done);
+  // Blocks until no task is queued or running: their `done` callbacks have run. Called before the
+  // executors those callbacks post to are destroyed.
+  void wait_tasks();
   // Blocks until everything submitted before the call is committed (or failed).
   void flush();
   // True when a write for this list failed since its last full list. Kept in memory as well as
@@ -114,6 +124,8 @@ class CacheWriter {
   std::deque<CacheOp> queue_;
   std::size_t queue_bytes_ = 0;
   std::set<std::string> stale_;
+  std::deque<std::pair<Task, std::function<void(Status)>>> tasks_;
+  bool tasks_running_ = false;
   std::uint64_t submitted_ = 0;
   std::uint64_t committed_ = 0;
   bool stopping_ = false;
