@@ -6,28 +6,11 @@
 #include "test/fake_apiserver/api_handlers.h"
 
 #include "cache/json_patch.h"
+#include "cache/strategic_merge.h"
 #include "test/fake_apiserver/json_util.h"
 
 namespace yurthub::fake {
 namespace {
-
-// Strategic merge patch directives (`$setElementOrder/conditions`, `$patch`, `$retainKeys`,
-// `$deleteFromPrimitiveList/...`) have no merge-patch meaning; applied as a merge patch they would
-// be written into the object, so they are dropped first.
-void strip_directives(rapidjson::Value& v) {
-  if (v.IsObject()) {
-    for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
-      if (it->name.GetStringLength() > 0 && it->name.GetString()[0] == '$') {
-        it = v.EraseMember(it);
-      } else {
-        strip_directives(it->value);
-        ++it;
-      }
-    }
-  } else if (v.IsArray()) {
-    for (auto& e : v.GetArray()) strip_directives(e);
-  }
-}
 
 std::string media_type(std::string_view content_type) {
   auto semi = content_type.find(';');
@@ -70,9 +53,9 @@ Reply ApiHandlers::patch(const ApiRequest& req) {
   const ResourceInfo& r = *req.resource;
   auto target = parse_json(with_type_meta(r.kind, r.api_version(req.path.version), *stored->json));
   if (!target) return internal_error("stored object is not JSON: " + target.error().message);
-  if (strategic) strip_directives(*patch);
-  Status applied = json_patch ? cache::apply_json_patch(*target, *patch)
-                              : cache::apply_merge_patch(*target, *patch);
+  Status applied = json_patch  ? cache::apply_json_patch(*target, *patch)
+                   : strategic ? cache::apply_strategic_merge_patch(*target, *patch)
+                               : cache::apply_merge_patch(*target, *patch);
   if (!applied.ok()) {
     return status_reply(422, "Invalid",
                         "the server rejected our request due to an error in our "
