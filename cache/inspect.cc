@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/journal_entry.h"
 #include "cache/list_identity.h"
 #include "cache/store.h"
 
@@ -287,6 +288,39 @@ int run_cache_command(const std::vector<std::string>& args, const std::string& c
   if (command == "stats") return run_stats(args, cache_dir, out, err);
   err << "yurthub cache: unknown command \"" << command << "\"\n";
   return usage(err);
+}
+
+int run_journal_command(const std::vector<std::string>& args, const std::string& cache_dir,
+                        std::ostream& out, std::ostream& err) {
+  if (args.size() != 1 || args[0] != "ls") {
+    err << "usage: yurthub journal ls   (reads the journal in --disk-cache-path, read-only)\n\n"
+           "One line per offline write waiting to be replayed, oldest first:\n"
+           "  SEQ CREATED METHOD TARGET COMPONENT base-rv=RV bytes=N credentials=hub|client\n"
+           "then a total. Exit status: 0 ok, 1 error (no cache), 2 bad usage.\n";
+    return args.size() == 1 && (args[0] == "help" || args[0] == "--help") ? kExitOk : kExitUsage;
+  }
+  auto store = open_store(cache_dir, err);
+  if (!store) return kExitFailure;
+  std::size_t entries = 0, bytes = 0, unreadable = 0;
+  store->read()->scan_journal([&](std::uint64_t seq, std::string_view encoded) {
+    ++entries;
+    bytes += encoded.size();
+    auto entry = decode_journal_entry(seq, encoded);
+    if (!entry) {
+      ++unreadable;
+      out << seq << " (unreadable; the hub drops it at its next replay)\n";
+      return true;
+    }
+    out << seq << " " << rfc3339(entry->created_unix) << " " << entry->method << " "
+        << entry->target << " " << entry->component << " base-rv=" << entry->base_resource_version
+        << " bytes=" << entry->body.size()
+        << " credentials=" << (entry->authorization.empty() ? "hub" : "client") << "\n";
+    return true;
+  });
+  out << entries << " entries, " << bytes << " bytes";
+  if (unreadable) out << ", " << unreadable << " unreadable";
+  out << "\n";
+  return kExitOk;
 }
 
 }  // namespace yurthub::cache

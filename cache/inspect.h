@@ -17,4 +17,9 @@ namespace yurthub::cache {
 int run_cache_command(const std::vector<std::string>& args, const std::string& cache_dir,
                       std::ostream& out, std::ostream& err);
 
+// `yurthub journal ls`: the offline writes waiting to be replayed (cache/journal.h), oldest
+// first. Same arguments, output streams and exit statuses as run_cache_command.
+int run_journal_command(const std::vector<std::string>& args, const std::string& cache_dir,
+                        std::ostream& out, std::ostream& err);
+
 }  // namespace yurthub::cache

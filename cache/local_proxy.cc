@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "cache/local_events.h"
 #include "cache/selector.h"
 #include "hub/status.h"
 
@@ -33,8 +34,8 @@ std::string item_kind(const ListRecord& record) {
   return k.size() > 4 && k.compare(k.size() - 4, 4, "List") == 0 ? k.substr(0, k.size() - 4) : k;
 }
 
-// The cached object as the apiserver would return it from a GET: list items are stored without
-// kind/apiVersion (lists omit them), so add them from the list's record when missing.
+}  // namespace
+
 std::string as_get_response(std::string_view json, const ListRecord& record) {
   std::size_t i = 1;
   while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) ++i;
@@ -45,6 +46,8 @@ std::string as_get_response(std::string_view json, const ListRecord& record) {
   return "{\"kind\":" + quoted(item_kind(record)) + ",\"apiVersion\":" + quoted(record.api_version) +
          (empty_object ? "" : ",") + std::string(json.substr(1));
 }
+
+namespace {
 
 // The cached list to answer a request from: complete, in the request's namespace or all, with
 // selectors covering the request's; the exact identity first, else the most recently synced.
@@ -107,20 +110,17 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
   return ContinuePoint{doc["s"].GetUint(), doc["n"].GetString(), doc["m"].GetString()};
 }
 
-LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, Options options)
-    : store_(store), metrics_(metrics), options_(options) {}
+LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options)
+    : store_(store), metrics_(metrics), events_(events), options_(options) {}
 
-namespace {
-
-net::awaitable<unsigned> send_error(hub::ResponseWriter& out, hub::Failure failure, std::string detail) {
+net::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
+                                        std::string detail) {
   const hub::ApiError error = hub::api_error(failure, detail);
   if (!co_await out.start(error.code, "application/json")) co_return 0;
   co_await out.write(hub::status_body(error));
   co_await out.finish();
   co_return error.code;
 }
-
-}  // namespace
 
 net::awaitable<unsigned> LocalProxy::serve(const hub::RequestInfo& info,
                                            const std::optional<ListIdentity>& identity,
@@ -152,7 +152,7 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
   }
   metrics_.lookups.with({"get", best ? "hit" : "miss"}).inc();
   if (!best) {
-    co_return co_await send_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, hub::Failure::NotFound,
                                   info.resource + " \"" + info.name + "\" not found");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
@@ -161,11 +161,24 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
   co_return 200;
 }
 
+net::awaitable<bool> LocalProxy::send_local_change(const hub::RequestInfo& info,
+                                                   const LocalChange& change,
+                                                   hub::ResponseWriter& out) {
+  auto label = LabelSelector::parse(info.label_selector);
+  auto field = FieldSelector::parse(info.field_selector);
+  rapidjson::Document doc;
+  doc.Parse(change.json.data(), change.json.size());
+  if (!label || !field || doc.HasParseError() || !doc.IsObject()) co_return true;
+  if (!label->matches_object(doc) || !field->matches(doc)) co_return true;
+  if (!info.name.empty() && info.name != change.name) co_return true;
+  co_return co_await out.write("{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n");
+}
+
 net::awaitable<unsigned> LocalProxy::discovery(const hub::RequestInfo& info, hub::ResponseWriter& out) {
   auto document = store_.read()->discovery(info.path);
   metrics_.lookups.with({"discovery", document ? "hit" : "miss"}).inc();
   if (!document) {
-    co_return co_await send_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, hub::Failure::NotFound,
                                   "the server could not find the requested resource");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
@@ -184,7 +197,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   metrics_.lookups.with({"list", choice ? "hit" : "miss"}).inc();
   if (!choice) {
     // Never an empty list for something never listed: kubelet would take it as "no pods".
-    co_return co_await send_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, hub::Failure::NotFound,
                                   info.resource + " is not cached on this node for " +
                                       info.component + " (the node is offline)");
   }
@@ -193,7 +206,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   if (!info.continue_token.empty()) {
     from = decode_continue(info.continue_token);
     if (!from || from->set != record.set_id) {
-      co_return co_await send_error(
+      co_return co_await send_api_error(
           out, hub::Failure::Expired,
           "The provided continue parameter is too old to display a consistent list result. You "
           "can start a new list without the continue parameter.");
@@ -272,6 +285,9 @@ net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const L
                      ? std::chrono::steady_clock::duration(std::chrono::seconds(*info.timeout_seconds))
                      : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
   const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
+  // Changes the node makes while offline (journaled writes) reach the watch as MODIFIED events.
+  auto changes = events_.subscribe(identity.component, identity.group, identity.version,
+                                   identity.resource, info.namespace_name, out.waker());
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
@@ -279,7 +295,13 @@ net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const L
     // Ends early when a server turns healthy (the client then re-watches upstream), when the
     // client leaves, or when the hub drains.
     if (auto reason = co_await out.wait_until(wake)) break;
-    if (!bookmarks || std::chrono::steady_clock::now() >= deadline) continue;
+    if (changes->overflowed()) break;  // the client re-watches, and lists if it must
+    auto taken = changes->take();
+    for (const LocalChange& change : taken) {
+      if (!co_await send_local_change(info, change, out)) co_return 200;
+    }
+    // Woken for local changes, not by the clock: no bookmark is due.
+    if (!taken.empty() || !bookmarks || std::chrono::steady_clock::now() >= deadline) continue;
     auto current = store_.read()->list(identity.key());
     const std::uint64_t rv = current ? current->resource_version : record->resource_version;
     const std::string event = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(item_kind(*record)) +

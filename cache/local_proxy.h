@@ -7,6 +7,7 @@
 //             list (an empty pod list makes kubelet kill every pod);
 //   watch     200, held open until timeoutSeconds (or --min-request-timeout x [1,2)), a server
 //             turning healthy, the client leaving or the hub draining; BOOKMARKs when allowed;
+//             MODIFIED events for the node's own journaled writes (LocalEvents);
 //   discovery the cached document, else 404.
 // Everything is written as JSON. Called by NodeCache::serve_offline on worker threads; each call
 // uses its own read view.
@@ -20,9 +21,11 @@
 
 #include "cache/cache_metrics.h"
 #include "cache/list_identity.h"
+#include "cache/local_events.h"
 #include "cache/store.h"
 #include "hub/cache_hooks.h"
 #include "hub/request_info.h"
+#include "hub/status.h"
 
 namespace yurthub::cache {
 
@@ -34,7 +37,7 @@ class LocalProxy {
     std::size_t write_bytes = 64 * 1024;  // a list is written in pieces of about this size
   };
 
-  LocalProxy(Store& store, CacheMetrics& metrics, Options options);
+  LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options);
 
   // `identity`: the request's ListIdentity (CachePolicy::identity), nullopt for discovery.
   // Returns the HTTP code sent, 0 if the client left before a response was sent.
@@ -50,11 +53,25 @@ class LocalProxy {
   boost::asio::awaitable<unsigned> watch(const hub::RequestInfo& info, const ListIdentity& identity,
                                          hub::ResponseWriter& out);
   boost::asio::awaitable<unsigned> discovery(const hub::RequestInfo& info, hub::ResponseWriter& out);
+  // Sends a local change as a MODIFIED event if the watch's selectors select it. False when the
+  // client is gone.
+  boost::asio::awaitable<bool> send_local_change(const hub::RequestInfo& info,
+                                                 const LocalChange& change,
+                                                 hub::ResponseWriter& out);
 
   Store& store_;
   CacheMetrics& metrics_;
+  LocalEvents& events_;
   Options options_;
 };
+
+// The cached object as the apiserver would return it from a GET: list items are stored without
+// kind/apiVersion (lists omit them), so they are added from the list's record when missing.
+std::string as_get_response(std::string_view json, const ListRecord& record);
+
+// Answers with the Status of `failure` (hub/status.h). Returns the code sent, 0 if the client left.
+boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
+                                                std::string detail);
 
 // Offline continue tokens: "yh1." + base64url of {"s":set,"n":namespace,"m":name}. Any other
 // token (e.g. the apiserver's, from before the link dropped) cannot be resumed: 410 Expired.

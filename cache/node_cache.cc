@@ -34,9 +34,17 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
     : store_(std::move(store)),
       metrics_(registry),
       writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
-      local_(*store_, metrics_, options.offline) {}
+      journal_(registry, options.journal),
+      local_(*store_, metrics_, events_, options.offline),
+      writes_(*writer_, journal_, events_, policy_, metrics_),
+      replay_(*store_, *writer_, journal_, options.replay) {
+  journal_.load(*store_->read());
+}
 
-NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
+NodeCache::~NodeCache() {
+  replay_.stop();
+  writer_.reset();  // commits what is queued before the store closes
+}
 
 bool NodeCache::is_discovery(const hub::RequestInfo& info) const {
   return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
@@ -78,6 +86,29 @@ boost::asio::awaitable<unsigned> NodeCache::serve_offline(const hub::RequestInfo
     if (!identity) identity = ListIdentity{};  // unparseable selector: answered as "not cached"
   }
   co_return co_await local_.serve(info, identity, writer);
+}
+
+bool NodeCache::serves_offline_write(const hub::RequestInfo& info) const {
+  return writes_.handles(info);
+}
+
+boost::asio::awaitable<unsigned> NodeCache::serve_offline_write(const hub::RequestInfo& info,
+                                                                const hub::OfflineWrite& write,
+                                                                hub::ResponseWriter& writer) {
+  co_return co_await writes_.serve(info, write, writer);
+}
+
+bool NodeCache::write_pending(const hub::RequestInfo& info) const {
+  if (!info.is_resource_request || info.name.empty() || journal_.empty()) return false;
+  return journal_.pending(journal_object_key(info.api_group, info.api_version, info.resource,
+                                             info.namespace_name, info.name));
+}
+
+void NodeCache::start_replay(hub::ReplayContext context) { replay_.start(std::move(context)); }
+
+void NodeCache::stop_replay() {
+  replay_.stop();
+  writer_->wait_tasks();
 }
 
 }  // namespace yurthub::cache

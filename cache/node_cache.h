@@ -1,5 +1,6 @@
 // NodeCache: the cache as the hub sees it (hub::CacheHooks). Owns the LMDB store, the writer
-// thread, the cache policy and the offline LocalProxy. Created once by the Hub at startup (an
+// thread, the cache policy, the offline LocalProxy, and the offline write journal (OfflineWrites
+// appends, JournalReplay sends it back to the cloud). Created once by the Hub at startup (an
 // unusable cache directory is a startup error), used by every worker thread.
 #pragma once
 
@@ -9,6 +10,10 @@
 #include "cache/cache_metrics.h"
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
+#include "cache/journal.h"
+#include "cache/journal_replay.h"
+#include "cache/local_events.h"
+#include "cache/offline_writes.h"
 #include "cache/local_proxy.h"
 #include "cache/store.h"
 #include "hub/cache_hooks.h"
@@ -22,6 +27,8 @@ class NodeCache : public hub::CacheHooks {
     StoreOptions store;
     CacheWriter::Options writer;
     LocalProxy::Options offline;
+    JournalLimits journal;
+    JournalReplay::Options replay;
   };
 
   static Result<std::unique_ptr<NodeCache>> open(const Options& options,
@@ -38,6 +45,17 @@ class NodeCache : public hub::CacheHooks {
   bool serves_offline(const hub::RequestInfo& info) const override;
   boost::asio::awaitable<unsigned> serve_offline(const hub::RequestInfo& info,
                                                  hub::ResponseWriter& writer) override;
+  bool serves_offline_write(const hub::RequestInfo& info) const override;
+  boost::asio::awaitable<unsigned> serve_offline_write(const hub::RequestInfo& info,
+                                                       const hub::OfflineWrite& write,
+                                                       hub::ResponseWriter& writer) override;
+  bool write_pending(const hub::RequestInfo& info) const override;
+  void start_replay(hub::ReplayContext context) override;
+  // Stops the replay and waits for the writer's tasks, whose completions post to the hub's
+  // executors: call after the Hub stopped running and before it is destroyed.
+  void stop_replay() override;
+
+  Journal& journal() { return journal_; }
 
  private:
   NodeCache(std::unique_ptr<Store> store, const Options& options, hub::MetricsRegistry& registry);
@@ -47,7 +65,11 @@ class NodeCache : public hub::CacheHooks {
   CacheMetrics metrics_;
   CachePolicy policy_;
   std::unique_ptr<CacheWriter> writer_;
+  LocalEvents events_;
+  Journal journal_;
   LocalProxy local_;
+  OfflineWrites writes_;
+  JournalReplay replay_;
 };
 
 }  // namespace yurthub::cache

@@ -4,6 +4,7 @@
 //
 //   yurthub --server-addr=... --node-name=...       run the hub
 //   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
+//   yurthub journal ls [--disk-cache-path=DIR]           offline writes waiting for replay
 #include <iostream>
 #include <string_view>
 
@@ -24,7 +25,7 @@ int fail(const std::string& message, int code) {
   return code;
 }
 
-// `yurthub cache ...`: the cache directory comes from --disk-cache-path, as for the hub itself.
+// `yurthub cache|journal ...`: the cache directory comes from --disk-cache-path, as for the hub.
 int cache_command(int argc, char** argv) {
   std::vector<std::string> args;
   std::string dir = yurthub::hub::HubOptions{}.disk_cache_path;
@@ -33,6 +34,9 @@ int cache_command(int argc, char** argv) {
     if (arg.rfind("--disk-cache-path=", 0) == 0) dir = std::string(arg.substr(18));
     else if (arg == "--disk-cache-path" && i + 1 < argc) dir = argv[++i];
     else args.emplace_back(arg);
+  }
+  if (std::string_view(argv[1]) == "journal") {
+    return yurthub::cache::run_journal_command(args, dir, std::cout, std::cerr);
   }
   return yurthub::cache::run_cache_command(args, dir, std::cout, std::cerr);
 }
@@ -45,6 +49,9 @@ std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOpt
   cache.store.map_size = static_cast<std::uint64_t>(o.disk_cache_size_mb) << 20;
   cache.offline.min_request_timeout = o.min_request_timeout;
   cache.offline.bookmark_interval = std::chrono::seconds(o.offline_watch_bookmark_seconds);
+  cache.journal.max_entries = static_cast<std::size_t>(o.journal_max_entries);
+  cache.journal.max_bytes = static_cast<std::uint64_t>(o.journal_max_size_mb) << 20;
+  cache.journal.max_events = static_cast<std::size_t>(o.journal_max_events);
   auto opened = yurthub::cache::NodeCache::open(cache, registry);
   if (!opened) {
     error = "cannot open the cache in " + o.disk_cache_path + ": " + opened.error().message;
@@ -57,7 +64,9 @@ std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOpt
 
 int main(int argc, char** argv) {
   using namespace yurthub;
-  if (argc >= 2 && std::string_view(argv[1]) == "cache") return cache_command(argc, argv);
+  if (argc >= 2 && (std::string_view(argv[1]) == "cache" || std::string_view(argv[1]) == "journal")) {
+    return cache_command(argc, argv);
+  }
   auto options = hub::parse_flags(argc, argv);
   if (!options) return fail(options.error().message, 2);
   if (options->show_help) {
@@ -131,5 +140,6 @@ int main(int argc, char** argv) {
       [&hub] { hub.notify_filters_changed(); });
   const int code = hub.run();
   filter_manager.stop();
+  if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;
 }

@@ -13,11 +13,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
 #include "hub/request_info.h"
@@ -49,7 +51,34 @@ class ResponseWriter {
   // deadline. Used by held-open offline watches.
   virtual boost::asio::awaitable<std::optional<std::string>> wait_until(
       std::chrono::steady_clock::time_point deadline) = 0;
+  // A callable, safe to call from any thread and after the writer is gone, that makes a pending
+  // wait_until() return nullopt early: an offline watch has a local change to send.
+  virtual std::function<void()> waker() = 0;
 };
+
+// A write a client made while offline, as the Forwarder read it (the body whole, bounded).
+struct OfflineWrite {
+  std::string_view method;         // "PATCH", "PUT", "POST"
+  std::string_view target;         // request-target as received
+  std::string_view content_type;
+  std::string_view user_agent;
+  std::string_view authorization;  // the Authorization header the hub would send upstream
+  std::string body;
+};
+
+// What the journal's replay needs from the hub: where to send (the hub's own plain proxy port,
+// so that identity, server choice and metrics are the hub's usual ones) and whether any apiserver
+// is healthy.
+struct ReplayContext {
+  boost::asio::any_io_executor executor;  // worker 0
+  std::string proxy_host;
+  unsigned short proxy_port = 0;
+  std::function<bool()> online;
+};
+
+// Replayed requests carry this header: the Forwarder never journals them or holds them behind
+// the journal (they *are* the journal).
+inline constexpr std::string_view kReplayHeader = "X-Yurthub-Replay";
 
 class CacheHooks {
  public:
@@ -67,6 +96,19 @@ class CacheHooks {
   // before a response was sent.
   virtual boost::asio::awaitable<unsigned> serve_offline(const RequestInfo& info,
                                                          ResponseWriter& writer) = 0;
+
+  // Whether this write is answered locally while offline (journaled patch and update, lease
+  // update, event create); the Forwarder then reads the body and calls serve_offline_write.
+  virtual bool serves_offline_write(const RequestInfo& info) const = 0;
+  virtual boost::asio::awaitable<unsigned> serve_offline_write(const RequestInfo& info,
+                                                               const OfflineWrite& write,
+                                                               ResponseWriter& writer) = 0;
+  // Whether writes made offline to this request's object still wait to be replayed; a new write
+  // to it is held until they are.
+  virtual bool write_pending(const RequestInfo& info) const = 0;
+  // Starts and stops the journal's replay (once each; the Hub calls them on start and drain).
+  virtual void start_replay(ReplayContext context) = 0;
+  virtual void stop_replay() = 0;
 };
 
 }  // namespace yurthub::hub

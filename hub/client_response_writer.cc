@@ -2,6 +2,7 @@
 #include "hub/client_response_writer.h"
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/http.hpp>
 
 #include "hub/client_stream.h"
@@ -98,6 +99,16 @@ net::awaitable<std::optional<std::string>> ClientResponseWriter<Stream>::wait_un
   co_await client_->wake_timer.async_wait(kNoThrow);
   if (active.stop_reason) co_return std::string(active.stop_reason);
   co_return std::nullopt;
+}
+
+template <class Stream>
+std::function<void()> ClientResponseWriter<Stream>::waker() {
+  std::weak_ptr<ClientConnection<Stream>> weak = client_;
+  return [weak, executor = client_->wake_timer.get_executor()] {
+    net::post(executor, [weak] {
+      if (auto client = weak.lock()) client->wake_timer.cancel();
+    });
+  };
 }
 
 template class ClientResponseWriter<PlainStream>;

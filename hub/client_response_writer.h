@@ -25,6 +25,7 @@ class ClientResponseWriter : public ResponseWriter {
   boost::asio::awaitable<bool> finish() override;
   boost::asio::awaitable<std::optional<std::string>> wait_until(
       std::chrono::steady_clock::time_point deadline) override;
+  std::function<void()> waker() override;
 
   bool completed() const { return finished_ && !failed_; }
   std::uint64_t body_bytes() const { return body_bytes_; }

@@ -15,6 +15,15 @@ namespace {
 
 // How long a filtered request waits for the filters to be ready before it gets 429.
 constexpr std::chrono::seconds kFiltersReadyWait{10};
+// How long a write waits for the replay of the same object's offline writes.
+constexpr std::chrono::seconds kReplayWait{30};
+// A write kept while offline is bounded like the apiserver's request body (3 MiB).
+constexpr std::size_t kMaxOfflineWriteBytes = 3u << 20;
+
+bool is_write(const RequestInfo& info) {
+  return info.verb == "create" || info.verb == "update" || info.verb == "patch" ||
+         info.verb == "delete" || info.verb == "deletecollection";
+}
 
 bool carries_bearer_token(const http::fields& fields) {
   auto it = fields.find(http::field::authorization);
@@ -74,6 +83,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   const bool upgrade = is_upgrade_request(req);
   const bool has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
   const Identity identity = carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
+  if (identity == Identity::Bearer) client_authorization_ = std::string(req[http::field::authorization]);
+  // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
+  replaying_ = req.find(kReplayHeader) != req.end();
+  req.erase(kReplayHeader);
   CacheHooks* cache = shared_.cache;
   const bool cached = cache && cache->cacheable(info);
   FilterHooks* filters = shared_.filters;
@@ -107,6 +120,17 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     co_await poll_until([health = shared_.health] { return health->initial_probes_done(); },
                         std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
                         std::chrono::milliseconds(20));
+  }
+  if (cache && !replaying_ && is_write(info) && cache->write_pending(info) &&
+      shared_.servers.any_healthy()) {
+    // Writes made offline to this object go first, in order (design §6).
+    const bool replayed = co_await poll_until(
+        [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); },
+        kReplayWait, std::chrono::milliseconds(100));
+    if (!replayed) {
+      co_return co_await fail(Failure::ReplayPending, info.resource + " \"" + info.name + "\"",
+                              parser, client_keep_alive, ForwardResult{});
+    }
   }
   ForwardResult result;
   std::vector<bool> tried(shared_.servers.size());
@@ -261,6 +285,11 @@ net::awaitable<ForwardResult> Forwarder<Stream>::unreachable(Failure failure,
   if (cache && offline && cache->serves_offline(info)) {
     co_return co_await answer_offline(parser, info, keep_alive, result);
   }
+  // Writes are journaled only when no apiserver is healthy: then nothing of them was sent.
+  if (cache && failure == Failure::NoHealthyServer && !replaying_ &&
+      cache->serves_offline_write(info)) {
+    co_return co_await answer_offline_write(parser, info, keep_alive, result);
+  }
   co_return co_await fail(failure, detail, parser, keep_alive, result);
 }
 
@@ -285,6 +314,55 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& p
 }
 
 template <class Stream>
+net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestParser& parser,
+                                                                      const RequestInfo& info,
+                                                                      bool keep_alive,
+                                                                      ForwardResult result) {
+  auto& req = parser.get();
+  OfflineWrite write;
+  char* buf = client_->relay();
+  while (!parser.is_done()) {
+    req.body().data = buf;
+    req.body().size = kRelayBufferBytes;
+    beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+    auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      if (auto failure = client_body_failure(ec)) {
+        co_return co_await fail(*failure, "while reading the request body", parser, false, result);
+      }
+      result.keep_alive = false;
+      co_return result;
+    }
+    write.body.append(buf, kRelayBufferBytes - req.body().size);
+    if (write.body.size() > kMaxOfflineWriteBytes) {
+      co_return co_await fail(Failure::BodyTooLarge, "an offline write is kept up to " +
+                                  std::to_string(kMaxOfflineWriteBytes >> 20) + " MiB",
+                              parser, false, result);
+    }
+  }
+  result.request_bytes += write.body.size();
+  const std::string method(req.method_string());
+  write.method = method;
+  write.target = std::string_view(req.target());
+  write.content_type = std::string_view(req[http::field::content_type]);
+  write.user_agent = std::string_view(req[http::field::user_agent]);
+  write.authorization = client_authorization_;
+  keep_alive = keep_alive && !shared_.draining;
+  ActiveScope scope(client_->active, nullptr, 0);
+  unsigned code = 0;
+  {
+    ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, false);
+    code = co_await shared_.cache->serve_offline_write(info, write, writer);
+    result.keep_alive = code != 0 && keep_alive && writer.completed();
+    result.response_bytes += writer.body_bytes();
+  }
+  result.status = code;
+  result.offline = true;
+  co_return result;
+}
+
+template <class Stream>
 net::awaitable<ForwardResult> Forwarder<Stream>::fail(Failure failure, const std::string& detail,
                                                       RequestParser& parser, bool keep_alive,
                                                       ForwardResult result) {
@@ -293,7 +371,9 @@ net::awaitable<ForwardResult> Forwarder<Stream>::fail(Failure failure, const std
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
   const std::optional<int> retry_after =
-      failure == Failure::FiltersNotReady ? std::optional<int>(1) : std::nullopt;
+      failure == Failure::FiltersNotReady || failure == Failure::ReplayPending
+          ? std::optional<int>(1)
+          : std::nullopt;
   const bool written =
       co_await write_api_error(client_->stream, client_version_, keep_alive, error, retry_after);
   result.failure = failure;

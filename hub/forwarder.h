@@ -3,7 +3,9 @@
 // when the caller brings a bearer token), streaming the request body as it arrives, then hands the
 // response to the ResponseRelay. When the node cache will keep the response, it asks the
 // apiserver for JSON and taps the body. When no apiserver can be reached, reads the cache can
-// answer are answered from it (ClientResponseWriter); anything else gets a 503 Status.
+// answer are answered from it (ClientResponseWriter), and so are the writes the cache journals;
+// anything else gets a 503 Status. A write to an object whose offline writes are still being
+// replayed waits for them first.
 // Called by ProxySession for every request; worker-thread only.
 #pragma once
 
@@ -46,6 +48,10 @@ class Forwarder {
                                                     bool keep_alive, ForwardResult result);
   boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const RequestInfo& info,
                                                        bool keep_alive, ForwardResult result);
+  // Reads the body of a write the cache answers while offline (journal) and hands it over.
+  boost::asio::awaitable<ForwardResult> answer_offline_write(RequestParser& parser,
+                                                             const RequestInfo& info,
+                                                             bool keep_alive, ForwardResult result);
   boost::asio::awaitable<ForwardResult> fail(Failure failure, const std::string& detail,
                                              RequestParser& parser, bool keep_alive,
                                              ForwardResult result);
@@ -55,6 +61,8 @@ class Forwarder {
   Worker& worker_;
   SharedState& shared_;
   unsigned client_version_ = 11;
+  std::string client_authorization_;  // the client's own Authorization header, if it sent one
+  bool replaying_ = false;            // the request is the journal's replay of an offline write
 };
 
 extern template class Forwarder<PlainStream>;

@@ -88,6 +88,13 @@ Status Hub::start() {
   }
   if (health_) health_->start();
   start_config_informer();
+  if (cache_) {
+    // The journal's replay sends through the plain proxy port like any client on the node.
+    cache_->start_replay(ReplayContext{main_io.get_executor(),
+                                       listeners_[0]->local_endpoint().address().to_string(),
+                                       listeners_[0]->local_endpoint().port(),
+                                       [servers = servers_.get()] { return servers->any_healthy(); }});
+  }
   return {};
 }
 
@@ -189,6 +196,7 @@ void Hub::begin_drain(const char* why) {
   for (auto& l : listeners_) l->close();
   if (health_) health_->stop();
   if (config_informer_) config_informer_->stop();
+  if (cache_) cache_->stop_replay();
   if (signals_) signals_->cancel();
   for (auto& w : workers_) w->post_drain();
   drain_timer_ = std::make_unique<net::steady_timer>(workers_[0]->io());

@@ -44,6 +44,9 @@ struct HubOptions {
   std::string disk_cache_path = "/etc/kubernetes/cache/";  // --disk-cache-path
   int disk_cache_size_mb = 1024;            // --disk-cache-size-mb: LMDB map size (ours)
   int offline_watch_bookmark_seconds = 60;  // --offline-watch-bookmark-seconds (ours)
+  int journal_max_entries = 10000;          // --journal-max-entries (ours)
+  int journal_max_size_mb = 64;             // --journal-max-size-mb (ours)
+  int journal_max_events = 1000;            // --journal-max-events (ours)
   std::string root_dir = "/var/lib/yurthub";               // --root-dir
   WorkingMode working_mode = WorkingMode::Edge;            // --working-mode edge|cloud
   std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)

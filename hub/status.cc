@@ -39,6 +39,19 @@ ApiError api_error(Failure failure, std::string_view detail) {
       return {410, "Expired", d};
     case Failure::Offline:
       return {503, "ServiceUnavailable", "the node is offline (no apiserver is reachable): " + d};
+    case Failure::Conflict:
+      return {409, "Conflict", d};
+    case Failure::Invalid:
+      return {422, "Invalid", d};
+    case Failure::UnsupportedMediaType:
+      return {415, "UnsupportedMediaType", d};
+    case Failure::JournalFull:
+      return {503, "ServiceUnavailable",
+              "the node is offline and its write journal is full, please try again later: " + d};
+    case Failure::ReplayPending:
+      return {503, "ServiceUnavailable",
+              "writes made while the node was offline are still being replayed, please try "
+              "again later: " + d};
   }
   return {500, "InternalError", d};
 }
@@ -75,6 +88,11 @@ const char* failure_label(Failure failure) {
     case Failure::NotFound: return "not_found";
     case Failure::Expired: return "expired";
     case Failure::Offline: return "offline";
+    case Failure::Conflict: return "conflict";
+    case Failure::Invalid: return "invalid";
+    case Failure::UnsupportedMediaType: return "unsupported_media_type";
+    case Failure::JournalFull: return "journal_full";
+    case Failure::ReplayPending: return "replay_pending";
   }
   return "unknown";
 }

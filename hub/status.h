@@ -25,6 +25,12 @@ enum class Failure {
   Expired,                // offline: a continue token the cache cannot resume: 410
   Offline,                // offline: a request only the apiserver can answer (writes): 503
   FiltersNotReady,        // a filtered request before the filters' informers synced: 429
+  // The offline write journal (docs/offline-semantics.md):
+  Conflict,               // an offline update based on another resourceVersion, or a uid precondition: 409
+  Invalid,                // an offline patch that cannot be applied to the cached object: 422
+  UnsupportedMediaType,   // an offline patch of a type the hub cannot apply: 415
+  JournalFull,            // the journal is at its bound: 503
+  ReplayPending,          // online, but this object's offline writes are still being replayed: 503
 };
 
 struct ApiError {

@@ -107,6 +107,7 @@ class RecordingWriter : public hub::ResponseWriter {
   boost::asio::awaitable<std::optional<std::string>> wait_until(std::chrono::steady_clock::time_point) override {
     co_return on_wait(++waits);
   }
+  std::function<void()> waker() override { return [] {}; }
 };
 
 // Runs a coroutine to completion on a private io_context.

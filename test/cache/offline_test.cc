@@ -80,11 +80,12 @@ class OfflineTest : public StoreFixture {
     auto info = kubelet("GET", target);
     RecordingWriter out;
     if (on_wait) out.on_wait = std::move(on_wait);
-    LocalProxy proxy(*store_, *metrics_, {std::chrono::seconds(1800), std::chrono::seconds(60), 1024});
+    LocalProxy proxy(*store_, *metrics_, events_, {std::chrono::seconds(1800), std::chrono::seconds(60), 1024});
     run(proxy.serve(info, policy_.identity(info), out));
     return out;
   }
   CachePolicy policy_;
+  LocalEvents events_;
 };
 
 TEST_F(OfflineTest, KubeletsPodListComesBackWithItsResourceVersion) {

@@ -1,0 +1,161 @@
+// The offline write journal's index, bounds and metrics; see journal.h. Used by OfflineWrites
+// (appends, on worker threads through CacheWriter tasks), JournalReplay (removals) and the
+// Forwarder through NodeCache::write_pending (lookups).
+#include "cache/journal.h"
+
+#include "hub/log.h"
+
+namespace yurthub::cache {
+
+const char* drop_reason_label(DropReason reason) {
+  switch (reason) {
+    case DropReason::Rejected: return "rejected";
+    case DropReason::Conflict: return "conflict";
+    case DropReason::Undecodable: return "undecodable";
+    case DropReason::EventBound: return "event_bound";
+  }
+  return "unknown";
+}
+
+std::string journal_object_key(std::string_view group, std::string_view version,
+                               std::string_view resource, std::string_view namespace_name,
+                               std::string_view name) {
+  std::string key;
+  for (std::string_view part : {group, version, resource, namespace_name}) (key += part) += '/';
+  return key += name;
+}
+
+Journal::Journal(hub::MetricsRegistry& r, JournalLimits limits)
+    : limits_(limits),
+      entries_gauge_(r.gauge("node_yurthub_journal_entries",
+                             "Offline writes waiting in the journal to be replayed.", {})),
+      bytes_gauge_(r.gauge("node_yurthub_journal_bytes", "Bytes of the journal's entries.", {})),
+      oldest_gauge_(r.gauge("node_yurthub_journal_oldest_entry_timestamp_seconds",
+                            "When the oldest journal entry was written (0: empty).", {})),
+      appended_(r.counter("node_yurthub_journal_appended_total",
+                          "Offline writes journaled, by kind (patch, update, event).", {"kind"})),
+      removed_(r.counter("node_yurthub_journal_removed_total",
+                         "Entries that left the journal: replayed, or dropped with a reason "
+                         "(rejected, conflict, undecodable, event_bound).",
+                         {"outcome"})),
+      conflicts_merged_(r.counter("node_yurthub_journal_conflicts_merged_total",
+                                  "Offline updates replayed as a three-way merge onto a newer "
+                                  "cloud object.",
+                                  {})),
+      retries_(r.counter("node_yurthub_journal_replay_retries_total",
+                         "Replay attempts to retry later, by cause (network, 5xx, 429, 409).",
+                         {"cause"})),
+      refused_(r.counter("node_yurthub_journal_refused_total",
+                         "Offline writes answered with an error instead of being journaled, by "
+                         "reason (full, invalid, not_cached, ...).",
+                         {"reason"})) {
+  update_gauges_locked();
+}
+
+void Journal::load(ReadView& view) {
+  std::lock_guard lock(mutex_);
+  view.scan_journal([&](std::uint64_t seq, std::string_view bytes) {
+    Info info;
+    if (auto entry = decode_journal_entry(seq, bytes)) {
+      info.object = entry->object;
+      info.bytes = journal_entry_bytes(*entry);
+      info.created_unix = entry->created_unix;
+      info.is_event = entry->method == "POST";
+    } else {
+      YH_LOG(Error) << "journal: entry " << seq << " cannot be read; it will be dropped";
+      info.bytes = bytes.size();
+    }
+    add_locked(seq, std::move(info));
+    return true;
+  });
+  if (!entries_.empty()) {
+    YH_LOG(Info) << "journal: " << entries_.size() << " offline writes wait to be replayed";
+  }
+  update_gauges_locked();
+}
+
+Result<Journal::Append> Journal::stage_append(WriteTxn& txn, JournalEntry entry, bool is_event) {
+  const std::size_t bytes = journal_entry_bytes(entry);
+  Append append;
+  {
+    std::lock_guard lock(mutex_);
+    if (is_event) {
+      std::size_t events = events_;
+      for (const auto& [seq, info] : entries_) {
+        if (events < limits_.max_events) break;
+        if (info.is_event) {
+          append.evicted.push_back(seq);
+          --events;
+        }
+      }
+    }
+    std::size_t entries = entries_.size() - append.evicted.size();
+    if (entries + 1 > limits_.max_entries || bytes_ + bytes > limits_.max_bytes) {
+      return make_error("journal: " + std::to_string(entries_.size()) + " entries, " +
+                        std::to_string(bytes_) + " bytes (bounds " +
+                        std::to_string(limits_.max_entries) + " entries, " +
+                        std::to_string(limits_.max_bytes) + " bytes)");
+    }
+    entry.seq = next_seq_;
+  }
+  for (std::uint64_t seq : append.evicted) {
+    if (Status s = txn.delete_journal(seq); !s) return s.error();
+  }
+  if (Status s = txn.put_journal(entry.seq, encode_journal_entry(entry)); !s) return s.error();
+  append.entry = std::move(entry);
+  return append;
+}
+
+void Journal::commit_append(const Append& append) {
+  for (std::uint64_t seq : append.evicted) commit_remove(seq, drop_reason_label(DropReason::EventBound));
+  const JournalEntry& e = append.entry;
+  std::lock_guard lock(mutex_);
+  add_locked(e.seq, Info{e.object, journal_entry_bytes(e), e.created_unix, e.method == "POST"});
+  appended_.with({e.method == "POST" ? "event" : e.method == "PUT" ? "update" : "patch"}).inc();
+  update_gauges_locked();
+}
+
+void Journal::commit_remove(std::uint64_t seq, const char* outcome) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(seq);
+  if (it == entries_.end()) return;
+  bytes_ -= it->second.bytes;
+  if (it->second.is_event) --events_;
+  if (auto object = per_object_.find(it->second.object); object != per_object_.end()) {
+    if (--object->second == 0) per_object_.erase(object);
+  }
+  entries_.erase(it);
+  removed_.with({outcome}).inc();
+  update_gauges_locked();
+}
+
+bool Journal::pending(std::string_view object) const {
+  std::lock_guard lock(mutex_);
+  return per_object_.contains(std::string(object));
+}
+
+bool Journal::empty() const {
+  std::lock_guard lock(mutex_);
+  return entries_.empty();
+}
+
+std::size_t Journal::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+void Journal::add_locked(std::uint64_t seq, Info info) {
+  bytes_ += info.bytes;
+  if (info.is_event) ++events_;
+  ++per_object_[info.object];
+  entries_.emplace(seq, std::move(info));
+  if (seq >= next_seq_) next_seq_ = seq + 1;
+}
+
+void Journal::update_gauges_locked() {
+  entries_gauge_.with({}).set(static_cast<std::int64_t>(entries_.size()));
+  bytes_gauge_.with({}).set(static_cast<std::int64_t>(bytes_));
+  oldest_gauge_.with({}).set(entries_.empty() ? 0 : entries_.begin()->second.created_unix);
+}
+
+}  // namespace yurthub::cache

@@ -1,0 +1,185 @@
+// Applying an offline patch or update to a cached object; see offline_apply.h. Called by
+// OfflineWrites on the cache writer's thread.
+#include "cache/offline_apply.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "cache/json_patch.h"
+#include "cache/merge_patch_diff.h"
+#include "cache/strategic_merge.h"
+
+namespace yurthub::cache {
+namespace {
+
+using rapidjson::Document;
+using rapidjson::Value;
+
+std::string serialize(const Value& v) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  v.Accept(w);
+  return {out.GetString(), out.GetSize()};
+}
+
+const Value* member(const Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string metadata_string(const Value& object, const char* name) {
+  const Value* metadata = member(object, "metadata");
+  const Value* value = metadata ? member(*metadata, name) : nullptr;
+  return value && value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : "";
+}
+
+// Replaces (or with null `from`, removes) object[name] by a copy of `from`.
+void set_copy(Document& object, const char* name, const Value* from) {
+  object.RemoveMember(name);
+  if (from == nullptr) return;
+  Value key(name, object.GetAllocator());
+  Value copy(*from, object.GetAllocator());
+  object.AddMember(key, copy, object.GetAllocator());
+}
+
+WriteRefusal refusal(hub::Failure failure, std::string message, const char* reason) {
+  return WriteRefusal{failure, std::move(message), reason};
+}
+
+std::string object_ref(const hub::RequestInfo& info) {
+  return info.resource + (info.api_group.empty() ? "" : "." + info.api_group) + " \"" +
+         info.name + "\"";
+}
+
+// Applies the patch or takes the update; the preconditions on the result are checked later.
+std::variant<Document, WriteRefusal> patched(const Document& base, const hub::RequestInfo& info,
+                                             std::string_view content_type, std::string_view body) {
+  Document doc;
+  const std::string type = media_type(content_type);
+  if (info.verb == "update" && type != "application/json") {
+    return refusal(hub::Failure::UnsupportedMediaType,
+                   "the node is offline and the hub cannot read an update sent as " + type +
+                       "; send it as application/json",
+                   "unsupported_media_type");
+  }
+  const bool known_patch = type == "application/json-patch+json" ||
+                           type == "application/merge-patch+json" ||
+                           type == "application/strategic-merge-patch+json";
+  if (info.verb == "patch" && !known_patch) {
+    return refusal(hub::Failure::UnsupportedMediaType,
+                   "the node is offline and the hub applies only JSON, merge and strategic "
+                   "merge patches, not " + type,
+                   "unsupported_media_type");
+  }
+  Document parsed;
+  parsed.Parse(body.data(), body.size());
+  if (parsed.HasParseError()) {
+    return refusal(hub::Failure::BadRequest, "the request body is not valid JSON", "bad_body");
+  }
+  if (info.verb == "update") {
+    if (!parsed.IsObject()) return refusal(hub::Failure::BadRequest, "the body is not an object", "bad_body");
+    return parsed;
+  }
+  doc.CopyFrom(base, doc.GetAllocator());
+  Status applied;
+  if (type == "application/json-patch+json") {
+    if (!parsed.IsArray()) {
+      return refusal(hub::Failure::BadRequest, "a JSON patch must be an array", "bad_body");
+    }
+    applied = apply_json_patch(doc, parsed);
+  } else if (type == "application/merge-patch+json") {
+    applied = apply_merge_patch(doc, parsed);
+  } else {
+    applied = apply_strategic_merge_patch(doc, parsed);
+  }
+  if (!applied) return refusal(hub::Failure::Invalid, applied.error().message, "invalid");
+  if (!doc.IsObject()) return refusal(hub::Failure::Invalid, "the patched object is not a JSON object", "invalid");
+  return doc;
+}
+
+}  // namespace
+
+std::string media_type(std::string_view content_type) {
+  std::string type(content_type.substr(0, content_type.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return type;
+}
+
+std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base_json,
+                                                            std::uint64_t base_rv,
+                                                            const hub::RequestInfo& info,
+                                                            std::string_view content_type,
+                                                            std::string_view body) {
+  Document base;
+  base.Parse(base_json.data(), base_json.size());
+  if (base.HasParseError() || !base.IsObject()) {
+    return refusal(hub::Failure::Offline, "the cached " + object_ref(info) + " cannot be read",
+                   "not_cached");
+  }
+  auto result = patched(base, info, content_type, body);
+  if (auto* refused = std::get_if<WriteRefusal>(&result)) return std::move(*refused);
+  Document& doc = std::get<Document>(result);
+
+  // The apiserver's preconditions, in its words.
+  const std::string base_uid = metadata_string(base, "uid");
+  const std::string uid = metadata_string(doc, "uid");
+  if (!uid.empty() && uid != base_uid) {
+    return refusal(hub::Failure::Conflict,
+                   "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " +
+                       base_uid,
+                   "conflict");
+  }
+  const std::string rv = metadata_string(doc, "resourceVersion");
+  if (info.verb == "update" && !rv.empty() && rv != std::to_string(base_rv)) {
+    return refusal(hub::Failure::Conflict,
+                   "Operation cannot be fulfilled on " + object_ref(info) +
+                       ": the object has been modified; please apply your changes to the latest "
+                       "version and try again",
+                   "conflict");
+  }
+  const std::string name = metadata_string(doc, "name");
+  if (name != info.name || metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
+    return refusal(hub::Failure::Invalid,
+                   "the name of the object (" + name + ") does not match the name on the URL (" +
+                       info.name + ")",
+                   "invalid");
+  }
+
+  // The status subresource split, as the apiserver's registry strategies do.
+  if (info.subresource == "status") {
+    Document out;
+    out.CopyFrom(base, out.GetAllocator());
+    set_copy(out, "status", member(doc, "status"));
+    doc.Swap(out);
+  } else if (member(base, "status") != nullptr) {
+    set_copy(doc, "status", member(base, "status"));
+  }
+  for (const char* type_member : {"kind", "apiVersion"}) {
+    if (member(doc, type_member) == nullptr) set_copy(doc, type_member, member(base, type_member));
+  }
+  Value& metadata = doc["metadata"];
+  Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
+  if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
+  else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
+  return serialize(doc);
+}
+
+std::string carry_change(std::string_view base_json, std::string_view updated_json,
+                         std::string_view copy_json) {
+  if (copy_json == base_json) return std::string(updated_json);
+  Document base, updated, copy;
+  base.Parse(base_json.data(), base_json.size());
+  updated.Parse(updated_json.data(), updated_json.size());
+  copy.Parse(copy_json.data(), copy_json.size());
+  if (base.HasParseError() || updated.HasParseError() || copy.HasParseError()) {
+    return std::string(copy_json);
+  }
+  Document diff = create_merge_patch(base, updated);
+  if (!apply_merge_patch(copy, diff) || !copy.IsObject()) return std::string(copy_json);
+  return serialize(copy);
+}
+
+}  // namespace yurthub::cache

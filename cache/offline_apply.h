@@ -1,0 +1,43 @@
+// What an offline patch or update does to the cached object, as the apiserver would do it: the
+// patch types it applies, the status-subresource split, and the preconditions it checks (uid,
+// resourceVersion, name). Pure (no store, no I/O) so that every rule is unit-tested from data.
+// Called by OfflineWrites inside its CacheWriter task.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "hub/request_info.h"
+#include "hub/status.h"
+
+namespace yurthub::cache {
+
+// Why a write is answered with an error instead of being applied and journaled.
+struct WriteRefusal {
+  hub::Failure failure;
+  std::string message;
+  const char* reason;  // the `reason` label of node_yurthub_journal_refused_total
+};
+
+// Applies the client's write to `base` (the newest cached copy: a JSON object with kind and
+// apiVersion, at resourceVersion `base_rv`). `info.verb` is "patch" (content_type names the patch
+// type) or "update" (body is the whole object, JSON). Returns the new object: its resourceVersion
+// stays `base_rv` (only the apiserver assigns new ones); a /status write changes only `status`, a
+// write to the object itself keeps the cached `status`.
+std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base,
+                                                            std::uint64_t base_rv,
+                                                            const hub::RequestInfo& info,
+                                                            std::string_view content_type,
+                                                            std::string_view body);
+
+// Another cached copy of the same object (another component's, possibly filtered): the change
+// from `base` to `updated` (a merge patch) applied to it. Returns `copy` unchanged if it cannot
+// be read.
+std::string carry_change(std::string_view base, std::string_view updated, std::string_view copy);
+
+// The media type of a Content-Type header, without parameters, lowercased.
+std::string media_type(std::string_view content_type);
+
+}  // namespace yurthub::cache

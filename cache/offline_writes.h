@@ -1,0 +1,53 @@
+// OfflineWrites: the writes a node makes while no apiserver is reachable (design §5, §6;
+// docs/offline-semantics.md, "Writes while offline"):
+//   patch, update  of a cached object (any subresource-less or /status write of a cache agent):
+//                  applied to every cached copy of the object and journaled, in one LMDB
+//                  transaction; 200 with the updated object once that commit is durable; open
+//                  offline watches get a MODIFIED event. JSON patch, merge patch and strategic
+//                  merge patch are applied; anything else is refused with a Status, never faked.
+//   leases         kubelet's lease update is applied locally and never journaled (a stale
+//                  heartbeat means nothing upstream); a protobuf body, which the hub cannot read,
+//                  is answered with the cached lease.
+//   create events  journaled up to the journal's event bound (the oldest event is dropped).
+// Everything else stays a 503 (the Forwarder never calls this for it). Called by NodeCache on
+// worker threads; the cache reads and writes happen in one CacheWriter task.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "cache/cache_metrics.h"
+#include "cache/cache_policy.h"
+#include "cache/cache_writer.h"
+#include "cache/journal.h"
+#include "cache/local_events.h"
+#include "hub/cache_hooks.h"
+
+namespace yurthub::cache {
+
+class OfflineWrites {
+ public:
+  OfflineWrites(CacheWriter& writer, Journal& journal, LocalEvents& events,
+                const CachePolicy& policy, CacheMetrics& metrics);
+
+  // Whether `info` is a write this unit answers while offline (see the table above).
+  bool handles(const hub::RequestInfo& info) const;
+  // Answers it. Returns the HTTP code sent, 0 if the client left first.
+  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+                                         const hub::OfflineWrite& write, hub::ResponseWriter& out);
+
+ private:
+  boost::asio::awaitable<unsigned> write_object(const hub::RequestInfo& info,
+                                                const hub::OfflineWrite& write,
+                                                hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> create_event(const hub::RequestInfo& info,
+                                                const hub::OfflineWrite& write,
+                                                hub::ResponseWriter& out);
+
+  CacheWriter& writer_;
+  Journal& journal_;
+  LocalEvents& events_;
+  const CachePolicy& policy_;
+  CacheMetrics& metrics_;
+};
+
+}  // namespace yurthub::cache
