@@ -193,7 +193,9 @@ net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identi
   Routed routed;
   std::optional<std::string> discovery;
   if (is_health(path)) {
-    reply = Reply{200, "text/plain; charset=utf-8", "ok"};
+    reply = path.starts_with("/readyz") && unready_
+                ? Reply{503, "text/plain; charset=utf-8", "[-]fake not ready (/_fake/ready)"}
+                : Reply{200, "text/plain; charset=utf-8", "ok"};
   } else if (path == "/version") {
     reply = Reply{200, "application/json", version_body()};
   } else if (who = authenticate(req, cert); !who.authenticated()) {
@@ -207,6 +209,11 @@ net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identi
     } else {
       reply = bad_request("churn needs positive objects and events");
     }
+  } else if (path == "/_fake/ready" && req.method() == http::verb::post) {
+    // Test control: /readyz answers 503 while ready=false, so a hub takes this apiserver as
+    // unhealthy (offline) while tests still reach it directly.
+    unready_ = query.find("ready=false") != std::string_view::npos;  // kubectl adds &timeout=
+    reply = Reply{200, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
   } else if (req.method() == http::verb::get &&
              (discovery = discovery_document(path, config_.server_address))) {
     reply = Reply{200, "application/json", std::move(*discovery)};

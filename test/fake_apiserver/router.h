@@ -4,6 +4,8 @@
 // (watch.h) or an exec upgrade (exec.h). Logs one line per request. Single-threaded.
 #pragma once
 
+#include <atomic>
+
 #include <functional>
 #include <optional>
 #include <set>
@@ -56,6 +58,7 @@ class Router {
   ApiHandlers& api_;
   const TokenAuthenticator* tokens_;
   RouterConfig config_;
+  std::atomic<bool> unready_{false};  // POST /_fake/ready?ready=false: /readyz answers 503
 };
 
 }  // namespace yurthub::fake
