@@ -132,23 +132,27 @@ net::awaitable<bool> JournalReplay::pass() {
   co_return waiting.empty();
 }
 
-net::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry& entry) {
-  hub::LocalRequest request;
-  request.method = entry.method;
-  request.target = entry.target;
-  request.headers = {{"Content-Type", entry.content_type},
-                     {"User-Agent", entry.user_agent},
-                     {"Authorization", entry.authorization},
-                     {"Accept", "application/json"},
-                     {std::string(hub::kReplayHeader), std::to_string(entry.seq)}};
-  request.body = entry.body;
+net::awaitable<Result<hub::LocalResponse>> JournalReplay::send(const JournalEntry& entry,
+                                                              std::string method,
+                                                              std::string content_type,
+                                                              std::string body) {
+  hub::LocalRequest request{std::move(method), entry.target,
+                            {{"Content-Type", std::move(content_type)},
+                             {"User-Agent", entry.user_agent},
+                             {"Authorization", entry.authorization},
+                             {"Accept", "application/json"},
+                             {std::string(hub::kReplayHeader), std::to_string(entry.seq)}},
+                            std::move(body)};
   auto response = co_await hub::local_request(context_.executor, context_.proxy_host,
                                               context_.proxy_port, std::move(request),
                                               options_.request_timeout);
-  if (!response) {
-    journal_.count_retry("network");
-    co_return Attempt{Outcome::Retry, response.error().message};
-  }
+  if (!response) journal_.count_retry("network");
+  co_return response;
+}
+
+net::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry& entry) {
+  auto response = co_await send(entry, entry.method, entry.content_type, entry.body);
+  if (!response) co_return Attempt{Outcome::Retry, response.error().message};
   if (response->status == 409 && entry.method == "PUT") co_return co_await merge_stale_update(entry);
   co_return judge(entry, response->status, response->body);
 }
@@ -157,22 +161,8 @@ net::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const J
   auto change = client_change(entry.base, entry.body, entry.target);
   if (!change) co_return Attempt{Outcome::Dropped, "409 and the update cannot be merged"};
   if (change->empty()) co_return Attempt{Outcome::Replayed, "409, and the update changed nothing"};
-  hub::LocalRequest request;
-  request.method = "PATCH";
-  request.target = entry.target;
-  request.headers = {{"Content-Type", "application/merge-patch+json"},
-                     {"User-Agent", entry.user_agent},
-                     {"Authorization", entry.authorization},
-                     {"Accept", "application/json"},
-                     {std::string(hub::kReplayHeader), std::to_string(entry.seq)}};
-  request.body = std::move(*change);
-  auto response = co_await hub::local_request(context_.executor, context_.proxy_host,
-                                              context_.proxy_port, std::move(request),
-                                              options_.request_timeout);
-  if (!response) {
-    journal_.count_retry("network");
-    co_return Attempt{Outcome::Retry, response.error().message};
-  }
+  auto response = co_await send(entry, "PATCH", "application/merge-patch+json", std::move(*change));
+  if (!response) co_return Attempt{Outcome::Retry, response.error().message};
   Attempt attempt = judge(entry, response->status, response->body);
   if (attempt.outcome == Outcome::Replayed) {
     journal_.count_conflict_merged();

@@ -29,6 +29,7 @@
 #include "cache/journal.h"
 #include "cache/store.h"
 #include "hub/cache_hooks.h"
+#include "hub/local_client.h"
 
 namespace yurthub::cache {
 
@@ -61,6 +62,11 @@ class JournalReplay {
   boost::asio::awaitable<void> run();
   boost::asio::awaitable<bool> pass();  // false when an entry must be retried
   boost::asio::awaitable<Attempt> replay(const JournalEntry& entry);
+  // Sends `entry` (or what it became) through the proxy port with its client's headers.
+  boost::asio::awaitable<Result<hub::LocalResponse>> send(const JournalEntry& entry,
+                                                          std::string method,
+                                                          std::string content_type,
+                                                          std::string body);
   boost::asio::awaitable<Attempt> merge_stale_update(const JournalEntry& entry);
   Attempt judge(const JournalEntry& entry, unsigned status, const std::string& body);
   boost::asio::awaitable<void> remove(std::uint64_t seq, const char* outcome);

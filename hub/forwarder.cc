@@ -242,11 +242,7 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
   char* buf = client_->relay();
   do {
     if (!parser.is_done()) {
-      req.body().data = buf;
-      req.body().size = kRelayBufferBytes;
-      beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-      auto [rec, rn] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
-      if (rec == http::error::need_buffer) rec = {};
+      const auto rec = co_await read_body_piece(parser, buf);
       if (rec) {
         client_failed = true;
         result.failure = client_body_failure(rec);
@@ -268,6 +264,18 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
     if (wec) co_return false;
   } while (!sr.is_done());
   co_return true;
+}
+
+template <class Stream>
+net::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(RequestParser& parser,
+                                                                             char* buf) {
+  auto& req = parser.get();
+  req.body().data = buf;
+  req.body().size = kRelayBufferBytes;
+  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
+  if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
+  co_return ec;
 }
 
 template <class Stream>
@@ -322,11 +330,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPar
   OfflineWrite write;
   char* buf = client_->relay();
   while (!parser.is_done()) {
-    req.body().data = buf;
-    req.body().size = kRelayBufferBytes;
-    beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-    auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
-    if (ec == http::error::need_buffer) ec = {};
+    const auto ec = co_await read_body_piece(parser, buf);
     if (ec) {
       if (auto failure = client_body_failure(ec)) {
         co_return co_await fail(*failure, "while reading the request body", parser, false, result);

@@ -40,6 +40,9 @@ class Forwarder {
   boost::asio::awaitable<bool> poll_until(std::function<bool()> done,
                                           std::chrono::steady_clock::duration limit,
                                           std::chrono::milliseconds period);
+  // Reads the next piece of the client's request body into `buf` (kRelayBufferBytes);
+  // req.body().size is then what is left unused of it.
+  boost::asio::awaitable<boost::system::error_code> read_body_piece(RequestParser& parser, char* buf);
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.
