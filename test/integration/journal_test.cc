@@ -261,5 +261,29 @@ TEST(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheReplay
   EXPECT_THAT(events.out, HasSubstr("web-0.offline"));
 }
 
+TEST(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
+  Cluster cluster(demo());
+  cluster.start_apiserver();
+  cluster.start_hub();
+  const int port = cluster.proxy_port();
+  ASSERT_EQ(kubelet_get(port, kPod).status, 200);
+  auto unready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=false", "-f", "-"},
+                                        std::chrono::seconds(20), "{}");
+  ASSERT_EQ(unready.exit_code, 0) << unready.err;
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false)) << cluster.apiserver().log();
+  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
+  // The pod is deleted in the cloud meanwhile: the patch can never apply (404).
+  ASSERT_EQ(cluster.kubectl_direct({"delete", "pod", "web-0"}).exit_code, 0);
+  auto ready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=true", "-f", "-"},
+                                      std::chrono::seconds(20), "{}");
+  ASSERT_EQ(ready.exit_code, 0) << ready.err;
+  ASSERT_TRUE(eventually([&] { return cluster.metric("node_yurthub_journal_entries") == 0; },
+                         std::chrono::seconds(20)))
+      << cluster.hub().log();
+  EXPECT_EQ(cluster.metric(R"(node_yurthub_journal_removed_total{outcome="rejected"})"), 1);
+  EXPECT_THAT(cluster.hub().log(), HasSubstr("journal: dropped journal entry"));
+  EXPECT_NE(cluster.kubectl_direct({"get", "pod", "web-0"}).exit_code, 0);  // not re-created
+}
+
 }  // namespace
 }  // namespace yurthub::test
