@@ -2,8 +2,8 @@
 # The README's first command: installs what is missing, builds, then runs the hub in front of the
 # bundled fake apiserver (test/fake_apiserver) and shows, with kubectl through the hub:
 # online proxying (get, watch, apply, whoami), filtering (kube-proxy's pool-scoped endpoints), the
-# hub's metrics, and offline service from the node's cache when the cloud goes away, then the cloud
-# coming back. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS proxy, 10267 admin)
+# hub's metrics, offline service from the node's cache when the cloud goes away (reads, and a
+# patch kept in the write journal), then the cloud coming back and receiving the journaled patch. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS proxy, 10267 admin)
 # unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -126,7 +126,11 @@ run k get configmaps -n default
 echo "(listed by kubectl's watch earlier, so cached; never listed, a 404 rather than an empty list:)"
 run k get secrets -n default
 run k delete configmap demo-2 -n default
-echo "(writes need the cloud: 503)"
+echo "(deletes need the cloud: 503)"
+say "offline: a patch is applied to the node's cache and journaled for the cloud"
+run k label pod web-0 -n default edge-note=written-offline
+run k get pod web-0 -n default --show-labels
+"$bin/cmd/yurthub" journal ls --disk-cache-path="$work/cache"
 say "what the node has cached: yurthub cache ls"
 "$bin/cmd/yurthub" cache ls --disk-cache-path="$work/cache"
 
@@ -137,4 +141,7 @@ say "the cloud comes back: the hub probes it healthy and traffic flows again"
 start_apiserver
 for _ in $(seq 1 100); do k get nodes >/dev/null 2>&1 && break; sleep 0.2; done
 run k get nodes
+echo "(the journal is replayed: the cloud now has the label written offline)"
+for _ in $(seq 1 50); do kd get pod web-0 -n default --show-labels 2>/dev/null | grep -q edge-note && break; sleep 0.2; done
+run kd get pod web-0 -n default --show-labels
 say "done; logs are in $work"
