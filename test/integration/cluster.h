@@ -22,6 +22,14 @@ struct ClusterOptions {
   bool hub_https = false;  // also serve the HTTPS proxy port with the generated serving cert
 };
 
+// The demo's objects (test/testdata/fake_apiserver/demo-objects.json): two nodes in two
+// NodePools, pods (web-0 with a fixed uid), Services with their Endpoints and EndpointSlices.
+inline ClusterOptions demo_cluster() {
+  ClusterOptions o;
+  o.seeds = {"fake_apiserver/demo-objects.json"};
+  return o;
+}
+
 class Cluster {
  public:
   explicit Cluster(ClusterOptions options = {});

@@ -97,27 +97,48 @@ bool eventually(Done done, std::chrono::milliseconds limit) {
   return true;
 }
 
-ClusterOptions demo() {
-  ClusterOptions o;
-  o.seeds = {"fake_apiserver/demo-objects.json"};
-  return o;
-}
+// The fake apiserver and the hub, running; the node has read web-0 as kubelet.
+class Journal : public testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.start_apiserver();
+    cluster_.start_hub();
+    pod_ = kubelet_get(port(), kPod);
+    ASSERT_EQ(pod_.status, 200);
+  }
+  int port() const { return cluster_.proxy_port(); }
+  // The hub loses the cloud (its readiness probe fails) while the cloud itself goes on, so the
+  // test can change it meanwhile; and gets it back.
+  void set_link(bool up) {
+    auto set = cluster_.kubectl_direct(
+        {"create", "--raw", std::string("/_fake/ready?ready=") + (up ? "true" : "false"), "-f", "-"},
+        std::chrono::seconds(20), "{}");
+    ASSERT_EQ(set.exit_code, 0) << set.err;
+    if (!up) {
+      ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false)) << cluster_.apiserver().log();
+    }
+  }
+  void wait_journal_replayed() {
+    ASSERT_TRUE(eventually([&] { return cluster_.metric("node_yurthub_journal_entries") == 0; },
+                           std::chrono::seconds(20)))
+        << cluster_.hub().log();
+  }
 
-TEST(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
-  Cluster cluster(demo());
-  cluster.start_apiserver();
-  cluster.start_hub();
-  const int port = cluster.proxy_port();
-  // Online, kubelet lists its pods and reads web-0: that is what the node has cached.
+  Cluster cluster_{demo_cluster()};
+  HttpResponse pod_;
+};
+
+TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
+  // Online, kubelet has read web-0 (SetUp) and lists its pods: that is what the node has cached.
+  const int port = this->port();
   ASSERT_EQ(kubelet_get(port, kNodePods + "&resourceVersion=0").status, 200);
-  ASSERT_EQ(kubelet_get(port, kPod).status, 200);
 
   // The link drops and the node reboots (the hub restarts offline).
-  cluster.stop_apiserver(SIGKILL);
-  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false));
-  cluster.hub().signal(SIGTERM);
-  cluster.hub().wait_exit(std::chrono::seconds(10));
-  cluster.start_hub();
+  cluster_.stop_apiserver(SIGKILL);
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false));
+  cluster_.hub().signal(SIGTERM);
+  cluster_.hub().wait_exit(std::chrono::seconds(10));
+  cluster_.start_hub();
 
   // kubelet restarts the container and reports it: first creating, then running and ready.
   auto first = kubelet_patch(port, kPod + "/status", kubelet_status_patch(false, kCreating));
@@ -145,43 +166,31 @@ TEST(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
   EXPECT_EQ(pod_state(event["object"]), kWritten);
 
   // The hub dies hard, and comes back still offline: the journal is on disk.
-  cluster.hub().signal(SIGKILL);
-  cluster.hub().wait_exit(std::chrono::seconds(10));
-  cluster.start_hub();
-  auto ls = run_command({YURTHUB_BIN, "journal", "ls", "--disk-cache-path=" + cluster.dir() + "/cache"},
+  cluster_.hub().signal(SIGKILL);
+  cluster_.hub().wait_exit(std::chrono::seconds(10));
+  cluster_.start_hub();
+  auto ls = run_command({YURTHUB_BIN, "journal", "ls", "--disk-cache-path=" + cluster_.dir() + "/cache"},
                         std::chrono::seconds(10));
   EXPECT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_THAT(ls.out, HasSubstr("PATCH /api/v1/namespaces/default/pods/web-0/status kubelet"));
-  EXPECT_EQ(cluster.metric("node_yurthub_journal_entries"), 2);
+  EXPECT_EQ(cluster_.metric("node_yurthub_journal_entries"), 2);
 
   // The cloud returns: within a health-check interval plus the replay, the cloud's pod has
   // exactly what kubelet wrote, last write last.
-  cluster.start_apiserver();
-  ASSERT_TRUE(eventually([&] { return cluster.metric("node_yurthub_journal_entries") == 0; },
-                         std::chrono::seconds(20)))
-      << cluster.hub().log();
-  auto cloud = cluster.kubectl_direct({"get", "pod", "web-0", "-o", "json"});
+  cluster_.start_apiserver();
+  wait_journal_replayed();
+  auto cloud = cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"});
   ASSERT_EQ(cloud.exit_code, 0) << cloud.err;
   EXPECT_EQ(pod_state(cloud.out), kWritten);
-  EXPECT_EQ(cluster.metric(R"(node_yurthub_journal_removed_total{outcome="replayed"})"), 2);
+  EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="replayed"})"), 2);
 }
 
-TEST(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndUpdate) {
-  Cluster cluster(demo());
-  cluster.start_apiserver();
-  cluster.start_hub();
-  const int port = cluster.proxy_port();
-  auto pod = kubelet_get(port, kPod);
-  ASSERT_EQ(pod.status, 200);
-
-  // The hub loses the cloud (its readiness probe fails) while the cloud itself goes on.
-  auto unready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=false", "-f", "-"},
-                                        std::chrono::seconds(20), "{}");
-  ASSERT_EQ(unready.exit_code, 0) << unready.err;
-  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false)) << cluster.apiserver().log();
+TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndUpdate) {
+  const int port = this->port();
+  set_link(false);
   ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
   // A whole-object update, based on the pod as the node last saw it.
-  auto seen = parse(pod.body);
+  auto seen = parse(pod_.body);
   seen["metadata"]["labels"].AddMember("edge", "set-offline", seen.GetAllocator());
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
@@ -191,35 +200,24 @@ TEST(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndUpd
                              buffer.GetString());
   ASSERT_EQ(update.status, 200) << update.body;
   // Meanwhile the cloud changes a label on the same pod (its resourceVersion moves on).
-  auto labelled = cluster.kubectl_direct({"label", "pod", "web-0", "cloud=changed"});
+  auto labelled = cluster_.kubectl_direct({"label", "pod", "web-0", "cloud=changed"});
   ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
 
-  auto ready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=true", "-f", "-"},
-                                      std::chrono::seconds(20), "{}");
-  ASSERT_EQ(ready.exit_code, 0) << ready.err;
-  ASSERT_TRUE(eventually([&] { return cluster.metric("node_yurthub_journal_entries") == 0; },
-                         std::chrono::seconds(20)))
-      << cluster.hub().log();
-  auto cloud = parse(cluster.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  set_link(true);
+  wait_journal_replayed();
+  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
   const auto& labels = cloud["metadata"]["labels"];
   EXPECT_STREQ(labels["cloud"].GetString(), "changed");
   EXPECT_STREQ(labels["edge"].GetString(), "set-offline");
   EXPECT_STREQ(labels["app"].GetString(), "web");
   EXPECT_EQ(pod_state(cloud), kWritten);
-  EXPECT_EQ(cluster.metric("node_yurthub_journal_conflicts_merged_total"), 1);
+  EXPECT_EQ(cluster_.metric("node_yurthub_journal_conflicts_merged_total"), 1);
 }
 
-TEST(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheReplay) {
-  Cluster cluster(demo());
-  cluster.start_apiserver();
-  cluster.start_hub();
-  const int port = cluster.proxy_port();
-  ASSERT_EQ(kubelet_get(port, kPod).status, 200);
-  auto unready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=false", "-f", "-"},
-                                        std::chrono::seconds(20), "{}");
-  ASSERT_EQ(unready.exit_code, 0) << unready.err;
-  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false)) << cluster.apiserver().log();
+TEST_F(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheReplay) {
+  const int port = this->port();
+  set_link(false);
 
   auto deleted = http_request(port, "DELETE", kPod, {{"User-Agent", kKubeletAgent}});
   EXPECT_EQ(deleted.status, 503);
@@ -238,51 +236,37 @@ TEST(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheReplay
 
   // Back online, a new write to the pod is held until the offline one reached the cloud, so it
   // lands after it.
-  auto ready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=true", "-f", "-"},
-                                      std::chrono::seconds(20), "{}");
-  ASSERT_EQ(ready.exit_code, 0) << ready.err;
-  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
+  set_link(true);
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
   auto later = http_request(port, "PATCH", kPod + "/status",
                             {{"User-Agent", kKubeletAgent},
                              {"Content-Type", "application/merge-patch+json"}},
                             R"({"status":{"message":"online again",)"
                             R"("conditions":[{"type":"Ready","status":"False"}]}})");
   EXPECT_EQ(later.status, 200) << later.body;
-  auto cloud = parse(cluster.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
   // Had the new write overtaken the offline one, the replay would have set Ready back to True.
   PodState expected = kWritten;
   expected.ready = "False";
   EXPECT_EQ(pod_state(cloud), expected);
   EXPECT_STREQ(cloud["status"]["message"].GetString(), "online again");
-  ASSERT_TRUE(eventually([&] { return cluster.metric("node_yurthub_journal_entries") == 0; },
-                         std::chrono::seconds(20)));
-  auto events = cluster.kubectl_direct({"get", "events", "-n", "default", "-o", "name"});
+  wait_journal_replayed();
+  auto events = cluster_.kubectl_direct({"get", "events", "-n", "default", "-o", "name"});
   EXPECT_THAT(events.out, HasSubstr("web-0.offline"));
 }
 
-TEST(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
-  Cluster cluster(demo());
-  cluster.start_apiserver();
-  cluster.start_hub();
-  const int port = cluster.proxy_port();
-  ASSERT_EQ(kubelet_get(port, kPod).status, 200);
-  auto unready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=false", "-f", "-"},
-                                        std::chrono::seconds(20), "{}");
-  ASSERT_EQ(unready.exit_code, 0) << unready.err;
-  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false)) << cluster.apiserver().log();
+TEST_F(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
+  const int port = this->port();
+  set_link(false);
   ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
   // The pod is deleted in the cloud meanwhile: the patch can never apply (404).
-  ASSERT_EQ(cluster.kubectl_direct({"delete", "pod", "web-0"}).exit_code, 0);
-  auto ready = cluster.kubectl_direct({"create", "--raw", "/_fake/ready?ready=true", "-f", "-"},
-                                      std::chrono::seconds(20), "{}");
-  ASSERT_EQ(ready.exit_code, 0) << ready.err;
-  ASSERT_TRUE(eventually([&] { return cluster.metric("node_yurthub_journal_entries") == 0; },
-                         std::chrono::seconds(20)))
-      << cluster.hub().log();
-  EXPECT_EQ(cluster.metric(R"(node_yurthub_journal_removed_total{outcome="rejected"})"), 1);
-  EXPECT_THAT(cluster.hub().log(), HasSubstr("journal: dropped journal entry"));
-  EXPECT_NE(cluster.kubectl_direct({"get", "pod", "web-0"}).exit_code, 0);  // not re-created
+  ASSERT_EQ(cluster_.kubectl_direct({"delete", "pod", "web-0"}).exit_code, 0);
+  set_link(true);
+  wait_journal_replayed();
+  EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="rejected"})"), 1);
+  EXPECT_THAT(cluster_.hub().log(), HasSubstr("journal: dropped journal entry"));
+  EXPECT_NE(cluster_.kubectl_direct({"get", "pod", "web-0"}).exit_code, 0);  // not re-created
 }
 
 }  // namespace

@@ -48,12 +48,6 @@ std::set<std::string> identities(const std::string& json) {
   return out;
 }
 
-ClusterOptions demo() {
-  ClusterOptions o;
-  o.seeds = {"fake_apiserver/demo-objects.json"};
-  return o;
-}
-
 class OfflineHub : public testing::Test {
  protected:
   void SetUp() override { cluster_.start_apiserver(); }
@@ -65,7 +59,7 @@ class OfflineHub : public testing::Test {
     ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false)) << "the hub never noticed the apiserver was gone";
   }
   int port() const { return cluster_.proxy_port(); }
-  Cluster cluster_{demo()};
+  Cluster cluster_{demo_cluster()};
 };
 
 TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
