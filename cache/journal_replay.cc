@@ -61,18 +61,17 @@ std::optional<std::string> client_change(const std::string& base, const std::str
 JournalReplay::JournalReplay(Store& store, CacheWriter& writer, Journal& journal, Options options)
     : store_(store), writer_(writer), journal_(journal), options_(options) {}
 
-JournalReplay::~JournalReplay() { stop(); }
-
 void JournalReplay::start(hub::ReplayContext context) {
   if (running_.exchange(true)) return;
   context_ = std::move(context);
-  timer_ = std::make_unique<net::steady_timer>(context_.executor);
   net::co_spawn(context_.executor, run(), net::detached);
 }
 
 void JournalReplay::stop() {
-  if (stopping_.exchange(true) || !timer_) return;
-  net::post(context_.executor, [this] { timer_->cancel(); });
+  if (stopping_.exchange(true) || !running_) return;
+  net::post(context_.executor, [this] {
+    if (timer_ != nullptr) timer_->cancel();
+  });
 }
 
 net::awaitable<void> JournalReplay::sleep(std::chrono::milliseconds how_long) {
@@ -81,6 +80,14 @@ net::awaitable<void> JournalReplay::sleep(std::chrono::milliseconds how_long) {
 }
 
 net::awaitable<void> JournalReplay::run() {
+  // The timer lives in this coroutine's frame, so it goes with the executor's io_context even if
+  // the loop never gets to finish.
+  net::steady_timer timer(context_.executor);
+  timer_ = &timer;
+  struct Forget {
+    net::steady_timer*& timer;
+    ~Forget() { timer = nullptr; }
+  } forget{timer_};
   auto backoff = options_.backoff_initial;
   while (!stopping_) {
     if (journal_.empty() || !context_.online()) {

@@ -43,8 +43,9 @@ class JournalReplay {
     int max_conflict_attempts = 10;
   };
 
+  // The caller stops the loop (stop()) while the executor still runs; otherwise the loop just
+  // ends with the executor's io_context.
   JournalReplay(Store& store, CacheWriter& writer, Journal& journal, Options options);
-  ~JournalReplay();
 
   // Starts the loop on context.executor. Once.
   void start(hub::ReplayContext context);
@@ -77,7 +78,7 @@ class JournalReplay {
   Journal& journal_;
   Options options_;
   hub::ReplayContext context_;
-  std::unique_ptr<boost::asio::steady_timer> timer_;  // worker 0's; sleeps between passes
+  boost::asio::steady_timer* timer_ = nullptr;  // the loop's own, while it runs (executor only)
   std::map<std::uint64_t, int> conflicts_;  // seq -> 409s so far (loop only)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};

@@ -41,10 +41,7 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
   journal_.load(*store_->read());
 }
 
-NodeCache::~NodeCache() {
-  replay_.stop();
-  writer_.reset();  // commits what is queued before the store closes
-}
+NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
 
 bool NodeCache::is_discovery(const hub::RequestInfo& info) const {
   return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
