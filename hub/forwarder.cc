@@ -305,13 +305,18 @@ template <class Stream>
 net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& parser,
                                                                 const RequestInfo& info,
                                                                 bool keep_alive,
-                                                                ForwardResult result) {
+                                                                ForwardResult result,
+                                                                const OfflineWrite* write) {
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   ActiveScope scope(client_->active, nullptr, 0);
   unsigned code = 0;
   {
     ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, info.is_watch());
-    code = co_await shared_.cache->serve_offline(info, writer);
+    if (write != nullptr) {
+      code = co_await shared_.cache->serve_offline_write(info, *write, writer);
+    } else {
+      code = co_await shared_.cache->serve_offline(info, writer);
+    }
     result.keep_alive = code != 0 && keep_alive && writer.completed() && !info.is_watch();
     result.response_bytes += writer.body_bytes();
   }
@@ -352,18 +357,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPar
   write.content_type = std::string_view(req[http::field::content_type]);
   write.user_agent = std::string_view(req[http::field::user_agent]);
   write.authorization = client_authorization_;
-  keep_alive = keep_alive && !shared_.draining;
-  ActiveScope scope(client_->active, nullptr, 0);
-  unsigned code = 0;
-  {
-    ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, false);
-    code = co_await shared_.cache->serve_offline_write(info, write, writer);
-    result.keep_alive = code != 0 && keep_alive && writer.completed();
-    result.response_bytes += writer.body_bytes();
-  }
-  result.status = code;
-  result.offline = true;
-  co_return result;
+  co_return co_await answer_offline(parser, info, keep_alive, std::move(result), &write);
 }
 
 template <class Stream>

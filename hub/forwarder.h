@@ -49,9 +49,11 @@ class Forwarder {
   boost::asio::awaitable<ForwardResult> unreachable(Failure failure, const std::string& detail,
                                                     RequestParser& parser, const RequestInfo& info,
                                                     bool keep_alive, ForwardResult result);
+  // Answers from the cache: a read, or (with `write`) a write the cache journals.
   boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const RequestInfo& info,
-                                                       bool keep_alive, ForwardResult result);
-  // Reads the body of a write the cache answers while offline (journal) and hands it over.
+                                                       bool keep_alive, ForwardResult result,
+                                                       const OfflineWrite* write = nullptr);
+  // Reads the whole body of a write the cache answers while offline, then answer_offline().
   boost::asio::awaitable<ForwardResult> answer_offline_write(RequestParser& parser,
                                                              const RequestInfo& info,
                                                              bool keep_alive, ForwardResult result);
