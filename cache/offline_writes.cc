@@ -77,7 +77,7 @@ const Copy* base_copy(const std::vector<Copy>& copies, const std::string& compon
 // What the writer task decided, read by the coroutine once the task is done.
 struct Outcome {
   std::optional<WriteRefusal> refused;
-  std::string response;               // the object as the writer's component now has it
+  std::string response;               // what the client gets: the written object
   std::vector<LocalChange> changes;   // one per updated copy
   std::optional<Journal::Append> appended;
 };
@@ -169,12 +169,11 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
           !s) {
         return s;
       }
-      if (copy.identity.component == info.component && &copy == base) outcome->response = json;
       outcome->changes.push_back(LocalChange{copy.identity.component, info.api_group,
                                              info.api_version, info.resource,
                                              info.namespace_name, info.name, std::move(json)});
     }
-    if (outcome->response.empty()) outcome->response = updated;
+    outcome->response = updated;
     if (!journaled) return {};
     entry.base_resource_version = base->resource_version;
     if (info.verb == "update") entry.base = base->json;
