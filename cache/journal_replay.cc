@@ -129,12 +129,8 @@ net::awaitable<bool> JournalReplay::pass() {
     } else {
       YH_LOG(Warning) << "journal: dropped " << describe(*entry) << ": " << attempt.detail;
     }
-    const bool conflicted = conflicts_.count(seq) != 0;
     conflicts_.erase(seq);
-    co_await remove(seq, replayed ? "replayed"
-                                  : drop_reason_label(conflicted && attempt.detail.starts_with("409")
-                                                          ? DropReason::Conflict
-                                                          : DropReason::Rejected));
+    co_await remove(seq, replayed ? "replayed" : drop_reason_label(attempt.reason));
   }
   co_return waiting.empty();
 }
@@ -192,7 +188,7 @@ JournalReplay::Attempt JournalReplay::judge(const JournalEntry& entry, unsigned 
       journal_.count_retry("409");
       return {Outcome::Retry, detail};
     }
-    return {Outcome::Dropped, detail};
+    return {Outcome::Dropped, detail, DropReason::Conflict};
   }
   return {Outcome::Dropped, detail};  // 404, 422 and other 4xx: the cloud will never take it
 }

@@ -58,6 +58,7 @@ class JournalReplay {
   struct Attempt {
     Outcome outcome;
     std::string detail;  // for the log: the status or error
+    DropReason reason = DropReason::Rejected;  // when Dropped
   };
 
   boost::asio::awaitable<void> run();
