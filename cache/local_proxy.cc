@@ -113,6 +113,20 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
 LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options)
     : store_(store), metrics_(metrics), events_(events), options_(options) {}
 
+namespace {
+
+// Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
+// local change.
+bool watch_selects(const LabelSelector& label, const FieldSelector& field, const std::string& name,
+                   const LocalChange& change) {
+  if (!name.empty() && name != change.name) return false;
+  rapidjson::Document doc;
+  doc.Parse(change.json.data(), change.json.size());
+  return !doc.HasParseError() && doc.IsObject() && label.matches_object(doc) && field.matches(doc);
+}
+
+}  // namespace
+
 net::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
                                         std::string detail) {
   const hub::ApiError error = hub::api_error(failure, detail);
@@ -159,19 +173,6 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
   co_await out.write(*best);
   co_await out.finish();
   co_return 200;
-}
-
-net::awaitable<bool> LocalProxy::send_local_change(const hub::RequestInfo& info,
-                                                   const LocalChange& change,
-                                                   hub::ResponseWriter& out) {
-  auto label = LabelSelector::parse(info.label_selector);
-  auto field = FieldSelector::parse(info.field_selector);
-  rapidjson::Document doc;
-  doc.Parse(change.json.data(), change.json.size());
-  if (!label || !field || doc.HasParseError() || !doc.IsObject()) co_return true;
-  if (!label->matches_object(doc) || !field->matches(doc)) co_return true;
-  if (!info.name.empty() && info.name != change.name) co_return true;
-  co_return co_await out.write("{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n");
 }
 
 net::awaitable<unsigned> LocalProxy::discovery(const hub::RequestInfo& info, hub::ResponseWriter& out) {
@@ -267,11 +268,11 @@ net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const L
   // The record that gives bookmarks their kind and resourceVersion: this identity's, else a list
   // that covers the request.
   std::optional<ListRecord> record;
+  const auto label = LabelSelector::parse(info.label_selector);
+  const auto field = FieldSelector::parse(info.field_selector);
   {
     auto view = store_.read();
     record = view->list(identity.key());
-    auto label = LabelSelector::parse(info.label_selector);
-    auto field = FieldSelector::parse(info.field_selector);
     if ((!record || item_kind(*record).empty()) && label && field) {
       if (auto choice = choose_list(*view, identity, *label, *field)) record = choice->record;
     }
@@ -298,7 +299,9 @@ net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const L
     if (changes->overflowed()) break;  // the client re-watches, and lists if it must
     auto taken = changes->take();
     for (const LocalChange& change : taken) {
-      if (!co_await send_local_change(info, change, out)) co_return 200;
+      if (!label || !field || !watch_selects(*label, *field, info.name, change)) continue;
+      const std::string event = "{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n";
+      if (!co_await out.write(event)) co_return 200;
     }
     // Woken for local changes, not by the clock: no bookmark is due.
     if (!taken.empty() || !bookmarks || std::chrono::steady_clock::now() >= deadline) continue;

@@ -53,11 +53,6 @@ class LocalProxy {
   boost::asio::awaitable<unsigned> watch(const hub::RequestInfo& info, const ListIdentity& identity,
                                          hub::ResponseWriter& out);
   boost::asio::awaitable<unsigned> discovery(const hub::RequestInfo& info, hub::ResponseWriter& out);
-  // Sends a local change as a MODIFIED event if the watch's selectors select it. False when the
-  // client is gone.
-  boost::asio::awaitable<bool> send_local_change(const hub::RequestInfo& info,
-                                                 const LocalChange& change,
-                                                 hub::ResponseWriter& out);
 
   Store& store_;
   CacheMetrics& metrics_;
