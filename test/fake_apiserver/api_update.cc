@@ -10,17 +10,6 @@
 #include "test/fake_apiserver/json_util.h"
 
 namespace yurthub::fake {
-namespace {
-
-std::string media_type(std::string_view content_type) {
-  auto semi = content_type.find(';');
-  std::string t(content_type.substr(0, semi));
-  while (!t.empty() && t.back() == ' ') t.pop_back();
-  return t;
-}
-
-}  // namespace
-
 Reply ApiHandlers::update(const ApiRequest& req) {
   auto doc = parse_json(req.body);
   if (!doc || !doc->IsObject()) {
@@ -35,7 +24,7 @@ Reply ApiHandlers::update(const ApiRequest& req) {
 }
 
 Reply ApiHandlers::patch(const ApiRequest& req) {
-  std::string type = media_type(req.content_type);
+  const std::string& type = req.content_type;  // already a bare media type (router.cc)
   bool json_patch = type == "application/json-patch+json";
   bool merge = type == "application/merge-patch+json";
   bool strategic = type == "application/strategic-merge-patch+json";

@@ -5,6 +5,7 @@
 
 #include <boost/beast/websocket/rfc6455.hpp>
 
+#include "cache/offline_apply.h"
 #include "hub/log.h"
 #include "test/fake_apiserver/churn.h"
 #include "test/fake_apiserver/discovery.h"
@@ -105,13 +106,6 @@ bool is_health(std::string_view path) {
   return false;
 }
 
-std::string media_type(std::string_view content_type) {
-  std::string t(content_type.substr(0, content_type.find(';')));
-  while (!t.empty() && t.back() == ' ') t.pop_back();
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  return t;
-}
-
 void log_request(const Request& req, const std::string& user, unsigned code) {
   YH_LOG(Info) << req.method_string() << " " << req.target()
                << " user=" << (user.empty() ? "-" : user) << " " << code;
@@ -137,7 +131,7 @@ std::optional<Reply> Router::classify(const Request& req, const Identity& who, R
   if (!scope_ok) return path_not_found();
   if (!p->subresource.empty() && !r->has_subresource(p->subresource)) return path_not_found();
   out.api = ApiRequest{
-      r, *p, Query::parse(query), req.body(), media_type(req[http::field::content_type]), who};
+      r, *p, Query::parse(query), req.body(), cache::media_type(req[http::field::content_type]), who};
   out.verb = verb_for(req.method(), *p, out.api.query, *r);
   if (out.verb == Verb::None || !verb_allowed(*r, p->subresource, out.verb)) {
     return method_not_allowed("the server does not allow this method on the requested resource");
