@@ -1,38 +1,24 @@
 // Framing and filtering of one response; see filter_chain.h.
 #include "filters/filter_chain.h"
 
-#include <rapidjson/writer.h>
-
 #include "filters/object_access.h"
+#include "hub/json_parse.h"
 #include "hub/log.h"
 
 namespace yurthub::filters {
 
 namespace {
 
-// A RapidJSON output stream appending to a std::string.
-struct StringOut {
-  using Ch = char;
-  std::string* s;
-  void Put(char c) { s->push_back(c); }
-  void Flush() {}
-};
-
-void append_json(const rapidjson::Value& value, std::string* out) {
-  StringOut stream{out};
-  rapidjson::Writer<StringOut> writer(stream);
-  value.Accept(writer);
-}
-
 void append_json_string(std::string_view text, std::string* out) {
-  StringOut stream{out};
-  rapidjson::Writer<StringOut> writer(stream);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  out->append(buffer.GetString(), buffer.GetSize());
 }
 
 std::string json_of(const rapidjson::Value& value) {
   std::string s;
-  append_json(value, &s);
+  hub::append_json(value, &s);
   return s;
 }
 
@@ -102,9 +88,8 @@ class FilterChain::ListWriter final : public hub::ListSink {
   }
   void item(std::string_view raw) override {
     rapidjson::Document doc;
-    doc.Parse(raw.data(), raw.size());
+    const bool parsed = hub::parse_insitu(raw, chain_.scratch_, doc) && doc.IsObject();
     Verdict verdict = Verdict::Keep;
-    const bool parsed = !doc.HasParseError() && doc.IsObject();
     if (!parsed) chain_.count_parse_failure();
     else verdict = chain_.run(doc, doc.GetAllocator(), *view);
     const Outcome outcome(verdict, doc);
@@ -145,7 +130,12 @@ FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, 
     : shape_(shape), filters_(std::move(filters)), view_(std::move(view)), metrics_(metrics),
       first_page_(first_page) {
   bool reactive_filter = false;
-  for (const ObjectFilter* f : filters_) reactive_filter = reactive_filter || f->reactive();
+  for (const ObjectFilter* f : filters_) {
+    reactive_filter = reactive_filter || f->reactive();
+    const std::string name(f->name());
+    counters_.push_back({&metrics_.objects.with({name, "seen"}), &metrics_.objects.with({name, "modified"}),
+                         &metrics_.objects.with({name, "dropped"})});
+  }
   if (reactive_filter && shape_ != Shape::Object) client_view_ = std::move(client_view);
   reactive_ = client_view_ != nullptr && shape_ == Shape::Watch;
   if (shape_ == Shape::List) list_ = std::make_unique<ListWriter>(*this);
@@ -157,17 +147,16 @@ FilterChain::~FilterChain() = default;
 Verdict FilterChain::run(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
                          const ClusterView& view) {
   Verdict result = Verdict::Keep;
-  for (const ObjectFilter* f : filters_) {
-    if (!f->ready(view)) continue;
-    const std::string name(f->name());
-    metrics_.objects.with({name, "seen"}).inc();
-    const Verdict v = f->apply(object, allocator, view);
+  for (std::size_t i = 0; i < filters_.size(); ++i) {
+    if (!filters_[i]->ready(view)) continue;
+    counters_[i].seen->inc();
+    const Verdict v = filters_[i]->apply(object, allocator, view);
     if (v == Verdict::Drop) {
-      metrics_.objects.with({name, "dropped"}).inc();
+      counters_[i].dropped->inc();
       return Verdict::Drop;
     }
     if (v == Verdict::Modified) {
-      metrics_.objects.with({name, "modified"}).inc();
+      counters_[i].modified->inc();
       result = Verdict::Modified;
     }
   }
@@ -221,7 +210,7 @@ Status FilterChain::finish(std::string* out) {
   }
   // A dropped get is answered as sent: a filter hides objects from lists and watches, and a
   // fabricated 404 for an object that exists would be a lie the client cannot tell.
-  if (verdict == Verdict::Modified) append_json(doc, out);
+  if (verdict == Verdict::Modified) hub::append_json(doc, out);
   else out->append(object_);
   object_.clear();
   return {};
@@ -229,17 +218,17 @@ Status FilterChain::finish(std::string* out) {
 
 void FilterChain::on_event(std::string_view raw, const View& view, std::string* out) {
   rapidjson::Document event;
-  event.Parse(raw.data(), raw.size());
+  const bool parsed = hub::parse_insitu(raw, scratch_, event) && event.IsObject();
   std::string_view type;
   rapidjson::Value* object = nullptr;
-  if (!event.HasParseError() && event.IsObject()) {
+  if (parsed) {
     type = string_member(event, "type").value_or("");
     if (auto it = event.FindMember("object"); it != event.MemberEnd()) object = &it->value;
   }
   const bool change = type == "ADDED" || type == "MODIFIED" || type == "DELETED";
   if (!change || !object || !object->IsObject()) {
     // BOOKMARK, ERROR, or an event the filters cannot read: as sent.
-    if (change || event.HasParseError() || !event.IsObject()) count_parse_failure();
+    if (change || !parsed) count_parse_failure();
     out->append(raw).push_back('\n');
     return;
   }

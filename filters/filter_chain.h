@@ -57,8 +57,16 @@ class FilterChain final : public hub::ResponseFilter {
   void count_parse_failure();
   void on_event(std::string_view raw, const View& view, std::string* out);
 
+  // node_yurthub_filter_objects_total's series of each filter, looked up once per response.
+  struct Counters {
+    hub::Counter* seen;
+    hub::Counter* modified;
+    hub::Counter* dropped;
+  };
+
   Shape shape_;
   std::vector<const ObjectFilter*> filters_;
+  std::vector<Counters> counters_;  // parallel to filters_
   ViewSource view_;
   FilterMetrics& metrics_;
   bool reactive_ = false;
@@ -69,6 +77,7 @@ class FilterChain final : public hub::ResponseFilter {
   std::string object_;                     // Shape::Object: the body so far
   std::unique_ptr<ListWriter> list_;       // Shape::List
   std::optional<hub::WatchFramer> watch_;  // Shape::Watch
+  std::string scratch_;  // the in-situ parse of the object or event being filtered
 };
 
 }  // namespace yurthub::filters
