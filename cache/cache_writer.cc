@@ -1,6 +1,8 @@
 // The cache's single writer thread and its group commits; see cache_writer.h.
 #include "cache/cache_writer.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <map>
 
@@ -9,6 +11,9 @@
 
 namespace yurthub::cache {
 namespace {
+
+// A batch this large is followed by malloc_trim (see run()).
+constexpr std::size_t kTrimAfterBytes = 4u << 20;
 
 std::size_t op_bytes(const CacheOp& op) {
   return sizeof(CacheOp) + op.identity.size() + op.namespace_name.size() + op.name.size() +
@@ -137,6 +142,7 @@ void CacheWriter::run() {
     std::vector<CacheOp> ops(std::make_move_iterator(queue_.begin()),
                              std::make_move_iterator(queue_.end()));
     queue_.clear();
+    const std::size_t batch_bytes = queue_bytes_;
     queue_bytes_ = 0;
     std::set<std::string> stale = std::move(stale_);
     stale_.clear();
@@ -145,6 +151,12 @@ void CacheWriter::run() {
     lock.unlock();
 
     if (!ops.empty() || !stale.empty()) apply_batch(ops, stale);
+    if (batch_bytes > kTrimAfterBytes) {
+      // A big list passed through (allocated on the worker threads, freed here): give the freed
+      // memory back to the system, or glibc keeps it in its arenas (tens of MB of RSS for good).
+      std::vector<CacheOp>().swap(ops);
+      ::malloc_trim(0);
+    }
     for (auto& [task, done] : tasks) done(store_.write(task));
     last_commit = std::chrono::steady_clock::now();
     if (last_commit - last_size_refresh_ > std::chrono::seconds(60)) refresh_size_metrics();
