@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The benchmark runner (issue 6; what it covers so far is listed in docs/benchmarks.md): builds the
-# release preset, then measures, in one run on this machine, a small GET straight to the upstream
-# (the bundled fake apiserver, HTTPS), through nginx as a plain reverse proxy, through the hub for a
-# pass-through component and through the hub for a cached component; and the hub's idle RSS.
-# Each figure is the median of BENCH_RUNS runs of BENCH_SECONDS with wrk; ratios are against the
-# baselines measured in the same run. Prints a markdown table (also left in the work directory).
+# The benchmark runner (issue 6; method and results in docs/benchmarks.md). Builds the release
+# preset, then measures in one run on this machine, each figure next to a baseline measured in the
+# same run:
+#   1. a small GET: straight to the upstream (the bundled fake apiserver, HTTPS), through nginx as
+#      a plain reverse proxy, through the hub for a pass-through component and for a cached one;
+#   2. a 20 MB pod list: time to last byte on the same paths, and the hub's peak RSS;
+#   3. servicetopology and the cache in process (test/bench/filter_bench.cc, cache_bench.cc);
+#   4. the hub's RSS idle and with 10k cached objects, and the CPU it spends on a burst of 10,000
+#      EndpointSlice watch events (filtered and cached for kube-proxy).
+# Each figure is a median of several runs. Prints markdown tables (also left in the work dir).
 # Usage: test/bench/run.sh   (as root on Debian 12; installs wrk and nginx-light if missing)
+# Env: BENCH_SECONDS, BENCH_RUNS (wrk), BENCH_LIST_RUNS, BENCH_*_PORT.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -28,6 +33,8 @@ hub_port=${BENCH_HUB_PORT:-20361}
 admin_port=${BENCH_ADMIN_PORT:-20367}
 nginx_port=${BENCH_NGINX_PORT:-20380}
 target=/api/v1/namespaces/default/pods/web-0
+list_target=/api/v1/namespaces/bulk/pods
+list_runs=${BENCH_LIST_RUNS:-5}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
@@ -41,12 +48,15 @@ wait_log() {  # wait_log FILE REGEX: prints the first capture group once the lin
   done
   echo "bench: timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
 }
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }  # status_kb PID VmRSS
+rss_kb() { status_kb "$1" VmRSS; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
 
 bash scripts/gen-certs.sh "$work/pki" edge-node-1 >/dev/null
 "$bin/test/fake_apiserver/fake_apiserver" --cert="$work/pki/apiserver.crt" \
   --key="$work/pki/apiserver.key" --client-ca="$work/pki/ca.crt" --token-file="$work/pki/tokens.csv" \
-  --port=0 --seed="$root/test/testdata/fake_apiserver/demo-objects.json" >"$work/apiserver.log" 2>&1 &
+  --port=0 --seed="$root/test/testdata/fake_apiserver/demo-objects.json" \
+  --generate-pods=10000 --generate-pod-bytes=2000 --generate-node=edge-node-1 >"$work/apiserver.log" 2>&1 &
 pids+=("$!")
 api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)')
 
@@ -134,10 +144,75 @@ hub_busy_rss=$(rss_kb "$hub_pid")
 nginx_rss=0
 for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rss + $(rss_kb "$p"))); done
 
+# --- 2. A 20 MB list (10,000 pods of 2 KB in namespace bulk), time to last byte: from the request
+# sent to the last byte received (curl's time_total - time_pretransfer, so the direct path's TLS
+# handshake is not counted), median of $list_runs. Pass-through first, then kubelet (cached: the
+# hub parses every item and writes it to the cache while it streams), which leaves 10k pods cached.
+# list_once NAME URL [CURL ARGS...]: prints "seconds bytes"; a non-200 stops the benchmark.
+list_once() {
+  local name=$1 url=$2 out; shift 2
+  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$url")
+  read -r code total pre bytes <<<"$out"
+  [ "$code" = 200 ] || { echo "bench: list via $name answered $code" >&2; exit 1; }
+  awk -v t="$total" -v p="$pre" -v b="$bytes" 'BEGIN { printf "%.4f %d\n", t - p, b }'
+}
+declare -A list_ms
+list_bytes=0
+measure_list() {
+  local name=$1 out; shift
+  out=$(for _ in $(seq 1 "$list_runs"); do list_once "$name" "$@"; done)
+  list_ms[$name]=$(awk '{print $1 * 1000}' <<<"$out" | median)
+  list_bytes=$(awk 'END {print $2}' <<<"$out")
+}
+hub_before_list_hwm=$(status_kb "$hub_pid" VmHWM)
+measure_list direct "https://127.0.0.1:$api_port$list_target" --cacert "$work/pki/ca.crt" -H "$token"
+measure_list nginx "http://127.0.0.1:$nginx_port$list_target"
+measure_list hub "http://127.0.0.1:$hub_port$list_target" -A "bench/1.0"
+hub_pass_hwm=$(status_kb "$hub_pid" VmHWM)
+measure_list hub-cached "http://127.0.0.1:$hub_port$list_target" -A "kubelet/v1.32.4 (linux/amd64) kubernetes/abc"
+hub_list_hwm=$(status_kb "$hub_pid" VmHWM)
+sleep 2  # the cache writer's last group commit
+hub_cached_rss=$(rss_kb "$hub_pid"); hub_cached_anon=$(status_kb "$hub_pid" RssAnon)
+hub_cached_file=$(status_kb "$hub_pid" RssFile)
+
+# --- 4. CPU for a burst of 10,000 EndpointSlice watch events (100 slices of 10 endpoints, their
+# Services keyed by host), watched through the hub by kube-proxy (servicetopology + cache) while a
+# direct watch counts the bytes the apiserver sent. The hub's CPU is read from /proc before the
+# burst starts and after its last event reached the client.
+kube_proxy="kube-proxy/v1.32.4 (linux/amd64) kubernetes/abc"
+slices=/apis/discovery.k8s.io/v1/endpointslices
+rv=$(curl -s -A "$kube_proxy" "http://127.0.0.1:$hub_port$slices" | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9)
+curl -sN -A "$kube_proxy" "http://127.0.0.1:$hub_port$slices?watch=true&resourceVersion=$rv&timeoutSeconds=600" \
+  >"$work/slices-hub.out" & pids+=("$!")
+curl -sN --cacert "$work/pki/ca.crt" -H "$token" \
+  "https://127.0.0.1:$api_port$slices?watch=true&resourceVersion=$rv&timeoutSeconds=600" \
+  >"$work/slices-direct.out" & pids+=("$!")
+sleep 2
+clk_tck=$(getconf CLK_TCK)
+ticks_before=$(cpu_ticks "$hub_pid")
+burst_start=$(date +%s.%N)
+curl -s -o /dev/null --cacert "$work/pki/ca.crt" -H "$token" -X POST \
+  "https://127.0.0.1:$api_port/_fake/churn?objects=100&events=10000&namespace=churn&resource=endpointslices&endpoints=10"
+for _ in $(seq 1 1200); do
+  [ "$(grep -c '"type":"\(ADDED\|MODIFIED\)"' "$work/slices-hub.out")" -ge 10000 ] && break
+  sleep 0.1
+done
+burst_seconds=$(awk -v s="$burst_start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+ticks_after=$(cpu_ticks "$hub_pid")
+hub_events=$(grep -c '"type":"\(ADDED\|MODIFIED\)"' "$work/slices-hub.out" || true)
+[ "$hub_events" -ge 10000 ] || { echo "bench: the hub's watch got $hub_events of 10000 events" >&2; exit 1; }
+upstream_bytes=$(stat -c %s "$work/slices-direct.out"); client_bytes=$(stat -c %s "$work/slices-hub.out")
+burst_cpu=$(awk -v a="$ticks_before" -v b="$ticks_after" -v t="$clk_tck" 'BEGIN { printf "%.2f", (b - a) / t }')
+
+# --- 3. In process: servicetopology and the cache.
+inprocess=$("$bin/test/bench/filter_bench"; "$bin/test/bench/cache_bench" --dir="$work/cache-bench")
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%.2f", a / b }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 {
   echo "# yurthub benchmarks, $(date -u +%FT%TZ), $(nproc) cores, ${runs} runs x ${duration}s, medians"
   echo
-  echo "Small GET of one pod ($target) on each path; added = its p50 minus direct's p50."
+  echo "## 1. Small GET of one pod ($target); added = the path's p50 minus direct's p50"
   echo
   echo "| path | conns | p50 µs | p99 µs | req/s | added p50 µs | added vs nginx's | req/s vs nginx |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -146,18 +221,33 @@ for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rs
       k=$name/$c
       added=$(( ${p50[$k]} - ${p50[direct/$c]} ))
       nginx_added=$(( ${p50[nginx/$c]} - ${p50[direct/$c]} ))
-      vs_nginx=$(awk -v a="$added" -v n="$nginx_added" 'BEGIN { if (n <= 0) print "-"; else printf "%.2f", a / n }')
-      rps_ratio=$(awk -v a="${rps[$k]}" -v n="${rps[nginx/$c]}" 'BEGIN { printf "%.2f", a / n }')
+      vs_nginx=$(ratio "$added" "$nginx_added")
+      rps_ratio=$(ratio "${rps[$k]}" "${rps[nginx/$c]}")
       [ "$name" = direct ] && { added="-"; vs_nginx="-"; }
       echo "| $name | $c | ${p50[$k]} | ${p99[$k]} | ${rps[$k]} | $added | $vs_nginx | $rps_ratio |"
     done
   done
   echo
-  echo "| memory | KiB |"
-  echo "|---|---|"
-  echo "| hub RSS, idle (5 s after start) | $hub_idle_rss |"
-  echo "| hub RSS, after the runs above | $hub_busy_rss |"
-  echo "| nginx RSS (master + worker), after the runs | $nginx_rss |"
+  echo "## 2. A $(awk -v b="$list_bytes" 'BEGIN { printf "%.1f", b / 1048576 }') MiB list of 10,000 pods ($list_target), time to last byte, median of $list_runs"
+  echo
+  echo "| path | ms | vs direct | vs nginx |"
+  echo "|---|---|---|---|"
+  for name in direct nginx hub hub-cached; do
+    echo "| $name | ${list_ms[$name]} | $(ratio "${list_ms[$name]}" "${list_ms[direct]}") | $(ratio "${list_ms[$name]}" "${list_ms[nginx]}") |"
+  done
+  echo
+  echo "## 3. Against the budgets (design.md §8), and the rest"
+  echo
+  echo "| measure | value | baseline or budget | verdict |"
+  echo "|---|---|---|---|"
+  echo "| hub RSS, idle (5 s after start) | $(mib "$hub_idle_rss") MiB | ≤ 15 MB (YurtHub: 35–40 MB) | $( [ "$hub_idle_rss" -le 14648 ] && echo met || echo MISSED ) |"
+  echo "| hub RSS after the small GETs | $(mib "$hub_busy_rss") MiB | nginx (master + worker): $(mib "$nginx_rss") MiB | - |"
+  echo "| hub peak RSS, 20 MB list passed through | $(mib "$hub_pass_hwm") MiB | before the lists: $(mib "$hub_before_list_hwm") MiB | - |"
+  echo "| hub peak RSS, 20 MB list cached for kubelet | $(mib "$hub_list_hwm") MiB | - | - |"
+  echo "| hub RSS with the 10,000 pods cached for kubelet | $(mib "$hub_cached_rss") MiB (anonymous $(mib "$hub_cached_anon"), file and LMDB map $(mib "$hub_cached_file")) | idle: $(mib "$hub_idle_rss") MiB | - |"
+  per_mb=$(awk -v c="$burst_cpu" -v b="$upstream_bytes" 'BEGIN { printf "%.3f", c / (b / 1e6) }')
+  echo "| hub CPU for 10,000 EndpointSlice events (kube-proxy: filtered and cached) | $burst_cpu CPU-s in $burst_seconds s = $per_mb CPU-s per MB from the apiserver ($(awk -v b="$upstream_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB in, $(awk -v b="$client_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB out) | YurtHub: 22–25% of a core at 780 KB/s = 0.28–0.32 CPU-s per MB | $(awk -v p="$per_mb" 'BEGIN { print (p < 0.28) ? "better" : "NOT better" }') |"
+  echo "$inprocess"
 } | tee "$work/results.md"
 echo
 echo "bench: logs and results in $work"
