@@ -36,9 +36,6 @@ boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer&
   return {};
 }
 
-// The largest TLS record's plaintext: what one read of an upstream body should be able to take.
-constexpr std::size_t kUpstreamReadBytes = 16 * 1024;
-
 // What a client that must re-list sees: the apiserver's own way of saying "start over".
 constexpr std::string_view kCacheRelistEvent =
     R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
@@ -217,9 +214,8 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
     if (!body_done) {
       res.body().data = buf;
       res.body().size = kRelayBufferBytes;
-      // Beast reads at most the buffer's free capacity, 512 bytes when it is empty: a 16 KiB TLS
-      // record then takes 32 reads, each a trip through the event loop (a 20 MB list ran at half
-      // nginx's speed). Room for one whole record per read.
+      // Room for one whole TLS record per read (see kUpstreamReadBytes), if a large header
+      // or a shrink took it.
       if (up->buffer.capacity() < kUpstreamReadBytes) up->buffer.reserve(kUpstreamReadBytes);
       boost::system::error_code ec;
       // A stream is written as each piece arrives; any other body fills the relay buffer first
