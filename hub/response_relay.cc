@@ -214,9 +214,6 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
     if (!body_done) {
       res.body().data = buf;
       res.body().size = kRelayBufferBytes;
-      // Room for one whole TLS record per read (see kUpstreamReadBytes), if a large header
-      // or a shrink took it.
-      if (up->buffer.capacity() < kUpstreamReadBytes) up->buffer.reserve(kUpstreamReadBytes);
       boost::system::error_code ec;
       // A stream is written as each piece arrives; any other body fills the relay buffer first
       // (an apiserver may send one small TLS record per chunk, and a write per record is slow).
