@@ -5,12 +5,11 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "cache/merge_patch_diff.h"
 #include "cache/writer_task.h"
 #include "hub/http_io.h"
+#include "hub/json_parse.h"
 #include "hub/local_client.h"
 #include "hub/log.h"
 
@@ -50,10 +49,7 @@ std::optional<std::string> client_change(const std::string& base, const std::str
     if (metadata.MemberCount() == 0) diff.RemoveMember("metadata");
   }
   if (diff.IsObject() && diff.MemberCount() == 0) return std::string();
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  diff.Accept(w);
-  return std::string(out.GetString(), out.GetSize());
+  return hub::to_json(diff);
 }
 
 }  // namespace

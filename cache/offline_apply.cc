@@ -3,25 +3,17 @@
 #include "cache/offline_apply.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "cache/json_patch.h"
 #include "cache/merge_patch_diff.h"
 #include "cache/strategic_merge.h"
+#include "hub/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
 
 using rapidjson::Document;
 using rapidjson::Value;
-
-std::string serialize(const Value& v) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  v.Accept(w);
-  return {out.GetString(), out.GetSize()};
-}
 
 const Value* member(const Value& object, const char* name) {
   if (!object.IsObject()) return nullptr;
@@ -164,7 +156,7 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
   if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
   else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
-  return serialize(doc);
+  return hub::to_json(doc);
 }
 
 std::string carry_change(std::string_view base_json, std::string_view updated_json,
@@ -179,7 +171,7 @@ std::string carry_change(std::string_view base_json, std::string_view updated_js
   }
   Document diff = create_merge_patch(base, updated);
   if (!apply_merge_patch(copy, diff) || !copy.IsObject()) return std::string(copy_json);
-  return serialize(copy);
+  return hub::to_json(copy);
 }
 
 }  // namespace yurthub::cache

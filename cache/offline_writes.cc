@@ -7,13 +7,12 @@
 #include <random>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "cache/list_identity.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
 #include "cache/writer_task.h"
+#include "hub/json_parse.h"
 #include "hub/log.h"
 
 namespace yurthub::cache {
@@ -229,11 +228,8 @@ net::awaitable<unsigned> OfflineWrites::create_event(const hub::RequestInfo& inf
     metadata.RemoveMember("name");
     metadata.AddMember("name", rapidjson::Value((prefix + random_suffix()).c_str(), alloc), alloc);
   }
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  event.Accept(w);
   JournalEntry entry = entry_for(info, write);
-  entry.body.assign(buffer.GetString(), buffer.GetSize());
+  entry.body = hub::to_json(event);
   entry.object = journal_object_key(info.api_group, info.api_version, info.resource,
                                     info.namespace_name, metadata["name"].GetString());
   std::optional<Journal::Append> appended;

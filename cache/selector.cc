@@ -12,8 +12,7 @@
 #include <tuple>
 #include <utility>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "hub/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -474,10 +473,7 @@ std::string field_text(const rapidjson::Value& object, std::string_view path) {
   }
   if (current->IsString()) return std::string(current->GetString(), current->GetStringLength());
   if (current->IsNull()) return "";
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  current->Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return hub::to_json(*current);
 }
 
 // Sorts by the tuple `order` returns and drops duplicates.

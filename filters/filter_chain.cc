@@ -16,12 +16,6 @@ void append_json_string(std::string_view text, std::string* out) {
   out->append(buffer.GetString(), buffer.GetSize());
 }
 
-std::string json_of(const rapidjson::Value& value) {
-  std::string s;
-  hub::append_json(value, &s);
-  return s;
-}
-
 // "namespace/name" of an object ("name" when cluster-scoped); "" without a name.
 std::string key_of(const rapidjson::Value& object) {
   const std::string_view name = metadata_string(object, "name");
@@ -35,7 +29,7 @@ std::string key_of(const rapidjson::Value& object) {
 std::string original_object_json(std::string_view raw) {
   rapidjson::Document event;
   event.Parse(raw.data(), raw.size());
-  return json_of(event["object"]);
+  return hub::to_json(event["object"]);
 }
 
 // Writes `{"type":<type>,"object":<object>}\n`.
@@ -51,7 +45,7 @@ struct Outcome {
   std::string json;
 
   Outcome(Verdict v, const rapidjson::Value& object) : verdict(v) {
-    if (v == Verdict::Modified) json = json_of(object);
+    if (v == Verdict::Modified) json = hub::to_json(object);
   }
   ClientView::Seen seen() const {
     return verdict == Verdict::Modified ? ClientView::Seen::Modified

@@ -1,7 +1,7 @@
-// Fast JSON parsing and writing of framed objects, for the hot paths that handle every object of
-// a list or watch (the filter chain, the cache's response taps): an in-situ parse of a scratch
-// copy, which copies no strings and takes RapidJSON's SIMD paths (RAPIDJSON_SSE2, CMakeLists.txt),
-// and a writer through rapidjson::StringBuffer, which does the same for output.
+// JSON parsing and writing shared by the hub, the filters and the cache: an in-situ parse of a
+// scratch copy, which copies no strings and takes RapidJSON's SIMD paths (RAPIDJSON_SSE2,
+// CMakeLists.txt), for the filter chain's hot path over every object of a list or watch; and
+// compact writing through rapidjson::StringBuffer, which takes them for output.
 #pragma once
 
 #include <string>
@@ -29,6 +29,13 @@ inline void append_json(const rapidjson::Value& value, std::string* out) {
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
   out->append(buffer.GetString(), buffer.GetSize());
+}
+
+// The compact JSON of `value`.
+inline std::string to_json(const rapidjson::Value& value) {
+  std::string out;
+  append_json(value, &out);
+  return out;
 }
 
 }  // namespace yurthub::hub

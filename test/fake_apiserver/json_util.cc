@@ -7,8 +7,6 @@
 #include <random>
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 namespace yurthub::fake {
 namespace {
@@ -56,13 +54,6 @@ Result<rapidjson::Document> parse_json(std::string_view text) {
                       " at offset " + std::to_string(doc.GetErrorOffset()));
   }
   return doc;
-}
-
-std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  value.Accept(w);
-  return std::string(buf.GetString(), buf.GetSize());
 }
 
 std::string with_type_meta(std::string_view kind, std::string_view api_version,

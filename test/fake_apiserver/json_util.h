@@ -8,6 +8,7 @@
 
 #include <rapidjson/document.h>
 
+#include "hub/json_parse.h"
 #include "hub/result.h"
 
 namespace yurthub::fake {
@@ -15,8 +16,8 @@ namespace yurthub::fake {
 // Parses `text`; the error names the offset. The document may be any JSON value.
 Result<rapidjson::Document> parse_json(std::string_view text);
 
-// Compact serialization, as the apiserver writes for real clients.
-std::string to_json(const rapidjson::Value& value);
+// Compact serialization, as the apiserver writes for real clients: the hub's own.
+using hub::to_json;
 
 // `{"kind":K,"apiVersion":AV,` + the members of `bare` (a serialized object).
 std::string with_type_meta(std::string_view kind, std::string_view api_version,
