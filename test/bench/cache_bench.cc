@@ -35,6 +35,13 @@ using namespace yurthub::cache;
 constexpr const char* kKubelet = "kubelet/v1.32.4 (linux/amd64) kubernetes/abc";
 constexpr const char* kPodList = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1";
 
+// The name of generated pod i: pod-000042.
+std::string pod_name(int i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "pod-%06d", i);
+  return name;
+}
+
 // Makes pods from the fixture's pod: `pod(i, rv, false)` is list item i (no kind/apiVersion).
 class PodMaker {
  public:
@@ -47,13 +54,13 @@ class PodMaker {
     if (doc_.HasParseError() || !doc_.HasMember("metadata")) fail("cannot read the fixture pod");
   }
   std::string pod(int i, std::uint64_t rv, bool with_kind) {
-    char name[32], uid[48];
-    std::snprintf(name, sizeof name, "pod-%06d", i);
+    const std::string name = pod_name(i);
+    char uid[48];
     std::snprintf(uid, sizeof uid, "ae93d730-b7ad-48d5-86ae-%012d", i);
     const std::string version = std::to_string(rv);
     auto& a = doc_.GetAllocator();
     auto& meta = doc_["metadata"];
-    meta["name"].SetString(name, a);
+    meta["name"].SetString(name.c_str(), static_cast<rapidjson::SizeType>(name.size()), a);
     meta["namespace"].SetString("bench", a);
     meta["uid"].SetString(uid, a);
     meta["resourceVersion"].SetString(version.c_str(), static_cast<rapidjson::SizeType>(version.size()), a);
@@ -177,12 +184,11 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     auto record = view->list(cache.policy.identity(hub::classify_request("GET", kPodList, kKubelet))->key());
     if (!record) fail("the pod list is not cached");
     for (int i = 0; i < std::min(objects, events); ++i) {
-      char name[32];
-      std::snprintf(name, sizeof name, "pod-%06d", i);
+      const std::string name = pod_name(i);
       auto stored = view->object(record->set_id, "bench", name);
       const std::uint64_t last = 2000 + i + (events - 1 - i) / objects * objects;
       if (!stored || stored->resource_version != last)
-        fail(std::string(name) + " is not at resourceVersion " + std::to_string(last));
+        fail(name + " is not at resourceVersion " + std::to_string(last));
     }
   }
   const double rate = median(rates);
@@ -220,8 +226,7 @@ void bench_offline_list(const std::string& dir, PodMaker& pods, int count, int r
   if (!with_get) return;
 
   times.clear();
-  const std::string target = "/api/v1/namespaces/bench/pods/pod-" + std::string(6 - std::to_string(count / 2).size(), '0') +
-                             std::to_string(count / 2);
+  const std::string target = "/api/v1/namespaces/bench/pods/" + pod_name(count / 2);
   for (int r = 0; r < 2000; ++r) {
     SinkWriter out(r == 0);
     const auto start = std::chrono::steady_clock::now();
