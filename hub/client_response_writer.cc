@@ -6,6 +6,7 @@
 #include <boost/beast/http.hpp>
 
 #include "hub/client_stream.h"
+#include "hub/http_framing.h"
 
 namespace yurthub::hub {
 namespace net = boost::asio;
@@ -37,14 +38,16 @@ ClientResponseWriter<Stream>::~ClientResponseWriter() {
 }
 
 template <class Stream>
-net::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view bytes) {
-  if (failed_) co_return false;
+net::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece, bool last) {
+  if (failed_ || !framer_) co_return false;
+  const auto buffers = framer_->frame(piece, last);
+  if (net::buffer_size(buffers) == 0) co_return true;
   bool ok = false;
   if (streaming_) {
-    ok = co_await write_streaming(client_, net::buffer(bytes.data(), bytes.size()));
+    ok = co_await write_streaming(client_, buffers);
   } else {
     beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-    auto [ec, n] = co_await net::async_write(client_->stream, net::buffer(bytes.data(), bytes.size()), kNoThrow);
+    auto [ec, n] = co_await net::async_write(client_->stream, buffers, kNoThrow);
     ok = !ec;
   }
   failed_ = !ok;
@@ -59,35 +62,27 @@ net::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::s
   res.set(http::field::cache_control, "no-cache, private");
   if (chunked_) res.chunked(true);
   res.keep_alive(keep_alive_);
-  http::response_serializer<http::empty_body> sr{res};
-  if (streaming_) start_client_watch(client_);
-  if (streaming_) arm_write_watchdog(client_);
-  else beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  auto [ec, n] = co_await http::async_write_header(client_->stream, sr, kNoThrow);
-  if (streaming_) client_->write_watchdog.cancel();
-  failed_ = static_cast<bool>(ec);
-  co_return !ec;
+  std::string head;
+  append_head(head, res);
+  framer_.emplace(std::move(head), chunked_);
+  if (!streaming_) co_return true;  // the head goes out with the first piece
+  // A watch's client must see the head at once, not with the first event.
+  start_client_watch(client_);
+  co_return co_await send({}, false);
 }
 
 template <class Stream>
 net::awaitable<bool> ClientResponseWriter<Stream>::write(std::string_view bytes) {
   if (bytes.empty()) co_return !failed_;
   body_bytes_ += bytes.size();
-  if (!chunked_) co_return co_await send(bytes);
-  char size_line[24];
-  const int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", bytes.size());
-  std::string piece;
-  piece.reserve(static_cast<std::size_t>(n) + bytes.size() + 2);
-  piece.append(size_line, static_cast<std::size_t>(n)).append(bytes).append("\r\n");
-  co_return co_await send(piece);
+  co_return co_await send(bytes, false);
 }
 
 template <class Stream>
 net::awaitable<bool> ClientResponseWriter<Stream>::finish() {
   if (finished_) co_return !failed_;
   finished_ = true;
-  if (!chunked_) co_return !failed_;
-  co_return co_await send("0\r\n\r\n");
+  co_return co_await send({}, true);
 }
 
 template <class Stream>

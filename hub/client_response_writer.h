@@ -9,6 +9,7 @@
 
 #include "hub/cache_hooks.h"
 #include "hub/client_connection.h"
+#include "hub/http_framing.h"
 
 namespace yurthub::hub {
 
@@ -31,13 +32,15 @@ class ClientResponseWriter : public ResponseWriter {
   std::uint64_t body_bytes() const { return body_bytes_; }
 
  private:
-  boost::asio::awaitable<bool> send(std::string_view bytes);
+  // Writes `piece` framed (with the head, the first time); `last` ends the body.
+  boost::asio::awaitable<bool> send(std::string_view piece, bool last);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
   unsigned version_;
   bool keep_alive_;
   bool streaming_;
   bool chunked_;
+  std::optional<BodyFramer> framer_;  // from start()
   bool started_ = false;
   bool finished_ = false;
   bool failed_ = false;

@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 
 #include "hub/client_connection.h"
+#include "hub/http_framing.h"
 #include "hub/http_io.h"
 
 namespace yurthub::hub {
@@ -74,8 +75,7 @@ boost::asio::awaitable<bool> write_streaming(const std::shared_ptr<ClientConnect
 // The last chunk of a chunked response, so a client can tell a clean end from a cut.
 template <class Stream>
 boost::asio::awaitable<bool> end_chunked_stream(const std::shared_ptr<ClientConnection<Stream>>& client) {
-  static constexpr char kLastChunk[] = "0\r\n\r\n";
-  co_return co_await write_streaming(client, boost::asio::buffer(kLastChunk, sizeof kLastChunk - 1));
+  co_return co_await write_streaming(client, boost::asio::buffer(kLastChunk.data(), kLastChunk.size()));
 }
 
 }  // namespace yurthub::hub

@@ -15,7 +15,6 @@ namespace yurthub::hub {
 namespace http = boost::beast::http;
 using RequestParser = http::request_parser<http::buffer_body>;
 using ResponseParser = http::response_parser<http::buffer_body>;
-using ResponseSerializer = http::response_serializer<http::buffer_body>;
 
 struct ForwardResult {
   unsigned status = 0;       // HTTP code sent to the client; 0 if no response was sent

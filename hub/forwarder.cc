@@ -3,6 +3,7 @@
 
 #include "hub/cache_hooks.h"
 #include "hub/client_response_writer.h"
+#include "hub/http_framing.h"
 #include "hub/http_io.h"
 #include "hub/log.h"
 #include "hub/response_relay.h"
@@ -88,9 +89,11 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   replaying_ = req.find(kReplayHeader) != req.end();
   req.erase(kReplayHeader);
   CacheHooks* cache = shared_.cache;
-  const bool cached = cache && cache->cacheable(info);
+  // A HEAD's response has no body for the cache or the filters to read.
+  const bool head_only = req.method() == http::verb::head;
+  const bool cached = cache && !head_only && cache->cacheable(info);
   FilterHooks* filters = shared_.filters;
-  std::unique_ptr<ResponseFilter> filter = filters ? filters->filter(info) : nullptr;
+  std::unique_ptr<ResponseFilter> filter = filters && !head_only ? filters->filter(info) : nullptr;
   const bool filtered = filter != nullptr;
   if (filtered && !filters->ready()) {
     // Polled: readiness flips once per process, so a waiter list would buy nothing.
@@ -175,7 +178,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     ResponseParser rp;
     rp.header_limit(kMaxResponseHeaderBytes);
     rp.body_limit(boost::none);
-    if (req.method() == http::verb::head) rp.skip(true);
+  if (head_only) rp.skip(true);
     boost::system::error_code ec;
     if (sent) {
       beast::get_lowest_layer(up->stream).expires_after(response_header_timeout(info));
@@ -211,7 +214,8 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
       tap = cache->tap(info, rp.get().result_int(), std::string_view(rp.get()[http::field::content_type]));
     }
     // Only a successful JSON body is what the filters read; a Status error passes as sent.
-    if (filter && (rp.get().result_int() / 100 != 2 ||
+    const unsigned code = rp.get().result_int();
+    if (filter && (code / 100 != 2 || code == 204 ||
                    !std::string_view(rp.get()[http::field::content_type]).starts_with("application/json"))) {
       filter.reset();
     }
@@ -238,9 +242,13 @@ template <class Stream>
 net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
                                                      ForwardResult& result, bool& client_failed) {
   auto& req = parser.get();
-  http::request_serializer<http::buffer_body> sr{req};
+  std::string head;
+  head.reserve(512);
+  append_head(head, req);
+  BodyFramer framer(std::move(head), req.chunked());
   char* buf = client_->relay();
   do {
+    std::string_view piece;
     if (!parser.is_done()) {
       const auto rec = co_await read_body_piece(parser, buf);
       if (rec) {
@@ -248,21 +256,14 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
         result.failure = client_body_failure(rec);
         co_return false;
       }
-      req.body().size = kRelayBufferBytes - req.body().size;
-      // An empty piece must have no data pointer, or buffer_body emits the last chunk twice.
-      req.body().data = req.body().size ? buf : nullptr;
-      req.body().more = !parser.is_done();
-      result.request_bytes += req.body().size;
-    } else {
-      req.body().data = nullptr;
-      req.body().size = 0;
-      req.body().more = false;
+      piece = {buf, kRelayBufferBytes - req.body().size};
+      result.request_bytes += piece.size();
+      if (piece.empty() && !parser.is_done()) continue;  // a chunk header, no data yet
     }
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] = co_await http::async_write(up.stream, sr, kNoThrow);
-    if (wec == http::error::need_buffer) wec = {};
+    auto [wec, wn] = co_await net::async_write(up.stream, framer.frame(piece, parser.is_done()), kNoThrow);
     if (wec) co_return false;
-  } while (!sr.is_done());
+  } while (!framer.done());
   co_return true;
 }
 

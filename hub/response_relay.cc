@@ -9,6 +9,7 @@
 
 #include "hub/client_stream.h"
 #include "hub/gzip.h"
+#include "hub/http_framing.h"
 #include "hub/http_io.h"
 #include "hub/log.h"
 #include "hub/tunnel.h"
@@ -45,14 +46,6 @@ constexpr std::string_view kFilterRelistEvent =
     R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
     R"("message":"what the hub's filters read changed; list again","reason":"Expired","code":410}})"
     "\n";
-
-// Points the relayed body at `bytes` (an empty piece must have no data pointer, or buffer_body
-// emits the last chunk twice).
-void set_body(http::response<http::buffer_body>& res, std::string_view bytes, bool more) {
-  res.body().data = bytes.empty() ? nullptr : const_cast<char*>(bytes.data());
-  res.body().size = bytes.size();
-  res.body().more = more;
-}
 
 }  // namespace
 
@@ -156,7 +149,10 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
   res.keep_alive(keep_alive);
   result.status = res.result_int();
 
-  ResponseSerializer rs{res};
+  std::string head;
+  head.reserve(512);
+  append_head(head, res);
+  BodyFramer framer(std::move(head), res.chunked());
   char* buf = client_->relay();
   auto& active = client_->active;
   auto& up_tcp = beast::get_lowest_layer(up->stream);
@@ -176,16 +172,11 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
     if (!shared_.servers.healthy(up->server)) active.stop("server_unhealthy");
     start_client_watch(client_);
     // The client must see the header at once, not with the first event (which may be minutes away).
-    res.body().data = nullptr;
-    res.body().size = 0;
-    res.body().more = true;
-    arm_write_watchdog(client_);
-    auto [hec, hn] = co_await http::async_write_header(client_->stream, rs, kNoThrow);
-    client_->write_watchdog.cancel();
-    if (hec) active.stop("client_gone");
-    if (!hec && feed.failed() && !client_encoded) {
+    const bool head_sent = co_await write_streaming(client_, framer.frame({}, false));
+    if (!head_sent) active.stop("client_gone");
+    if (head_sent && feed.failed() && !client_encoded) {
       // The cache of this list is stale: make the client re-list now, not at the next event.
-      co_return co_await end_with_relist(rs, res, feed, kCacheRelistEvent, "cache_relist", result);
+      co_return co_await end_with_relist(framer, feed, kCacheRelistEvent, "cache_relist", result);
     }
   }
 
@@ -199,18 +190,18 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
       active.correction_pending = false;
       std::string events;
       if (!filter->correct(&events)) {
-        co_return co_await end_with_relist(rs, res, feed, kFilterRelistEvent, kFilterRelist, result);
+        co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist, result);
       }
       if (!events.empty()) {
         if (tap) tap->body(events);
-        set_body(res, events, true);
-        if (!co_await write_to_client(rs, streaming)) {
+        if (!co_await write_to_client(framer.frame(events, false), streaming)) {
           shared_.metrics.streams_ended.with({"client_gone"}).inc();
           co_return finish(feed, false, "client_gone", result);
         }
       }
     }
     bool body_done = rp.is_done();
+    std::string_view piece;  // what the client gets next
     if (!body_done) {
       res.body().data = buf;
       res.body().size = kRelayBufferBytes;
@@ -237,7 +228,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
                                  ? active.stop_reason
                                  : (ec == beast::error::timeout ? "upstream_timeout" : "upstream_closed");
         if (reason == std::string_view(kFilterRelist)) {
-          co_return co_await end_with_relist(rs, res, feed, kFilterRelistEvent, kFilterRelist, result);
+          co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist, result);
         }
         shared_.metrics.streams_ended.with({reason}).inc();
         if (!active.stop_reason) {
@@ -254,32 +245,32 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
         co_return finish(feed, false, reason, result);
       }
       body_done = rp.is_done();
-      const std::string_view piece{buf, kRelayBufferBytes - res.body().size};
-      result.response_bytes += piece.size();
-      if (!feed.feed(piece) || (body_done && !feed.finish())) {
+      const std::string_view received{buf, kRelayBufferBytes - res.body().size};
+      result.response_bytes += received.size();
+      if (!feed.feed(received) || (body_done && !feed.finish())) {
         // Unfilterable: cut the response (no last chunk), so the client sees it is incomplete.
         shared_.metrics.streams_ended.with({"filter_error"}).inc();
         YH_LOG(Warning) << info.verb << " " << info.path << " for " << info.component
                         << " cut short: " << feed.error();
         co_return finish(feed, false, "filter_error", result);
       }
-      set_body(res, filter ? std::string_view(feed.out()) : piece, !body_done);
+      piece = filter ? std::string_view(feed.out()) : received;
       if (streaming && feed.failed() && !client_encoded && !body_done) {
         // The cache missed a write for this list: send what arrived, then make the client re-list.
-        if (!co_await write_to_client(rs, streaming)) break;
-        co_return co_await end_with_relist(rs, res, feed, kCacheRelistEvent, "cache_relist", result);
+        if (!co_await write_to_client(framer.frame(piece, false), streaming)) break;
+        co_return co_await end_with_relist(framer, feed, kCacheRelistEvent, "cache_relist", result);
       }
     } else {
       feed.out().clear();
       if (!feed.finish()) co_return finish(feed, false, "filter_error", result);
-      set_body(res, filter ? std::string_view(feed.out()) : std::string_view(), false);
+      if (filter) piece = feed.out();
     }
-    if (res.body().size == 0 && res.body().more) continue;  // the filter holds the bytes so far
-    if (!co_await write_to_client(rs, streaming)) {
+    if (piece.empty() && !body_done) continue;  // the filter holds the bytes so far
+    if (!co_await write_to_client(framer.frame(piece, body_done), streaming)) {
       if (streaming) shared_.metrics.streams_ended.with({"client_gone"}).inc();
       co_return finish(feed, false, "client_gone", result);
     }
-    if (rs.is_done()) break;
+    if (framer.done()) break;
   }
   feed.end(rp.is_done());
   stop_client_watch(*client_);
@@ -301,21 +292,20 @@ ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, 
 }
 
 template <class Stream>
-net::awaitable<bool> ResponseRelay<Stream>::write_to_client(ResponseSerializer& rs, bool streaming) {
-  if (streaming) arm_write_watchdog(client_);
-  else beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  auto [ec, n] = co_await http::async_write(client_->stream, rs, kNoThrow);
-  if (streaming) client_->write_watchdog.cancel();
-  co_return !ec || ec == http::error::need_buffer;
+net::awaitable<bool> ResponseRelay<Stream>::write_to_client(std::array<net::const_buffer, 3> buffers,
+                                                            bool streaming) {
+  if (streaming) co_return co_await write_streaming(client_, buffers);
+  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  auto [ec, n] = co_await net::async_write(client_->stream, buffers, kNoThrow);
+  co_return !ec;
 }
 
 template <class Stream>
 net::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
-    ResponseSerializer& rs, http::response<http::buffer_body>& res, BodyTransform& feed,
-    std::string_view event, const char* reason, ForwardResult result) {
-  set_body(res, event, false);  // the event, then the last chunk
+    BodyFramer& framer, BodyTransform& feed, std::string_view event, const char* reason,
+    ForwardResult result) {
   shared_.metrics.streams_ended.with({reason}).inc();
-  co_await write_to_client(rs, true);
+  co_await write_to_client(framer.frame(event, true), true);  // the event, then the last chunk
   co_return finish(feed, false, reason, result);
 }
 
@@ -323,13 +313,10 @@ template <class Stream>
 net::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionPtr up,
                                                             ResponseParser& rp,
                                                             ForwardResult result) {
-  auto& res = rp.get();
-  res.body().data = nullptr;
-  res.body().size = 0;
-  res.body().more = false;
-  ResponseSerializer rs{res};
+  std::string head;
+  append_head(head, rp.get());
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  auto [ec, n] = co_await http::async_write_header(client_->stream, rs, kNoThrow);
+  auto [ec, n] = co_await net::async_write(client_->stream, net::buffer(head), kNoThrow);
   result.status = 101;
   result.keep_alive = false;
   if (ec) co_return result;

@@ -7,6 +7,7 @@
 // Upgrades (exec, attach, port-forward) are tunnelled. Used by the Forwarder; worker-thread only.
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include <boost/asio/awaitable.hpp>
@@ -15,6 +16,7 @@
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
 #include "hub/filter_hooks.h"
+#include "hub/http_framing.h"
 #include "hub/request_info.h"
 #include "hub/worker.h"
 
@@ -42,13 +44,14 @@ class ResponseRelay {
                                                ForwardResult result);
 
  private:
-  boost::asio::awaitable<bool> write_to_client(ResponseSerializer& rs, bool streaming);
+  // Writes one framed piece (BodyFramer::frame) to the client.
+  boost::asio::awaitable<bool> write_to_client(std::array<boost::asio::const_buffer, 3> buffers,
+                                               bool streaming);
   // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
   // or its filtered view could not be corrected).
-  boost::asio::awaitable<ForwardResult> end_with_relist(ResponseSerializer& rs,
-                                                        http::response<http::buffer_body>& res,
-                                                        BodyTransform& feed, std::string_view event,
-                                                        const char* reason, ForwardResult result);
+  boost::asio::awaitable<ForwardResult> end_with_relist(BodyFramer& framer, BodyTransform& feed,
+                                                        std::string_view event, const char* reason,
+                                                        ForwardResult result);
   // The relay ended early for `reason`: ends the tap and the client watch.
   ForwardResult finish(BodyTransform& feed, bool complete, const char* reason, ForwardResult result);
 

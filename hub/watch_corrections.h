@@ -12,7 +12,6 @@
 // ResponseRelay; worker-thread only.
 #pragma once
 
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -21,20 +20,12 @@
 
 #include "hub/client_connection.h"
 #include "hub/client_stream.h"
+#include "hub/http_framing.h"
 
 namespace yurthub::hub {
 
 // The stop reason of a watch whose filter could not correct itself.
 inline constexpr const char* kFilterRelist = "filter_relist";
-
-// `bytes` framed as one HTTP chunk.
-inline std::string http_chunk(std::string_view bytes) {
-  char size[20];
-  const int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
-  std::string chunk(size, static_cast<std::size_t>(n));
-  chunk.append(bytes).append("\r\n");
-  return chunk;
-}
 
 namespace watch_corrections_detail {
 template <class Stream>
