@@ -58,6 +58,10 @@ net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_execu
   if (cec) co_return make_error("connect " + address.url + ": " + cec.message());
   tcp_layer.socket().set_option(tcp::no_delay(true));
 
+  // Asio asks OpenSSL to free a connection's record buffers whenever they empty, which suits
+  // many idle client connections; a pooled upstream connection carries request after request,
+  // and re-allocating its two 17 KB buffers for each showed in the small GET's profile.
+  SSL_clear_mode(conn->stream.native_handle(), SSL_MODE_RELEASE_BUFFERS);
   const std::string& verify_name =
       tls.server_name_override.empty() ? address.host : tls.server_name_override;
   if (!is_ip_literal(verify_name)) {
