@@ -42,14 +42,7 @@ net::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece, 
   if (failed_ || !framer_) co_return false;
   const auto buffers = framer_->frame(piece, last);
   if (net::buffer_size(buffers) == 0) co_return true;
-  bool ok = false;
-  if (streaming_) {
-    ok = co_await write_streaming(client_, buffers);
-  } else {
-    beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-    auto [ec, n] = co_await net::async_write(client_->stream, buffers, kNoThrow);
-    ok = !ec;
-  }
+  const bool ok = co_await write_to_client(client_, buffers, streaming_);
   failed_ = !ok;
   co_return ok;
 }

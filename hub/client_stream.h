@@ -6,10 +6,12 @@
 #pragma once
 
 #include <memory>
+#include <type_traits>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 
 #include "hub/client_connection.h"
 #include "hub/http_framing.h"
@@ -62,14 +64,50 @@ void arm_write_watchdog(const std::shared_ptr<ClientConnection<Stream>>& client)
       });
 }
 
+// Plain TCP: writes what the socket takes right now, without the event loop (an async write
+// that completes at once still costs a trip through it, and a watch event would also arm and
+// cancel the watchdog). Returns the bytes written; 0 for TLS, or when nothing could be written.
+template <class Stream, class Buffers>
+std::size_t write_now(Stream& stream, const Buffers& buffers, boost::system::error_code& ec) {
+  if constexpr (std::is_same_v<Stream, PlainStream>) {
+    auto& socket = stream.socket();
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);  // would_block, not a wait
+    if (ec) return 0;
+    const std::size_t n = socket.write_some(buffers, ec);
+    if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) ec = {};
+    return n;
+  } else {
+    (void)stream;
+    (void)buffers;
+    return 0;
+  }
+}
+
+// Writes `buffers` to the client: what the socket takes at once, the rest asynchronously, under
+// the watchdog for a streaming response (whose tcp_stream timer the client watcher's read owns),
+// else under the stream's own kClientIoTimeout. False if the client is gone.
+template <class Stream, class Buffers>
+boost::asio::awaitable<bool> write_to_client(const std::shared_ptr<ClientConnection<Stream>>& client,
+                                             const Buffers& buffers, bool streaming) {
+  boost::system::error_code ec;
+  const std::size_t total = boost::asio::buffer_size(buffers);
+  const std::size_t now = write_now(client->stream, buffers, ec);
+  if (ec) co_return false;
+  if (now == total) co_return true;
+  boost::beast::buffers_suffix<Buffers> rest(buffers);
+  rest.consume(now);
+  if (streaming) arm_write_watchdog(client);
+  else boost::beast::get_lowest_layer(client->stream).expires_after(kClientIoTimeout);
+  auto [wec, n] = co_await boost::asio::async_write(client->stream, rest, kNoThrow);
+  if (streaming) client->write_watchdog.cancel();
+  co_return !wec;
+}
+
 // Writes raw bytes to a streaming client under the watchdog.
 template <class Stream, class Buffers>
 boost::asio::awaitable<bool> write_streaming(const std::shared_ptr<ClientConnection<Stream>>& client,
                                              const Buffers& buffers) {
-  arm_write_watchdog(client);
-  auto [ec, n] = co_await boost::asio::async_write(client->stream, buffers, kNoThrow);
-  client->write_watchdog.cancel();
-  co_return !ec;
+  co_return co_await write_to_client(client, buffers, true);
 }
 
 // The last chunk of a chunked response, so a client can tell a clean end from a cut.

@@ -216,12 +216,19 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
           ec = net::error::operation_aborted;
           break;
         }
-        active.in_upstream_read = streaming;
-        auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, kNoThrow);
-        active.in_upstream_read = false;
-        co_await wait_for_correction_writer(*client_);
-        ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
-        if (!ec) ec = take_buffered_body(rp, up->buffer);
+        // Body bytes that came with the header (a small response's whole body) or with the last
+        // read are taken first: an async read that needs no I/O still costs a trip through the
+        // event loop before the client's write.
+        const std::size_t room = res.body().size;
+        ec = take_buffered_body(rp, up->buffer);
+        if (!ec && res.body().size == room && !rp.is_done()) {
+          active.in_upstream_read = streaming;
+          auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, kNoThrow);
+          active.in_upstream_read = false;
+          co_await wait_for_correction_writer(*client_);
+          ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
+          if (!ec) ec = take_buffered_body(rp, up->buffer);
+        }
       } while (!ec && !streaming && !rp.is_done() && res.body().size > 0);
       if (ec) {
         const char* reason = active.stop_reason
@@ -294,10 +301,7 @@ ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, 
 template <class Stream>
 net::awaitable<bool> ResponseRelay<Stream>::write_to_client(std::array<net::const_buffer, 3> buffers,
                                                             bool streaming) {
-  if (streaming) co_return co_await write_streaming(client_, buffers);
-  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  auto [ec, n] = co_await net::async_write(client_->stream, buffers, kNoThrow);
-  co_return !ec;
+  co_return co_await hub::write_to_client(client_, buffers, streaming);
 }
 
 template <class Stream>
