@@ -130,8 +130,19 @@ Family<Series>::Family(std::string name, std::string help, std::vector<std::stri
 template <class Series>
 Series& Family<Series>::with(std::initializer_list<std::string_view> label_values) {
   assert(label_values.size() == label_names_.size());
+  thread_local std::string joined;  // reused: no allocation per lookup
+  joined.clear();
+  for (std::string_view value : label_values) {
+    const auto size = static_cast<std::uint32_t>(value.size());
+    joined.append(reinterpret_cast<const char*>(&size), sizeof size).append(value);
+  }
   std::lock_guard lock(mutex_);
-  return find_or_create(label_values);
+  if (auto it = index_.find(std::string_view(joined)); it != index_.end()) return *it->second;
+  Series& series = find_or_create(label_values);
+  // Label sets past max_series_ share the overflow series and stay out of the index, which is
+  // thus bounded like series_.
+  if (index_.size() <= max_series_) index_.emplace(joined, &series);
+  return series;
 }
 
 template <class Series>

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace yurthub::hub {
@@ -97,8 +98,16 @@ class Family {
   std::vector<std::string> label_names_;
   std::size_t max_series_;
   std::vector<double> bounds_;  // histograms only
-  mutable std::mutex mutex_;    // guards series_ (the map, not the values)
+  mutable std::mutex mutex_;    // guards series_ and index_ (the maps, not the values)
   std::map<std::vector<std::string>, std::unique_ptr<Series>, LabelValuesLess> series_;
+  // The same series by their label values joined into one string (length-prefixed), for the
+  // lookup on every request: a hash of one string, where series_ compares vectors of strings
+  // (callgrind put that at 4% of a small GET). series_ stays for rendering in order.
+  struct JoinedHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view joined) const { return std::hash<std::string_view>{}(joined); }
+  };
+  std::unordered_map<std::string, Series*, JoinedHash, std::equal_to<>> index_;
 };
 
 // Defined in metrics.cc for exactly these three series types.
