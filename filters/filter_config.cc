@@ -52,7 +52,7 @@ std::vector<const ObjectFilter*> FilterAssignment::for_component(std::string_vie
   std::vector<const ObjectFilter*> out;
   if (component.empty() || component == "yurthub") return out;
   for (const Entry& e : entries_) {
-    if (e.components.count(std::string(component)) > 0) out.push_back(e.filter);
+    if (e.components.contains(component)) out.push_back(e.filter);
   }
   return out;
 }

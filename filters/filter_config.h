@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ class FilterAssignment {
  private:
   struct Entry {
     const ObjectFilter* filter;
-    std::set<std::string> components;
+    std::set<std::string, std::less<>> components;  // transparent: looked up per request
   };
   std::vector<Entry> entries_;  // enabled filters, in chain order
 };
