@@ -5,25 +5,28 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
+#include <span>
 #include <vector>
 
 namespace yurthub::hub {
 namespace {
 
+// ASCII lowercase (Go's strings.ToLower on the ASCII methods and User-Agents classified here).
 std::string to_lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return out;
 }
 
-// strings.Split(strings.Trim(path, "/"), "/"), with the empty path giving no parts.
-std::vector<std::string> split_path(std::string_view path) {
+// strings.Split(strings.Trim(path, "/"), "/"), with the empty path giving no parts. The parts
+// view `path`.
+std::vector<std::string_view> split_path(std::string_view path) {
   while (!path.empty() && path.front() == '/') path.remove_prefix(1);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  std::vector<std::string> parts;
+  std::vector<std::string_view> parts;
   if (path.empty()) return parts;
   std::size_t start = 0;
   while (true) {
@@ -98,16 +101,16 @@ std::string verb_for_method(std::string_view method) {
 }
 
 // Fills the resource fields from the parts after /api or /apis/<group>. REQUIRES: parts.size() >= 2.
-void classify_resource(std::vector<std::string> parts, std::string_view method, bool watch_param,
-                       RequestInfo& info) {
+void classify_resource(std::span<const std::string_view> parts, std::string_view method,
+                       bool watch_param, RequestInfo& info) {
   info.is_resource_request = true;
   info.api_version = parts[0];
-  parts.erase(parts.begin());
+  parts = parts.subspan(1);
 
   if (parts[0] == "watch" || parts[0] == "proxy") {
     info.verb = parts[0];
     if (parts.size() < 2) return;  // "/api/v1/watch": the apiserver cannot classify it either
-    parts.erase(parts.begin());
+    parts = parts.subspan(1);
   } else {
     info.verb = verb_for_method(method);
   }
@@ -118,7 +121,7 @@ void classify_resource(std::vector<std::string> parts, std::string_view method, 
       // namespaces/<ns>/<resource>/...: the resource is what follows, unless it is a subresource
       // of the namespace itself (status, finalize).
       if (parts.size() > 2 && parts[2] != "status" && parts[2] != "finalize") {
-        parts.erase(parts.begin(), parts.begin() + 2);
+        parts = parts.subspan(2);
       }
     }
   }
@@ -145,6 +148,9 @@ bool RequestInfo::is_long_running() const {
 }
 
 std::string percent_decode(std::string_view text, bool plus_is_space) {
+  if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
+    return std::string(text);  // the common case: nothing to decode
+  }
   std::string out;
   out.reserve(text.size());
   auto hex = [](char c) -> int {
@@ -183,16 +189,17 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   bool watch_param = false;
   parse_query(query, info, watch_param);
 
-  std::vector<std::string> parts = split_path(info.path);
+  const std::vector<std::string_view> all = split_path(info.path);
+  std::span<const std::string_view> parts(all);
   if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;
   info.api_prefix = parts[0];
-  parts.erase(parts.begin());
+  parts = parts.subspan(1);
   if (info.api_prefix == "apis") {
     if (parts.size() < 3) return info;  // /apis/<group>/<version>: discovery, not a resource
     info.api_group = parts[0];
-    parts.erase(parts.begin());
+    parts = parts.subspan(1);
   }
-  classify_resource(std::move(parts), method, watch_param, info);
+  classify_resource(parts, method, watch_param, info);
   return info;
 }
 
