@@ -27,8 +27,8 @@ bash scripts/build.sh release >/dev/null
 
 bin=$root/build/release
 work=$(mktemp -d /tmp/yurthub-bench.XXXXXX)
-duration=${BENCH_SECONDS:-5}
-runs=${BENCH_RUNS:-3}
+duration=${BENCH_SECONDS:-3}
+runs=${BENCH_RUNS:-5}
 hub_port=${BENCH_HUB_PORT:-20361}
 admin_port=${BENCH_ADMIN_PORT:-20367}
 nginx_port=${BENCH_NGINX_PORT:-20380}
@@ -101,44 +101,59 @@ nginx -c "$work/nginx.conf" -p "$work/nginx" >"$work/nginx/stdout.log" 2>&1 &
 pids+=("$!")
 for _ in $(seq 1 100); do [ -s "$work/nginx/nginx.pid" ] && break; sleep 0.05; done
 
-# wrk_once NAME CONNECTIONS URL [HEADER...]: one run; prints "p50_us p99_us requests_per_s".
+# wrk_once NAME CONNECTIONS URL HEADER: one run; prints "p50_us p99_us requests_per_s requests".
 # A run with any error or non-2xx answer stops the benchmark: its figures would mean nothing.
 wrk_once() {
-  local name=$1 url=$3 args=(-t1 "-c$2" "-d${duration}s" --latency) out
-  shift 3
-  for h in "$@"; do args+=(-H "$h"); done
-  out=$(wrk "${args[@]}" "$url")
+  local name=$1 out
+  out=$(wrk -t1 "-c$2" "-d${duration}s" --latency -H "$4" "$3")
   if grep -qE 'Non-2xx|Socket errors' <<<"$out"; then
     echo "bench: $name got errors:" >&2; echo "$out" >&2; exit 1
   fi
   awk '
     function us(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
     $1 == "50%" { p50 = us($2) } $1 == "99%" { p99 = us($2) } $1 == "Requests/sec:" { rps = $2 }
-    END { printf "%.0f %.0f %.0f\n", p50, p99, rps }' <<<"$out"
+    / requests in / { n = $1 }
+    END { printf "%.0f %.0f %.0f %d\n", p50, p99, rps, n }' <<<"$out"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# measure NAME CONNECTIONS URL [HEADER...]: the median of each figure over $runs runs.
-declare -A p50 p99 rps
-measure() {
-  local name=$1 conns=$2; shift 2
-  # Warm-up (connections, TLS sessions, caches), not checked: nginx's very first upstream
-  # handshake with the fake apiserver may fail once.
-  local url=$1 warm=(-t1 "-c$conns" -d1s); shift
-  for h in "$@"; do warm+=(-H "$h"); done
-  wrk "${warm[@]}" "$url" >/dev/null
-  set -- "$url" "$@"
-  local out; out=$(for _ in $(seq 1 "$runs"); do wrk_once "$name" "$conns" "$@"; done)
-  p50[$name/$conns]=$(awk '{print $1}' <<<"$out" | median)
-  p99[$name/$conns]=$(awk '{print $2}' <<<"$out" | median)
-  rps[$name/$conns]=$(awk '{print $3}' <<<"$out" | median)
-}
 
+# The paths, each with its URL, a header, and the process whose CPU it costs (none for direct).
 token="Authorization: Bearer admin-token-0123456789"
+nginx_worker=$(pgrep -f "nginx: worker process" -P "$(cat "$work/nginx/nginx.pid")" | head -1)
+paths=(direct nginx hub hub-cached)
+declare -A url=([direct]="https://127.0.0.1:$api_port$target" [nginx]="http://127.0.0.1:$nginx_port$target"
+                [hub]="http://127.0.0.1:$hub_port$target" [hub-cached]="http://127.0.0.1:$hub_port$target")
+declare -A header=([direct]="$token" [nginx]="User-Agent: bench/1.0" [hub]="User-Agent: bench/1.0"
+                   [hub-cached]="User-Agent: kubelet/v1.32.4")
+declare -A cpu_pid=([direct]="" [nginx]="$nginx_worker" [hub]="$hub_pid" [hub-cached]="$hub_pid")
+# The paths take turns, run after run, so that a slow spell of this shared machine falls on all
+# of them alike; each figure is the median over $runs runs. CPU per request is the proxy's user
+# + system time (clock ticks from /proc) over the requests of that run.
+declare -A p50 p99 rps cpu_us
 for c in 1 32; do
-  measure direct "$c" "https://127.0.0.1:$api_port$target" "$token"
-  measure nginx "$c" "http://127.0.0.1:$nginx_port$target"
-  measure hub "$c" "http://127.0.0.1:$hub_port$target" "User-Agent: bench/1.0"
-  measure hub-cached "$c" "http://127.0.0.1:$hub_port$target" "User-Agent: kubelet/v1.32.4"
+  declare -A samples=()
+  for name in "${paths[@]}"; do
+    # Warm-up (connections, TLS sessions, caches), not checked: nginx's very first upstream
+    # handshake with the fake apiserver may fail once.
+    wrk -t1 "-c$c" -d1s -H "${header[$name]}" "${url[$name]}" >/dev/null
+  done
+  for _ in $(seq 1 "$runs"); do
+    for name in "${paths[@]}"; do
+      pid=${cpu_pid[$name]}
+      before=0; [ -n "$pid" ] && before=$(cpu_ticks "$pid")
+      read -r a b r n < <(wrk_once "$name" "$c" "${url[$name]}" "${header[$name]}")
+      after=0; [ -n "$pid" ] && after=$(cpu_ticks "$pid")
+      us=$(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }')
+      samples[$name]+="$a $b $r $us"$'\n'
+    done
+  done
+  for name in "${paths[@]}"; do
+    k=$name/$c
+    p50[$k]=$(awk 'NF {print $1}' <<<"${samples[$name]}" | median)
+    p99[$k]=$(awk 'NF {print $2}' <<<"${samples[$name]}" | median)
+    rps[$k]=$(awk 'NF {print $3}' <<<"${samples[$name]}" | median)
+    cpu_us[$k]=$(awk 'NF {print $4}' <<<"${samples[$name]}" | median)
+  done
 done
 hub_busy_rss=$(rss_kb "$hub_pid")
 nginx_rss=0
@@ -204,7 +219,9 @@ hub_events=$(grep -c '"type":"\(ADDED\|MODIFIED\)"' "$work/slices-hub.out" || tr
 upstream_bytes=$(stat -c %s "$work/slices-direct.out"); client_bytes=$(stat -c %s "$work/slices-hub.out")
 burst_cpu=$(awk -v a="$ticks_before" -v b="$ticks_after" -v t="$clk_tck" 'BEGIN { printf "%.2f", (b - a) / t }')
 
-# --- 3. In process: servicetopology and the cache.
+# --- 3. In process: servicetopology and the cache, with the servers above stopped (the hub may
+# still be committing the burst to its cache, and would compete for the two cores).
+cleanup; pids=()
 inprocess=$("$bin/test/bench/filter_bench"; "$bin/test/bench/cache_bench" --dir="$work/cache-bench")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%.2f", a / b }'; }
@@ -214,8 +231,8 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
   echo
   echo "## 1. Small GET of one pod ($target); added = the path's p50 minus direct's p50"
   echo
-  echo "| path | conns | p50 µs | p99 µs | req/s | added p50 µs | added vs nginx's | req/s vs nginx |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| path | conns | p50 µs | p99 µs | req/s | added p50 µs | added vs nginx's | req/s vs nginx | proxy CPU µs per request | vs nginx's |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   for c in 1 32; do
     for name in direct nginx hub hub-cached; do
       k=$name/$c
@@ -223,8 +240,9 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
       nginx_added=$(( ${p50[nginx/$c]} - ${p50[direct/$c]} ))
       vs_nginx=$(ratio "$added" "$nginx_added")
       rps_ratio=$(ratio "${rps[$k]}" "${rps[nginx/$c]}")
-      [ "$name" = direct ] && { added="-"; vs_nginx="-"; }
-      echo "| $name | $c | ${p50[$k]} | ${p99[$k]} | ${rps[$k]} | $added | $vs_nginx | $rps_ratio |"
+      cpu="${cpu_us[$k]}"; cpu_ratio=$(ratio "${cpu_us[$k]}" "${cpu_us[nginx/$c]}")
+      [ "$name" = direct ] && { added="-"; vs_nginx="-"; cpu="-"; cpu_ratio="-"; }
+      echo "| $name | $c | ${p50[$k]} | ${p99[$k]} | ${rps[$k]} | $added | $vs_nginx | $rps_ratio | $cpu | $cpu_ratio |"
     done
   done
   echo
