@@ -322,8 +322,10 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
   Status error;
   ListRecord* r = record(txn, op.identity, op.kind == OpKind::Upsert, batch, error);
   if (!r) return error;  // ok (nothing to delete or advance) unless creating failed
-  batch.dirty.insert(op.identity);
-  r->resource_version = std::max(r->resource_version, op.resource_version);
+  if (op.resource_version > r->resource_version) {
+    r->resource_version = op.resource_version;
+    batch.dirty.insert(op.identity);
+  }
   if (op.kind == OpKind::Bookmark) return {};
   auto existing = txn.object(r->set_id, op.namespace_name, op.name);
   if (existing && existing->resource_version > op.resource_version) {
@@ -332,6 +334,11 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
   }
   if (op.kind == OpKind::Delete) {
     return existing ? txn.delete_object(r->set_id, op.namespace_name, op.name) : Status{};
+  }
+  // kubelet gets its node and its pods again and again: an object stored byte for byte as it
+  // is now needs no write, and a batch of only those commits nothing (no fsync).
+  if (existing && existing->resource_version == op.resource_version && existing->json == op.json) {
+    return {};
   }
   return txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
 }

@@ -94,6 +94,18 @@ TEST_F(CacheWriterTest, WatchEventsApplyInOrderAndNeverGoBack) {
   EXPECT_EQ(metrics_->out_of_order.with({}).value(), 1u);
 }
 
+TEST_F(CacheWriterTest, TheSameVersionAgainKeepsTheObjectAndNewBytesReplaceIt) {
+  const std::string gets = ListIdentity{"kubelet", "", "v1", "pods", "", "", ""}.get_set().key();
+  apply({op(OpKind::Upsert, gets, "default", "web-0", 7, R"({"v":1})")});
+  // kubelet gets the same pod again: skipped as already stored, and still there.
+  apply({op(OpKind::Upsert, gets, "default", "web-0", 7, R"({"v":1})")});
+  EXPECT_EQ(*object_json(gets, "default", "web-0"), R"({"v":1})");
+  // Same resourceVersion, other bytes (the cache held an offline edit): the apiserver's wins.
+  apply({op(OpKind::Upsert, gets, "default", "web-0", 7, R"({"v":2})")});
+  EXPECT_EQ(*object_json(gets, "default", "web-0"), R"({"v":2})");
+  EXPECT_EQ(store_->read()->list(gets)->resource_version, 7u);
+}
+
 TEST_F(CacheWriterTest, GetsGoToTheGetSetAndDiscoveryIsGlobal) {
   const std::string gets = ListIdentity{"kubelet", "", "v1", "nodes", "", "", ""}.get_set().key();
   CacheOp discovery = op(OpKind::Discovery, "");
