@@ -195,9 +195,9 @@ Status FilterChain::finish(std::string* out) {
   }
   if (shape_ != Shape::Object) return {};
   rapidjson::Document doc;
-  doc.Parse(object_.data(), object_.size());
+  const bool parsed = hub::parse_insitu(object_, scratch_, doc) && doc.IsObject();
   Verdict verdict = Verdict::Keep;
-  if (doc.HasParseError() || !doc.IsObject()) {
+  if (!parsed) {
     count_parse_failure();
   } else {
     verdict = run(doc, doc.GetAllocator(), *view_());
