@@ -49,15 +49,12 @@ net::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece, 
 
 template <class Stream>
 net::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::string_view content_type) {
-  started_ = true;
   http::response<http::empty_body> res{static_cast<http::status>(status), version_};
   res.set(http::field::content_type, content_type);
   res.set(http::field::cache_control, "no-cache, private");
   if (chunked_) res.chunked(true);
   res.keep_alive(keep_alive_);
-  std::string head;
-  append_head(head, res);
-  framer_.emplace(std::move(head), chunked_);
+  framer_.emplace(message_head(res), chunked_);
   if (!streaming_) co_return true;  // the head goes out with the first piece
   // A watch's client must see the head at once, not with the first event.
   start_client_watch(client_);

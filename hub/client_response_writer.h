@@ -41,7 +41,6 @@ class ClientResponseWriter : public ResponseWriter {
   bool streaming_;
   bool chunked_;
   std::optional<BodyFramer> framer_;  // from start()
-  bool started_ = false;
   bool finished_ = false;
   bool failed_ = false;
   std::uint64_t body_bytes_ = 0;

@@ -178,7 +178,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     ResponseParser rp;
     rp.header_limit(kMaxResponseHeaderBytes);
     rp.body_limit(boost::none);
-  if (head_only) rp.skip(true);
+    if (head_only) rp.skip(true);
     boost::system::error_code ec;
     if (sent) {
       beast::get_lowest_layer(up->stream).expires_after(response_header_timeout(info));
@@ -242,10 +242,7 @@ template <class Stream>
 net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
                                                      ForwardResult& result, bool& client_failed) {
   auto& req = parser.get();
-  std::string head;
-  head.reserve(512);
-  append_head(head, req);
-  BodyFramer framer(std::move(head), req.chunked());
+  BodyFramer framer(message_head(req), req.chunked());
   char* buf = client_->relay();
   do {
     std::string_view piece;

@@ -8,6 +8,9 @@ namespace http = boost::beast::http;
 
 namespace {
 
+// Room for a typical head in one allocation.
+constexpr std::size_t kHeadReserve = 512;
+
 void append_version(std::string& out, unsigned version) {
   out.append("HTTP/");
   out.push_back(static_cast<char>('0' + version / 10));
@@ -27,7 +30,9 @@ void append_fields(std::string& out, const http::fields& fields) {
 
 }  // namespace
 
-void append_head(std::string& out, const http::request_header<>& header) {
+std::string message_head(const http::request_header<>& header) {
+  std::string out;
+  out.reserve(kHeadReserve);
   out.append(header.method_string());
   out.push_back(' ');
   out.append(header.target());
@@ -35,9 +40,12 @@ void append_head(std::string& out, const http::request_header<>& header) {
   append_version(out, header.version());
   out.append("\r\n");
   append_fields(out, header);
+  return out;
 }
 
-void append_head(std::string& out, const http::response_header<>& header) {
+std::string message_head(const http::response_header<>& header) {
+  std::string out;
+  out.reserve(kHeadReserve);
   append_version(out, header.version());
   char code[8];
   const auto [end, ec] = std::to_chars(code, code + sizeof code, header.result_int());
@@ -47,6 +55,7 @@ void append_head(std::string& out, const http::response_header<>& header) {
   out.append(header.reason());
   out.append("\r\n");
   append_fields(out, header);
+  return out;
 }
 
 void append_chunk_size(std::string& out, std::size_t size) {

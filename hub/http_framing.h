@@ -20,9 +20,9 @@
 
 namespace yurthub::hub {
 
-// Appends the wire form of a header: its start line, its fields as stored, the blank line.
-void append_head(std::string& out, const boost::beast::http::request_header<>& header);
-void append_head(std::string& out, const boost::beast::http::response_header<>& header);
+// The wire form of a header: its start line, its fields as stored, the blank line.
+std::string message_head(const boost::beast::http::request_header<>& header);
+std::string message_head(const boost::beast::http::response_header<>& header);
 
 // Appends a chunk's size line: "<size in hex>\r\n".
 void append_chunk_size(std::string& out, std::size_t size);

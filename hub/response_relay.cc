@@ -149,10 +149,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
   res.keep_alive(keep_alive);
   result.status = res.result_int();
 
-  std::string head;
-  head.reserve(512);
-  append_head(head, res);
-  BodyFramer framer(std::move(head), res.chunked());
+  BodyFramer framer(message_head(res), res.chunked());
   char* buf = client_->relay();
   auto& active = client_->active;
   auto& up_tcp = beast::get_lowest_layer(up->stream);
@@ -194,7 +191,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
       }
       if (!events.empty()) {
         if (tap) tap->body(events);
-        if (!co_await write_to_client(framer.frame(events, false), streaming)) {
+        if (!co_await write_to_client(client_, framer.frame(events, false), streaming)) {
           shared_.metrics.streams_ended.with({"client_gone"}).inc();
           co_return finish(feed, false, "client_gone", result);
         }
@@ -264,7 +261,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
       piece = filter ? std::string_view(feed.out()) : received;
       if (streaming && feed.failed() && !client_encoded && !body_done) {
         // The cache missed a write for this list: send what arrived, then make the client re-list.
-        if (!co_await write_to_client(framer.frame(piece, false), streaming)) break;
+        if (!co_await write_to_client(client_, framer.frame(piece, false), streaming)) break;
         co_return co_await end_with_relist(framer, feed, kCacheRelistEvent, "cache_relist", result);
       }
     } else {
@@ -273,7 +270,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
       if (filter) piece = feed.out();
     }
     if (piece.empty() && !body_done) continue;  // the filter holds the bytes so far
-    if (!co_await write_to_client(framer.frame(piece, body_done), streaming)) {
+    if (!co_await write_to_client(client_, framer.frame(piece, body_done), streaming)) {
       if (streaming) shared_.metrics.streams_ended.with({"client_gone"}).inc();
       co_return finish(feed, false, "client_gone", result);
     }
@@ -299,17 +296,11 @@ ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, 
 }
 
 template <class Stream>
-net::awaitable<bool> ResponseRelay<Stream>::write_to_client(std::array<net::const_buffer, 3> buffers,
-                                                            bool streaming) {
-  co_return co_await hub::write_to_client(client_, buffers, streaming);
-}
-
-template <class Stream>
 net::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
     BodyFramer& framer, BodyTransform& feed, std::string_view event, const char* reason,
     ForwardResult result) {
   shared_.metrics.streams_ended.with({reason}).inc();
-  co_await write_to_client(framer.frame(event, true), true);  // the event, then the last chunk
+  co_await write_to_client(client_, framer.frame(event, true), true);  // the event, then the last chunk
   co_return finish(feed, false, reason, result);
 }
 
@@ -317,8 +308,7 @@ template <class Stream>
 net::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionPtr up,
                                                             ResponseParser& rp,
                                                             ForwardResult result) {
-  std::string head;
-  append_head(head, rp.get());
+  const std::string head = message_head(rp.get());
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
   auto [ec, n] = co_await net::async_write(client_->stream, net::buffer(head), kNoThrow);
   result.status = 101;

@@ -7,7 +7,6 @@
 // Upgrades (exec, attach, port-forward) are tunnelled. Used by the Forwarder; worker-thread only.
 #pragma once
 
-#include <array>
 #include <memory>
 
 #include <boost/asio/awaitable.hpp>
@@ -44,9 +43,6 @@ class ResponseRelay {
                                                ForwardResult result);
 
  private:
-  // Writes one framed piece (BodyFramer::frame) to the client.
-  boost::asio::awaitable<bool> write_to_client(std::array<boost::asio::const_buffer, 3> buffers,
-                                               bool streaming);
   // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
   // or its filtered view could not be corrected).
   boost::asio::awaitable<ForwardResult> end_with_relist(BodyFramer& framer, BodyTransform& feed,

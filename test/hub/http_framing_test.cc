@@ -30,8 +30,7 @@ TEST(HttpFraming, RequestHeadIsWhatBeastWrites) {
   req.set(http::field::host, "127.0.0.1:6443");
   req.set(http::field::user_agent, "kubelet/v1.32.4");
   req.set("X-Custom-Thing", "x y");
-  std::string head;
-  append_head(head, req);
+  const std::string head = message_head(req);
   EXPECT_EQ(head, beast_head(req.base()));
   EXPECT_TRUE(head.starts_with("GET /api/v1/pods?watch=true&fieldSelector=a%3Db HTTP/1.1\r\n"));
   EXPECT_TRUE(head.ends_with("x y\r\n\r\n"));
@@ -43,15 +42,13 @@ TEST(HttpFraming, ResponseHeadIsWhatBeastWrites) {
       http::response<http::empty_body> res{static_cast<http::status>(code), version};
       res.set(http::field::content_type, "application/json");
       res.chunked(true);
-      std::string head;
-      append_head(head, res);
+      const std::string head = message_head(res);
       EXPECT_EQ(head, beast_head(res.base())) << code << " " << version;
     }
   }
   http::response<http::empty_body> custom{http::status::ok, 11};
   custom.reason("Fine");
-  std::string head;
-  append_head(head, custom);
+  const std::string head = message_head(custom);
   EXPECT_TRUE(head.starts_with("HTTP/1.1 200 Fine\r\n"));
 }
 
@@ -80,8 +77,7 @@ std::string parse_body(const std::string& wire) {
 TEST(HttpFraming, ChunkedBodyReadsBackWhole) {
   http::response<http::empty_body> res{http::status::ok, 11};
   res.chunked(true);
-  std::string head;
-  append_head(head, res);
+  const std::string head = message_head(res);
   BodyFramer framer(head, true);
   std::string wire = joined(framer.frame("{\"a\":", false));
   EXPECT_TRUE(wire.starts_with(head + "5\r\n{\"a\":\r\n"));
