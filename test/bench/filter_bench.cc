@@ -99,12 +99,31 @@ void filter(FilterChain& chain, const std::string& body, std::string* kept = nul
   if (kept) kept->append(out);
 }
 
+// kube-proxy's chain for EndpointSlices: servicetopology alone, over `view`. Each chain() is a
+// new response's chain, as the hub makes one per request.
+class TopologyChains {
+ public:
+  explicit TopologyChains(std::shared_ptr<const ClusterView> view)
+      : view_(std::move(view)), metrics_(registry_), topology_(filters::make_service_topology_filter()) {}
+  std::unique_ptr<FilterChain> chain(FilterChain::Shape shape) {
+    return std::make_unique<FilterChain>(shape, std::vector<const filters::ObjectFilter*>{topology_.get()},
+                                         [this] { return view_; }, metrics_,
+                                         std::make_shared<filters::ClientView>());
+  }
+
+ private:
+  std::shared_ptr<const ClusterView> view_;
+  hub::MetricsRegistry registry_;
+  filters::FilterMetrics metrics_;
+  std::unique_ptr<filters::ObjectFilter> topology_;
+};
+
 std::size_t count_endpoints(const rapidjson::Value& slice) {
   return slice.HasMember("endpoints") ? slice["endpoints"].Size() : 0;
 }
 
 void bench_list(int services, int per_slice, int runs) {
-  auto view = make_view(services);
+  TopologyChains chains(make_view(services));
   std::string body =
       R"({"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1","metadata":{"resourceVersion":"5000"},"items":[)";
   std::size_t expected = 0;
@@ -118,14 +137,9 @@ void bench_list(int services, int per_slice, int runs) {
   }
   body += "]}";
 
-  hub::MetricsRegistry registry;
-  filters::FilterMetrics metrics(registry);
-  auto topology = filters::make_service_topology_filter();
   {  // the checking run, untimed
     std::string out;
-    FilterChain chain(FilterChain::Shape::List, {topology.get()}, [&] { return view; }, metrics,
-                      std::make_shared<filters::ClientView>());
-    filter(chain, body, &out);
+    filter(*chains.chain(FilterChain::Shape::List), body, &out);
     rapidjson::Document doc;
     doc.Parse(out.c_str());
     if (doc.HasParseError() || !doc.HasMember("items")) fail("filtered list is not a list");
@@ -137,9 +151,7 @@ void bench_list(int services, int per_slice, int runs) {
   std::vector<double> times;
   for (int r = 0; r < runs; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    FilterChain chain(FilterChain::Shape::List, {topology.get()}, [&] { return view; }, metrics,
-                      std::make_shared<filters::ClientView>());
-    filter(chain, body);
+    filter(*chains.chain(FilterChain::Shape::List), body);
     times.push_back(seconds_since(start));
   }
   const double ms = median(times) * 1000;
@@ -151,7 +163,7 @@ void bench_list(int services, int per_slice, int runs) {
 }
 
 void bench_watch(int services, int events, int runs) {
-  auto view = make_view(services);
+  TopologyChains chains(make_view(services));
   std::mt19937 rng(42);
   const std::string head = R"("kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1",)";
   std::string stream;
@@ -176,14 +188,9 @@ void bench_watch(int services, int events, int runs) {
               slice_json(service, slice, rv, nodes, head) + "}\n";
   }
 
-  hub::MetricsRegistry registry;
-  filters::FilterMetrics metrics(registry);
-  auto topology = filters::make_service_topology_filter();
   {  // the checking run, untimed
     std::string out;
-    FilterChain chain(FilterChain::Shape::Watch, {topology.get()}, [&] { return view; }, metrics,
-                      std::make_shared<filters::ClientView>());
-    filter(chain, stream, &out);
+    filter(*chains.chain(FilterChain::Shape::Watch), stream, &out);
     std::size_t got = 0, lines = 0;
     for (std::size_t at = 0; at < out.size();) {
       const std::size_t end = out.find('\n', at);
@@ -202,9 +209,7 @@ void bench_watch(int services, int events, int runs) {
   std::vector<double> rates;
   for (int r = 0; r < runs; ++r) {
     const double cpu = thread_cpu_seconds();
-    FilterChain chain(FilterChain::Shape::Watch, {topology.get()}, [&] { return view; }, metrics,
-                      std::make_shared<filters::ClientView>());
-    filter(chain, stream);
+    filter(*chains.chain(FilterChain::Shape::Watch), stream);
     rates.push_back(events / std::max(thread_cpu_seconds() - cpu, 1e-9));
   }
   const double rate = median(rates);
