@@ -1,6 +1,9 @@
 // Serving one request: server choice, sending, cache decisions and fallback; see forwarder.h.
 #include "hub/forwarder.h"
 
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/beast/http/rfc7230.hpp>
+
 #include "hub/cache_hooks.h"
 #include "hub/client_response_writer.h"
 #include "hub/http_framing.h"
@@ -26,11 +29,29 @@ bool is_write(const RequestInfo& info) {
          info.verb == "delete" || info.verb == "deletecollection";
 }
 
-bool carries_bearer_token(const http::fields& fields) {
-  auto it = fields.find(http::field::authorization);
+// Whether the request's Connection header names a header that frames or routes it. The hub frames
+// the body from its parser anyway (set_body_framing), but such a request is no honest client's:
+// its upstream connection is not reused and the client's connection is closed after it.
+bool names_framing_in_connection(const http::fields& fields) {
+  const auto it = fields.find(http::field::connection);
   if (it == fields.end()) return false;
-  std::string_view value = it->value();
-  return value.size() > 7 && (value.substr(0, 7) == "Bearer " || value.substr(0, 7) == "bearer ");
+  for (const auto token : http::token_list{it->value()}) {
+    for (std::string_view name : {"content-length", "transfer-encoding", "host", "authorization"}) {
+      if (boost::algorithm::iequals(token, name)) return true;
+    }
+  }
+  return false;
+}
+
+// Headers that would let a caller act as someone else with the identity the hub lends it:
+// impersonation, and (when the hub's own credentials are used) any Authorization it brought.
+void strip_borrowed_identity(http::fields& fields) {
+  for (auto it = fields.begin(); it != fields.end();) {
+    const auto name = it->name_string();
+    const bool drop = it->name() == http::field::authorization ||
+                      boost::algorithm::istarts_with(name, "impersonate-");
+    it = drop ? fields.erase(it) : std::next(it);
+  }
 }
 
 // How long the apiserver may take to send the response header: its own request timeout (60 s,
@@ -84,6 +105,8 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   const bool upgrade = is_upgrade_request(req);
   const bool has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
   const Identity identity = carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
+  const bool framing_doubt = names_framing_in_connection(req);
+  if (framing_doubt) client_keep_alive = false;
   if (identity == Identity::Bearer) client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
   replaying_ = req.find(kReplayHeader) != req.end();
@@ -106,10 +129,16 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     }
   }
   strip_hop_by_hop(req, upgrade);
+  const auto length = parser.content_length();
+  set_body_framing(req, parser.chunked(), length ? std::optional<std::uint64_t>(*length) : std::nullopt);
   req.version(11);
-  if (identity == Identity::Hub && !shared_.tls.hub_token.empty() &&
-      req.find(http::field::authorization) == req.end()) {
-    req.set(http::field::authorization, "Bearer " + shared_.tls.hub_token);
+  if (framing_doubt) req.keep_alive(false);  // the apiserver closes it: never back in the pool
+  if (identity == Identity::Hub) {
+    // The node's identity is lent to local clients as it is, never with their own additions.
+    strip_borrowed_identity(req);
+    if (!shared_.tls.hub_token.empty()) {
+      req.set(http::field::authorization, "Bearer " + shared_.tls.hub_token);
+    }
   }
   // The cache reads JSON: kubelet and kube-proxy ask for protobuf but accept JSON (and kubectl's
   // Table and aggregated-discovery forms fall back to plain JSON). docs/offline-semantics.md.

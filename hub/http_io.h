@@ -3,6 +3,7 @@
 // (RFC 9110 §7.6.1, as Go's httputil.ReverseProxy does) from messages relayed between peers.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,8 +19,23 @@ namespace yurthub::hub {
 inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::use_awaitable);
 
 // Removes hop-by-hop headers and any header named in Connection. With `keep_upgrade`, the
-// Connection and Upgrade headers of a protocol upgrade survive.
+// Connection and Upgrade headers of a protocol upgrade survive. A name in Connection never
+// removes Content-Length, Transfer-Encoding, Host or Authorization: `Connection: Content-Length`
+// would otherwise strip the framing of a body the hub still sends on (request smuggling on a
+// pooled connection that carries the node's identity).
 void strip_hop_by_hop(boost::beast::http::fields& fields, bool keep_upgrade);
+
+// Sets a relayed message's framing headers from what the parser read, never from the headers as
+// they arrived: chunked (Transfer-Encoding: chunked, no Content-Length), a Content-Length, or no
+// body (neither header).
+void set_body_framing(boost::beast::http::fields& fields, bool chunked,
+                      std::optional<std::uint64_t> content_length);
+
+// Whether the Authorization header carries a bearer token: the scheme compared without regard to
+// case, as kube-apiserver's bearer-token authenticator does, followed by a non-empty token. The
+// HTTPS port's gate and the Forwarder's choice of identity both ask this one function, so that
+// no spelling passes one and not the other.
+bool carries_bearer_token(const boost::beast::http::fields& fields);
 
 // True for `Connection: upgrade` + `Upgrade: ...` requests (exec, attach, port-forward).
 bool is_upgrade_request(const boost::beast::http::fields& fields);

@@ -16,11 +16,6 @@ namespace {
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
-bool carries_bearer(const http::fields& fields) {
-  std::string_view auth = sv(fields[http::field::authorization]);
-  return auth.size() > 7 && boost::algorithm::istarts_with(auth, "bearer ");
-}
-
 // Counts a request against --max-requests-in-flight for its lifetime (short requests only,
 // as kube-apiserver's max-in-flight filter: watches and exec would starve everything else).
 class InFlight {
@@ -144,7 +139,7 @@ net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   if constexpr (kIsTls<Stream>) {
     // The HTTPS port is for in-cluster pods, which always send their service-account token; a
     // request without one would otherwise be sent with the node's own identity.
-    if (!carries_bearer(req)) {
+    if (!carries_bearer_token(req)) {
       co_return co_await answer_error(Failure::Unauthorized,
                                       "the hub's HTTPS port requires a bearer token", info, parser);
     }

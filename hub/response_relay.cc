@@ -279,7 +279,10 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
   feed.end(rp.is_done());
   stop_client_watch(*client_);
   result.keep_alive = keep_alive;
-  if (upstream_keep_alive && rp.is_done() && active.stop_reason == nullptr) {
+  // Bytes after the end of the response are a framing doubt (a response the hub did not ask
+  // for): such a connection is closed, never reused for another client.
+  if (upstream_keep_alive && rp.is_done() && active.stop_reason == nullptr &&
+      up->buffer.size() == 0) {
     worker_.pool().release(std::move(up));
   }
   co_return result;

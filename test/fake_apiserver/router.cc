@@ -114,10 +114,28 @@ void log_request(const Request& req, const std::string& user, unsigned code) {
 }  // namespace
 
 Identity Router::authenticate(const Request& req, const Identity& cert) const {
+  // kube-apiserver's union authenticator asks x509 before the token authenticators and takes
+  // the first success: a verified client certificate wins over any bearer token.
+  if (!cert.user.empty()) return cert;
   std::string token = bearer_token(req[http::field::authorization]);
   if (token.empty()) return cert;
   const Identity* id = tokens_ != nullptr ? tokens_->find(token) : nullptr;
   return id != nullptr ? *id : Identity{};
+}
+
+Identity Router::impersonate(const Request& req, Identity who) const {
+  // Impersonate-User / Impersonate-Group, as kube-apiserver's impersonation filter: this fake
+  // authorizes every user, so every authenticated caller may impersonate.
+  auto user = req.find("Impersonate-User");
+  if (!who.authenticated() || user == req.end()) return who;
+  Identity as;
+  as.user = std::string(user->value());
+  for (const auto& field : req) {
+    if (boost::beast::iequals(field.name_string(), "Impersonate-Group")) {
+      as.groups.push_back(std::string(field.value()));
+    }
+  }
+  return as;
 }
 
 std::optional<Reply> Router::classify(const Request& req, const Identity& who, Routed& out) const {
@@ -192,7 +210,7 @@ net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identi
                 : Reply{200, "text/plain; charset=utf-8", "ok"};
   } else if (path == "/version") {
     reply = Reply{200, "application/json", version_body()};
-  } else if (who = authenticate(req, cert); !who.authenticated()) {
+  } else if (who = impersonate(req, authenticate(req, cert)); !who.authenticated()) {
     reply = unauthorized();
   } else if (path == "/_fake/churn" && req.method() == http::verb::post) {
     // Test control (churn.h): drive a stream of watch events.

@@ -51,8 +51,11 @@ class Router {
                                 Routed& out) const;
   // A finished reply for every verb but watch and exec.
   Reply route_resource(const Routed& r);
-  // The authenticated caller: the bearer token's user if a token was sent, else the certificate's.
+  // The authenticated caller: the certificate's user if a verified certificate was presented,
+  // else the bearer token's.
   Identity authenticate(const http::request<http::string_body>& req, const Identity& cert) const;
+  // The user the caller acts as: its Impersonate-User and Impersonate-Group, if it sent them.
+  Identity impersonate(const http::request<http::string_body>& req, Identity who) const;
 
   Store& store_;
   ApiHandlers& api_;
