@@ -81,28 +81,36 @@ Result<Journal::Append> Journal::stage_append(WriteTxn& txn, JournalEntry entry,
     std::lock_guard lock(mutex_);
     if (is_event) {
       std::size_t events = events_;
-      for (const auto& [seq, info] : entries_) {
+      for (auto& [seq, info] : entries_) {
         if (events < limits_.max_events) break;
-        if (info.is_event) {
+        if (info.is_event && !info.evicting) {
           append.evicted.push_back(seq);
           --events;
         }
       }
     }
-    std::size_t entries = entries_.size() - append.evicted.size();
-    if (entries + 1 > limits_.max_entries || bytes_ + bytes > limits_.max_bytes) {
+    const std::size_t entries = entries_.size() + staged_entries_ - append.evicted.size();
+    if (entries + 1 > limits_.max_entries || bytes_ + staged_bytes_ + bytes > limits_.max_bytes) {
       return make_error("journal: " + std::to_string(entries_.size()) + " entries, " +
                         std::to_string(bytes_) + " bytes (bounds " +
                         std::to_string(limits_.max_entries) + " entries, " +
                         std::to_string(limits_.max_bytes) + " bytes)");
     }
-    entry.seq = next_seq_;
+    for (std::uint64_t seq : append.evicted) entries_[seq].evicting = true;
+    entry.seq = next_seq_++;
+    ++staged_entries_;
+    staged_bytes_ += bytes;
   }
-  for (std::uint64_t seq : append.evicted) {
-    if (Status s = txn.delete_journal(seq); !s) return s.error();
-  }
-  if (Status s = txn.put_journal(entry.seq, encode_journal_entry(entry)); !s) return s.error();
   append.entry = std::move(entry);
+  Status written;
+  for (std::uint64_t seq : append.evicted) {
+    if (written = txn.delete_journal(seq); !written) break;
+  }
+  if (written) written = txn.put_journal(append.entry.seq, encode_journal_entry(append.entry));
+  if (!written) {
+    abort_append(append);
+    return written.error();
+  }
   return append;
 }
 
@@ -110,9 +118,20 @@ void Journal::commit_append(const Append& append) {
   for (std::uint64_t seq : append.evicted) commit_remove(seq, drop_reason_label(DropReason::EventBound));
   const JournalEntry& e = append.entry;
   std::lock_guard lock(mutex_);
+  --staged_entries_;
+  staged_bytes_ -= journal_entry_bytes(e);
   add_locked(e.seq, Info{e.object, journal_entry_bytes(e), e.created_unix, e.method == "POST"});
   appended_.with({e.method == "POST" ? "event" : e.method == "PUT" ? "update" : "patch"}).inc();
   update_gauges_locked();
+}
+
+void Journal::abort_append(const Append& append) {
+  std::lock_guard lock(mutex_);
+  --staged_entries_;
+  staged_bytes_ -= journal_entry_bytes(append.entry);
+  for (std::uint64_t seq : append.evicted) {
+    if (auto it = entries_.find(seq); it != entries_.end()) it->second.evicting = false;
+  }
 }
 
 void Journal::commit_remove(std::uint64_t seq, const char* outcome) {

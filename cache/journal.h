@@ -4,7 +4,10 @@
 // such an object must wait for their replay), the totals against the bounds, and the metrics.
 //
 // Entries are added and removed only in CacheWriter tasks (the writer thread), in two steps:
-// stage_*() inside the task's transaction, then commit_*() once that transaction committed.
+// stage_*() inside the task's transaction, then commit_*() once that transaction committed, or
+// abort_append() if it did not. A staged append holds its sequence number and its share of the
+// bounds at once: the writer runs the next task before the first one's client resumes, and two
+// writes given one number would overwrite each other after both were acknowledged.
 // Everything else is thread-safe (mutex_).
 #pragma once
 
@@ -51,6 +54,8 @@ class Journal {
   // refused (the caller answers 503 and the rejection is counted).
   Result<Append> stage_append(WriteTxn& txn, JournalEntry entry, bool is_event);
   void commit_append(const Append& append);
+  // The transaction of a staged append did not commit: releases what stage_append() held.
+  void abort_append(const Append& append);
   // Forgets an entry once its deletion committed; `outcome` is "replayed" or a drop reason.
   void commit_remove(std::uint64_t seq, const char* outcome);
 
@@ -69,6 +74,7 @@ class Journal {
     std::size_t bytes = 0;
     std::int64_t created_unix = 0;
     bool is_event = false;
+    bool evicting = false;  // a staged event append drops it once that append commits
   };
   void add_locked(std::uint64_t seq, Info info);
   void update_gauges_locked();
@@ -89,6 +95,9 @@ class Journal {
   std::uint64_t bytes_ = 0;
   std::size_t events_ = 0;
   std::uint64_t next_seq_ = 1;
+  // Appends staged and not yet committed or aborted: they count against the bounds.
+  std::size_t staged_entries_ = 0;
+  std::uint64_t staged_bytes_ = 0;
 };
 
 // "group/version/resource/namespace/name" ("" group for core): the key entries of one object

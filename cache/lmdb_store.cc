@@ -292,7 +292,10 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
   }
 
   Status put_journal(std::uint64_t seq, std::string_view entry) override {
-    return put(env_->journal, journal_key(seq), entry, "storing journal entry " + std::to_string(seq));
+    // Never over an entry: a journaled write was acknowledged to its client, so a sequence number
+    // used twice must fail the transaction, not lose the first write.
+    return put(env_->journal, journal_key(seq), entry, "storing journal entry " + std::to_string(seq),
+               MDB_NOOVERWRITE);
   }
 
   Status delete_journal(std::uint64_t seq) override {
@@ -337,10 +340,11 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
     return *failure_;
   }
 
-  Status put(MDB_dbi dbi, std::string_view key, std::string_view value, const std::string& what) {
+  Status put(MDB_dbi dbi, std::string_view key, std::string_view value, const std::string& what,
+             unsigned flags = 0) {
     if (Status s = usable(); !s) return s;
     MDB_val k = to_val(key), v = to_val(value);
-    if (int rc = mdb_put(txn_, dbi, &k, &v, 0); rc != 0) return fail(what, rc);
+    if (int rc = mdb_put(txn_, dbi, &k, &v, flags); rc != 0) return fail(what, rc);
     ++mutations_;
     return {};
   }

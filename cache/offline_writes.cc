@@ -185,6 +185,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
     return {};
   };
   Status written = co_await run_in_writer(writer_, std::move(task));
+  if (!written && outcome->appended) journal_.abort_append(*outcome->appended);
   if (outcome->refused) {
     journal_.count_refused(outcome->refused->reason);
     co_return co_await send_api_error(out, outcome->refused->failure, outcome->refused->message);
@@ -241,6 +242,7 @@ net::awaitable<unsigned> OfflineWrites::create_event(const hub::RequestInfo& inf
   };
   Status written = co_await run_in_writer(writer_, std::move(task));
   if (!written) {
+    if (appended) journal_.abort_append(*appended);
     journal_.count_refused("full");
     co_return co_await send_api_error(out, hub::Failure::JournalFull, written.error().message);
   }
