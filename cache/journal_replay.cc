@@ -140,7 +140,7 @@ net::awaitable<Result<hub::LocalResponse>> JournalReplay::send(const JournalEntr
                              {"User-Agent", entry.user_agent},
                              {"Authorization", entry.authorization},
                              {"Accept", "application/json"},
-                             {std::string(hub::kReplayHeader), std::to_string(entry.seq)}},
+                             {std::string(hub::kReplayHeader), context_.replay_token}},
                             std::move(body)};
   auto response = co_await hub::local_request(context_.executor, context_.proxy_host,
                                               context_.proxy_port, std::move(request),

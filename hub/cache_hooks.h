@@ -74,10 +74,13 @@ struct ReplayContext {
   std::string proxy_host;
   unsigned short proxy_port = 0;
   std::function<bool()> online;
+  std::string replay_token;  // the value of kReplayHeader that marks the replay's own requests
 };
 
-// Replayed requests carry this header: the Forwarder never journals them or holds them behind
-// the journal (they *are* the journal).
+// Replayed requests carry this header with the process's replay token: the Forwarder never
+// journals them or holds them behind the journal (they *are* the journal). Any client on the
+// node can send a header, so its value is a secret the hub makes at start (SharedState), never
+// a constant: a forged one would let a write jump ahead of the node's own offline writes.
 inline constexpr std::string_view kReplayHeader = "X-Yurthub-Replay";
 
 class CacheHooks {

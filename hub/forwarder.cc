@@ -109,8 +109,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   if (framing_doubt) client_keep_alive = false;
   if (identity == Identity::Bearer) client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
-  replaying_ = req.find(kReplayHeader) != req.end();
-  req.erase(kReplayHeader);
+  if (auto replay = req.find(kReplayHeader); replay != req.end()) {
+    replaying_ = secrets_equal(replay->value(), shared_.replay_token);
+    req.erase(kReplayHeader);
+  }
   CacheHooks* cache = shared_.cache;
   // A HEAD's response has no body for the cache or the filters to read.
   const bool head_only = req.method() == http::verb::head;

@@ -34,6 +34,9 @@ Status Hub::start() {
   servers_ = std::make_unique<ServerSet>(options_.servers, options_.lb_mode);
   shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
   shared_->cache = cache_;
+  auto replay_token = random_token();
+  if (!replay_token) return replay_token.error();
+  shared_->replay_token = std::move(*replay_token);
   shared_->filters = filters_;
   for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(*shared_));
@@ -93,7 +96,8 @@ Status Hub::start() {
     cache_->start_replay(ReplayContext{main_io.get_executor(),
                                        listeners_[0]->local_endpoint().address().to_string(),
                                        listeners_[0]->local_endpoint().port(),
-                                       [servers = servers_.get()] { return servers->any_healthy(); }});
+                                       [servers = servers_.get()] { return servers->any_healthy(); },
+                                       shared_->replay_token});
   }
   return {};
 }

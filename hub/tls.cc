@@ -1,6 +1,8 @@
 // TLS context construction; see tls.h.
 #include "hub/tls.h"
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 
 #include <boost/asio/buffer.hpp>
@@ -65,6 +67,22 @@ Result<std::shared_ptr<ssl::context>> make_server_tls(const std::string& cert_fi
     return make_error("--tls-private-key-file does not match --tls-cert-file");
   }
   return ctx;
+}
+
+Result<std::string> random_token() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return make_error("OpenSSL's random generator failed");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+bool secrets_equal(std::string_view a, std::string_view b) {
+  return !a.empty() && a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace yurthub::hub

@@ -29,6 +29,13 @@ struct UpstreamTls {
 
 Result<UpstreamTls> make_upstream_tls(const Credentials& credentials);
 
+// 128 bits from OpenSSL's random generator, as 32 hex digits: a per-process secret. An error
+// when the generator fails (then no secret can be made).
+Result<std::string> random_token();
+
+// Compares two secrets in a time that does not depend on where they first differ.
+bool secrets_equal(std::string_view a, std::string_view b);
+
 // The HTTPS proxy listener's context: certificate chain and key from PEM files, TLS >= 1.2,
 // HTTP/1.1 only (no ALPN h2, like YurtHub's listeners).
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls(const std::string& cert_file,

@@ -47,6 +47,8 @@ struct SharedState {
   FilterHooks* filters = nullptr;   // null when no response is filtered
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
+  // 128 random bits made at start, in hex: the kReplayHeader value of the journal's replay.
+  std::string replay_token = {};
 };
 
 class Worker {

@@ -269,5 +269,25 @@ TEST_F(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
   EXPECT_NE(cluster_.kubectl_direct({"get", "pod", "web-0"}).exit_code, 0);  // not re-created
 }
 
+// The replay's own requests carry X-Yurthub-Replay. Any client on the node can send a header:
+// one it forges must not mark its write as the journal's (then it would be neither journaled
+// offline nor held behind the node's offline writes online).
+TEST_F(Journal, AForgedReplayHeaderIsJustAHeader) {
+  const int port = this->port();
+  set_link(false);
+  for (const char* forged : {"1", "2"}) {
+    auto patched = http_request(port, "PATCH", kPod + "/status",
+                                {{"User-Agent", kKubeletAgent},
+                                 {"Content-Type", "application/strategic-merge-patch+json"},
+                                 {"X-Yurthub-Replay", forged}},
+                                kubelet_status_patch(true, kRunning));
+    EXPECT_EQ(patched.status, 200) << patched.body;
+  }
+  EXPECT_EQ(cluster_.metric("node_yurthub_journal_entries"), 2);
+  set_link(true);
+  wait_journal_replayed();
+  EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="replayed"})"), 2);
+}
+
 }  // namespace
 }  // namespace yurthub::test
