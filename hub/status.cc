@@ -56,6 +56,38 @@ ApiError api_error(Failure failure, std::string_view detail) {
   return {500, "InternalError", d};
 }
 
+namespace {
+
+// GroupResource.String(): "pods", "leases.coordination.k8s.io".
+std::string group_resource(const StatusDetails& object) {
+  return object.group.empty() ? object.kind : object.kind + "." + object.group;
+}
+
+std::string named(const StatusDetails& object) {
+  return object.name.empty() ? group_resource(object)
+                             : group_resource(object) + " \"" + object.name + "\"";
+}
+
+void write_string(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+}  // namespace
+
+ApiError forbidden_error(const StatusDetails& object, std::string_view why) {
+  return {403, "Forbidden", named(object) + " is forbidden: " + std::string(why), object};
+}
+
+ApiError already_exists_error(const StatusDetails& object) {
+  return {409, "AlreadyExists", named(object) + " already exists", object};
+}
+
+ApiError not_found_error(const StatusDetails& object) {
+  return {404, "NotFound", named(object) + " not found", object};
+}
+
+ApiError bad_request_error(std::string message) { return {400, "BadRequest", std::move(message)}; }
+
 std::string status_body(const ApiError& error) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
@@ -66,6 +98,16 @@ std::string status_body(const ApiError& error) {
   w.Key("status"); w.String("Failure");
   w.Key("message"); w.String(error.message.data(), static_cast<rapidjson::SizeType>(error.message.size()));
   w.Key("reason"); w.String(error.reason.data(), static_cast<rapidjson::SizeType>(error.reason.size()));
+  const StatusDetails& d = error.details;
+  if (!d.name.empty() || !d.group.empty() || !d.kind.empty()) {
+    // The apiserver's field order: name, group, kind.
+    w.Key("details");
+    w.StartObject();
+    if (!d.name.empty()) { w.Key("name"); write_string(w, d.name); }
+    if (!d.group.empty()) { w.Key("group"); write_string(w, d.group); }
+    if (!d.kind.empty()) { w.Key("kind"); write_string(w, d.kind); }
+    w.EndObject();
+  }
   w.Key("code"); w.Uint(error.code);
   w.EndObject();
   return std::string(out.GetString(), out.GetSize());

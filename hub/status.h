@@ -33,14 +33,34 @@ enum class Failure {
   ReplayPending,          // online, but this object's offline writes are still being replayed: 503
 };
 
+// Status.details as kube-apiserver fills it: the object's name, its API group and, in `kind`,
+// the plural resource ("pods"), not the Kind. Empty members are left out of the body.
+struct StatusDetails {
+  std::string name;
+  std::string group;
+  std::string kind;
+};
+
 struct ApiError {
   unsigned code = 500;
   std::string reason;   // Kubernetes StatusReason, e.g. "ServiceUnavailable"
   std::string message;  // human-readable, says what happened and where
+  StatusDetails details = {};
 };
 
 // Maps a failure to its code and reason; `detail` becomes (part of) the message.
 ApiError api_error(Failure failure, std::string_view detail);
+
+// Errors the hub gives in the apiserver's place while offline, worded as kube-apiserver words
+// them (k8s.io/apimachinery/pkg/api/errors), so that clients react as they would online.
+//   forbidden:      `<resource>[.<group>] ["<name>"] is forbidden: <why>`, 403 Forbidden
+//   already_exists: `<resource>[.<group>] "<name>" already exists`, 409 AlreadyExists
+//   not_found:      `<resource>[.<group>] "<name>" not found`, 404 NotFound
+//   bad_request:    the message as given, 400 BadRequest (no details)
+ApiError forbidden_error(const StatusDetails& object, std::string_view why);
+ApiError already_exists_error(const StatusDetails& object);
+ApiError not_found_error(const StatusDetails& object);
+ApiError bad_request_error(std::string message);
 
 // The compact Status JSON for an error.
 std::string status_body(const ApiError& error);

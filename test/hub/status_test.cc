@@ -2,6 +2,9 @@
 // kube-apiserver itself writes (test/testdata/fixtures/apiserver-v1.26/status-*.body).
 #include "hub/status.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "hub/http_io.h"
@@ -13,6 +16,33 @@ TEST(Status, BodyHasTheApiserverShape) {
   EXPECT_EQ(status_body({404, "NotFound", "pods \"nope\" not found"}),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"("message":"pods \"nope\" not found","reason":"NotFound","code":404})");
+}
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string body = ss.str();
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  return body;
+}
+
+// The errors the hub answers in the apiserver's place offline, byte for byte as a v1.26
+// apiserver wrote them.
+TEST(Status, ApiserverWordedErrorsMatchTheCaptures) {
+  EXPECT_EQ(status_body(not_found_error({"nope", "", "pods"})), fixture("status-404.body"));
+  EXPECT_EQ(status_body(already_exists_error({"edge-node-1", "coordination.k8s.io", "leases"})),
+            fixture("lease-create.body"));
+  EXPECT_EQ(status_body(forbidden_error(
+                {"", "", "secrets"},
+                "User \"system:node:edge-node-1\" cannot list resource \"secrets\" in API group "
+                "\"\" in the namespace \"default\": No Object name found")),
+            fixture("status-403.body"));
+  const ApiError bad = bad_request_error("field label not supported: spec.bogus");
+  EXPECT_EQ(bad.code, 400u);
+  EXPECT_EQ(status_body(bad),
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+            R"("message":"field label not supported: spec.bogus","reason":"BadRequest","code":400})");
 }
 
 TEST(Status, EveryFailureHasItsCodeAndReason) {
