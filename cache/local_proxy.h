@@ -64,9 +64,15 @@ class LocalProxy {
 // kind/apiVersion (lists omit them), so they are added from the list's record when missing.
 std::string as_get_response(std::string_view json, const ListRecord& record);
 
+// Why the apiserver would refuse the request's label or field selector (a 400), nullopt if it
+// would take them.
+std::optional<std::string> invalid_selector(const hub::RequestInfo& info);
+
 // Answers with the Status of `failure` (hub/status.h). Returns the code sent, 0 if the client left.
 boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
                                                 std::string detail);
+// Answers with `error`'s Status. Returns the code sent, 0 if the client left.
+boost::asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const hub::ApiError& error);
 
 // Offline continue tokens: "yh1." + base64url of {"s":set,"n":namespace,"m":name}. Any other
 // token (e.g. the apiserver's, from before the link dropped) cannot be resumed: 410 Expired.

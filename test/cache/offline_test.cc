@@ -133,6 +133,32 @@ TEST_F(OfflineTest, NeverListedIs404NotAnEmptyList) {
   EXPECT_EQ(serve("/api/v1/namespaces/default/pods/nope").status, 404u);
 }
 
+// A selector the apiserver refuses is refused offline too, in its words, before any lookup: not
+// an empty list or a 404 that the client would read as an answer.
+TEST_F(OfflineTest, SelectorsTheApiserverRefusesGet400) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  struct Case {
+    const char* target;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"/api/v1/pods?fieldSelector=spec.bogus%3Dx", "field label not supported: spec.bogus"},
+      {"/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=env%3D%3D%3Dx",
+       "unable to parse requirement: found '=', expected: identifier"},
+      {"/api/v1/services?fieldSelector=spec.clusterIP%3DNone",
+       R"(\"spec.clusterIP\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\")"},
+      {"/api/v1/pods?fieldSelector=spec.bogus%3Dx&watch=true", "field label not supported: spec.bogus"},
+  };
+  for (const Case& c : cases) {
+    auto out = serve(c.target);
+    EXPECT_EQ(out.status, 400u) << c.target;
+    EXPECT_THAT(out.body, HasSubstr(std::string(R"("message":")") + c.message + R"(","reason":"BadRequest")"))
+        << out.body;
+  }
+  // What the apiserver takes still works.
+  EXPECT_EQ(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,status.phase%21%3DFailed").status, 200u);
+}
+
 TEST_F(OfflineTest, GetFindsObjectsFromListsWithKindAdded) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto out = serve("/api/v1/namespaces/default/pods/web-0");
