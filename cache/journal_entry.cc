@@ -1,6 +1,7 @@
 // JournalEntry <-> JSON (see journal_entry.h). Called by the journal, its replay and the CLI.
 #include "cache/journal_entry.h"
 
+#include <boost/beast/core/detail/base64.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -20,8 +21,14 @@ constexpr std::pair<const char*, std::string JournalEntry::*> kStrings[] = {
     {"authorization", &JournalEntry::authorization},
     {"object", &JournalEntry::object},
     {"base", &JournalEntry::base},
-    {"body", &JournalEntry::body},
 };
+
+namespace b64 = boost::beast::detail::base64;
+
+// A protobuf body is binary: it is kept in base64 ("bodyBase64": true), a JSON body as text.
+bool binary_body(const JournalEntry& entry) {
+  return entry.content_type.starts_with("application/vnd.kubernetes.protobuf");
+}
 
 }  // namespace
 
@@ -39,6 +46,16 @@ std::string encode_journal_entry(const JournalEntry& entry) {
     const std::string& value = entry.*member;
     w.Key(name);
     w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  w.Key("body");
+  if (binary_body(entry)) {
+    std::string encoded(b64::encoded_size(entry.body.size()), '\0');
+    encoded.resize(b64::encode(encoded.data(), entry.body.data(), entry.body.size()));
+    w.String(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()));
+    w.Key("bodyBase64");
+    w.Bool(true);
+  } else {
+    w.String(entry.body.data(), static_cast<rapidjson::SizeType>(entry.body.size()));
   }
   w.EndObject();
   return {out.GetString(), out.GetSize()};
@@ -66,6 +83,19 @@ std::optional<JournalEntry> decode_journal_entry(std::uint64_t seq, std::string_
     auto it = doc.FindMember(name);
     if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
     entry.*member = std::string(it->value.GetString(), it->value.GetStringLength());
+  }
+  auto body = doc.FindMember("body");
+  if (body == doc.MemberEnd() || !body->value.IsString()) return std::nullopt;
+  std::string_view text(body->value.GetString(), body->value.GetStringLength());
+  auto base64 = doc.FindMember("bodyBase64");
+  if (base64 != doc.MemberEnd() && base64->value.IsBool() && base64->value.GetBool()) {
+    while (text.ends_with('=')) text.remove_suffix(1);  // Beast's decoder stops at the padding
+    entry.body.resize((text.size() + 3) / 4 * 3);
+    auto [written, read] = b64::decode(entry.body.data(), text.data(), text.size());
+    if (read != text.size()) return std::nullopt;
+    entry.body.resize(written);
+  } else {
+    entry.body = std::string(text);
   }
   return entry;
 }

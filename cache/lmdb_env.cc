@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <tuple>
+
 #include "cache/lmdb_store.h"
 #include "cache/store_codec.h"
 #include "hub/log.h"
@@ -105,11 +107,15 @@ Status open_databases(Env& env) {
   }
   // Added after format 1 shipped: created on the first read-write open; a read-only open of an
   // older cache reads it as empty.
-  const int rc = mdb_dbi_open(txn.get(), "journal", env.read_only ? 0 : MDB_CREATE, &env.journal);
-  if (rc != 0 && !(env.read_only && rc == MDB_NOTFOUND)) {
-    return lmdb_error("cache " + env.directory + ": database 'journal'", rc);
+  const std::tuple<const char*, MDB_dbi*, bool*> later[] = {
+      {"journal", &env.journal, &env.has_journal}, {"tokens", &env.tokens, &env.has_tokens}};
+  for (const auto& [name, dbi, present] : later) {
+    const int rc = mdb_dbi_open(txn.get(), name, env.read_only ? 0 : MDB_CREATE, dbi);
+    if (rc != 0 && !(env.read_only && rc == MDB_NOTFOUND)) {
+      return lmdb_error("cache " + env.directory + ": database '" + name + "'", rc);
+    }
+    *present = rc == 0;
   }
-  env.has_journal = rc == 0;
   if (Status s = check_format(txn.get(), env); !s) return s;
   // Committing (even a read-only transaction) is what makes the handles usable by later ones.
   if (int rc = mdb_txn_commit(txn.release()); rc != 0) {

@@ -131,6 +131,26 @@ class LmdbReader : public Base {
     log_cursor_end("scanning the journal", rc);
   }
 
+  std::optional<std::string> kept_token(std::string_view key) override {
+    if (!env_->has_tokens) return std::nullopt;
+    auto value = get(env_->tokens, key);
+    if (!value) return std::nullopt;
+    return std::string(*value);
+  }
+
+  void scan_kept_tokens(
+      const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    if (!env_->has_tokens) return;
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->tokens, &rc);
+    MDB_val key{}, value{};
+    if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
+    for (; rc == 0; rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
+      if (!visit(keep(from_val(key)), keep(from_val(value)))) return;
+    }
+    log_cursor_end("scanning kept tokens", rc);
+  }
+
  protected:
   // copy_values: values returned by a read-only transaction point into the map and stay valid
   // until the transaction ends. Values returned by a write transaction are only valid until its
@@ -205,6 +225,8 @@ class EmptyView final : public ReadView {
       override {}
   std::optional<std::string> discovery(std::string_view) override { return std::nullopt; }
   void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>&) override {}
+  std::optional<std::string> kept_token(std::string_view) override { return std::nullopt; }
+  void scan_kept_tokens(const std::function<bool(std::string_view, std::string_view)>&) override {}
 };
 
 // ---- writing ---------------------------------------------------------------------------------
@@ -300,6 +322,15 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
 
   Status delete_journal(std::uint64_t seq) override {
     return del(env_->journal, journal_key(seq), "deleting journal entry " + std::to_string(seq));
+  }
+
+  Status put_kept_token(std::string_view key, std::string_view value) override {
+    if (Status s = check_key(key, "kept token"); !s) return s;
+    return put(env_->tokens, key, value, "storing a kept token");
+  }
+
+  Status delete_kept_token(std::string_view key) override {
+    return del(env_->tokens, key, "deleting a kept token");
   }
 
   // The first LMDB error of this transaction. LMDB has then invalidated the transaction, so
@@ -414,8 +445,9 @@ class LmdbStore final : public Store {
     TxnGuard txn(raw);
     std::uint64_t pages = 2;  // the two meta pages
     for (MDB_dbi dbi : {MDB_dbi{0}, MDB_dbi{1}, env_->lists, env_->objects, env_->discovery,
-                        env_->meta, env_->journal}) {  // 0: free list, 1: main (db names)
+                        env_->meta, env_->journal, env_->tokens}) {  // 0: free list, 1: main
       if (dbi == env_->journal && !env_->has_journal) continue;
+      if (dbi == env_->tokens && !env_->has_tokens) continue;
       MDB_stat st{};
       if (mdb_stat(txn.get(), dbi, &st) != 0) continue;
       pages += st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;

@@ -36,7 +36,16 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
       writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
       journal_(registry, options.journal),
       local_(*store_, metrics_, events_, options.offline),
-      writes_(*writer_, journal_, events_, policy_, metrics_),
+      authority_(options.node_name.empty() ? std::nullopt
+                                           : std::optional<NodeAuthority>(options.node_name)),
+      tokens_(*store_, *writer_, registry,
+              [] {
+                return std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+              }),
+      writes_(*writer_, *store_, journal_, events_, policy_, metrics_, tokens_,
+              authority_ ? &*authority_ : nullptr),
       replay_(*store_, *writer_, journal_, options.replay) {
   journal_.load(*store_->read());
 }
@@ -47,12 +56,40 @@ bool NodeCache::is_discovery(const hub::RequestInfo& info) const {
   return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
 }
 
+bool NodeCache::keeps_answer(const hub::RequestInfo& info) const {
+  if (!info.is_resource_request || !policy_.is_agent(info.component)) return false;
+  const bool lease_write = info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
+                           info.subresource.empty() &&
+                           (info.verb == "update" || info.verb == "create");
+  return lease_write || wants_request_body(info);
+}
+
+bool NodeCache::wants_request_body(const hub::RequestInfo& info) const {
+  return info.is_resource_request && info.verb == "create" && info.api_group.empty() &&
+         info.resource == "serviceaccounts" && info.subresource == "token" &&
+         policy_.is_agent(info.component);
+}
+
 bool NodeCache::cacheable(const hub::RequestInfo& info) const {
-  return policy_.cacheable(info) || is_discovery(info);
+  return policy_.cacheable(info) || is_discovery(info) || keeps_answer(info);
 }
 
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const hub::RequestInfo& info, unsigned status,
-                                                 std::string_view content_type) {
+                                                 std::string_view content_type,
+                                                 std::string_view request_body) {
+  if (keeps_answer(info)) {
+    // kubelet's lease answers (so the lease is known offline after a restart) and TokenRequest
+    // answers (so pods mount their tokens after an offline reboot).
+    if ((status != 200 && status != 201) || !is_plain_json(content_type)) return nullptr;
+    if (wants_request_body(info)) {
+      auto key = read_token_request(info, std::string_view(info.content_type), request_body);
+      return key && status == 201 ? tokens_.tap(std::move(*key)) : nullptr;
+    }
+    return make_object_tap(*writer_, metrics_,
+                           ListIdentity{info.component, info.api_group, info.api_version,
+                                        info.resource, "", "", ""}
+                               .get_set());
+  }
   if (status != 200 || !is_plain_json(content_type)) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
   auto identity = policy_.identity(info);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cache/cache_metrics.h"
@@ -15,6 +16,8 @@
 #include "cache/local_events.h"
 #include "cache/offline_writes.h"
 #include "cache/local_proxy.h"
+#include "cache/node_authority.h"
+#include "cache/token_keeper.h"
 #include "cache/store.h"
 #include "hub/cache_hooks.h"
 #include "hub/metrics.h"
@@ -24,6 +27,9 @@ namespace yurthub::cache {
 class NodeCache : public hub::CacheHooks {
  public:
   struct Options {
+    // The node this hub runs on: its credentials are `system:node:<node_name>`, whose authority
+    // bounds the writes accepted offline (cache/node_authority.h). Empty: nothing is checked.
+    std::string node_name;
     StoreOptions store;
     CacheWriter::Options writer;
     LocalProxy::Options offline;
@@ -40,8 +46,10 @@ class NodeCache : public hub::CacheHooks {
   Store& store() { return *store_; }
 
   bool cacheable(const hub::RequestInfo& info) const override;
+  bool wants_request_body(const hub::RequestInfo& info) const override;
   std::unique_ptr<hub::ResponseTap> tap(const hub::RequestInfo& info, unsigned status,
-                                        std::string_view content_type) override;
+                                        std::string_view content_type,
+                                        std::string_view request_body) override;
   bool serves_offline(const hub::RequestInfo& info) const override;
   boost::asio::awaitable<unsigned> serve_offline(const hub::RequestInfo& info,
                                                  hub::ResponseWriter& writer) override;
@@ -60,6 +68,8 @@ class NodeCache : public hub::CacheHooks {
  private:
   NodeCache(std::unique_ptr<Store> store, const Options& options, hub::MetricsRegistry& registry);
   bool is_discovery(const hub::RequestInfo& info) const;
+  // A cache agent's lease write or TokenRequest, whose answer the cache keeps.
+  bool keeps_answer(const hub::RequestInfo& info) const;
 
   std::unique_ptr<Store> store_;
   CacheMetrics metrics_;
@@ -68,6 +78,8 @@ class NodeCache : public hub::CacheHooks {
   LocalEvents events_;
   Journal journal_;
   LocalProxy local_;
+  std::optional<NodeAuthority> authority_;
+  TokenKeeper tokens_;
   OfflineWrites writes_;
   JournalReplay replay_;
 };

@@ -104,7 +104,8 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
                                                             std::uint64_t base_rv,
                                                             const hub::RequestInfo& info,
                                                             std::string_view content_type,
-                                                            std::string_view body) {
+                                                            std::string_view body,
+                                                            const AdmitWrite& admit) {
   Document base;
   base.Parse(base_json.data(), base_json.size());
   if (base.HasParseError() || !base.IsObject()) {
@@ -114,6 +115,9 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   auto result = patched(base, info, content_type, body);
   if (auto* refused = std::get_if<WriteRefusal>(&result)) return std::move(*refused);
   Document& doc = std::get<Document>(result);
+  if (admit) {
+    if (auto refused = admit(base, doc)) return WriteRefusal{std::move(*refused), "forbidden"};
+  }
 
   // The apiserver's preconditions, in its words.
   const std::string base_uid = metadata_string(base, "uid");

@@ -1,16 +1,17 @@
-// Offline patch, update and event create; see offline_writes.h. Runs on worker threads; the
-// cache is read and written in one CacheWriter task per request, so offline writes to one object
-// apply one after another, in the order they reach the writer.
+// Offline patch and update, and the dispatch of offline writes; see offline_writes.h. Runs on
+// worker threads; the cache is read and written in one CacheWriter task per request, so offline
+// writes to one object apply one after another, in the order they reach the writer.
 #include "cache/offline_writes.h"
 
 #include <chrono>
-#include <random>
 
 #include <rapidjson/document.h>
 
+#include "cache/cached_copies.h"
 #include "cache/list_identity.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
+#include "cache/protobuf_wire.h"
 #include "cache/writer_task.h"
 #include "hub/json_parse.h"
 #include "hub/log.h"
@@ -34,45 +35,6 @@ std::int64_t unix_now() {
       .count();
 }
 
-// One cached copy of the object: which set holds it, as whom.
-struct Copy {
-  ListIdentity identity;
-  ListRecord record;
-  std::uint64_t resource_version = 0;
-  std::string json;  // with kind and apiVersion
-};
-
-// Every cached copy of the request's object, in every component's sets of its resource.
-std::vector<Copy> find_copies(ReadView& view, const hub::RequestInfo& info) {
-  std::vector<Copy> copies;
-  for (auto& [key, record] : view.lists_with_prefix("")) {
-    if (record.set_id == 0) continue;
-    auto identity = ListIdentity::parse(key);
-    if (!identity || identity->group != info.api_group || identity->version != info.api_version ||
-        identity->resource != info.resource ||
-        (!identity->namespace_name.empty() && identity->namespace_name != info.namespace_name)) {
-      continue;
-    }
-    auto object = view.object(record.set_id, info.namespace_name, info.name);
-    if (!object) continue;
-    copies.push_back(Copy{std::move(*identity), record, object->resource_version,
-                          as_get_response(object->json, record)});
-  }
-  return copies;
-}
-
-// The copy to apply the write to: the newest, the writer's own on a tie.
-const Copy* base_copy(const std::vector<Copy>& copies, const std::string& component) {
-  const Copy* best = nullptr;
-  for (const Copy& c : copies) {
-    if (!best || c.resource_version > best->resource_version ||
-        (c.resource_version == best->resource_version && c.identity.component == component)) {
-      best = &c;
-    }
-  }
-  return best;
-}
-
 // What the writer task decided, read by the coroutine once the task is done.
 struct Outcome {
   std::optional<WriteRefusal> refused;
@@ -80,14 +42,6 @@ struct Outcome {
   std::vector<LocalChange> changes;   // one per updated copy
   std::optional<Journal::Append> appended;
 };
-
-std::string random_suffix() {
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as k8s' utilrand.String
-  thread_local std::mt19937 rng{std::random_device{}()};
-  std::string out;
-  for (int i = 0; i < 5; ++i) out += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return out;
-}
 
 JournalEntry entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write) {
   JournalEntry e;
@@ -102,17 +56,64 @@ JournalEntry entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& wr
   return e;
 }
 
+// kubelet's lease renewal arrives as protobuf: the cached lease with the spec, name, uid and
+// resourceVersion the body carries, as a JSON update. nullopt when the body cannot be read.
+std::optional<std::string> lease_update_json(std::string_view cached, std::string_view body) {
+  auto envelope = unwrap_protobuf(body);
+  auto lease = envelope ? decode_lease(envelope->raw) : std::nullopt;
+  rapidjson::Document doc;
+  doc.Parse(cached.data(), cached.size());
+  if (!lease || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("metadata") ||
+      !doc["metadata"].IsObject()) {
+    return std::nullopt;
+  }
+  auto& a = doc.GetAllocator();
+  using rapidjson::Value;
+  Value& metadata = doc["metadata"];
+  auto set = [&](Value& object, const char* name, Value value) {
+    object.RemoveMember(name);
+    object.AddMember(Value(name, a), value, a);
+  };
+  set(metadata, "name", Value(lease->metadata.name.c_str(), a));
+  if (!lease->metadata.uid.empty()) set(metadata, "uid", Value(lease->metadata.uid.c_str(), a));
+  if (lease->metadata.resource_version.empty()) metadata.RemoveMember("resourceVersion");
+  else set(metadata, "resourceVersion", Value(lease->metadata.resource_version.c_str(), a));
+  Value spec(rapidjson::kObjectType);
+  if (lease->holder_identity) spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
+  if (lease->lease_duration_seconds) spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
+  if (lease->acquire_time) spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
+  if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
+  if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
+  set(doc, "spec", std::move(spec));
+  return hub::to_json(doc);
+}
+
 }  // namespace
 
-OfflineWrites::OfflineWrites(CacheWriter& writer, Journal& journal, LocalEvents& events,
-                             const CachePolicy& policy, CacheMetrics& metrics)
-    : writer_(writer), journal_(journal), events_(events), policy_(policy), metrics_(metrics) {}
+OfflineWrites::OfflineWrites(CacheWriter& writer, Store& store, Journal& journal,
+                             LocalEvents& events, const CachePolicy& policy, CacheMetrics& metrics,
+                             TokenKeeper& tokens, const NodeAuthority* authority)
+    : writer_(writer),
+      journal_(journal),
+      events_(events),
+      policy_(policy),
+      metrics_(metrics),
+      authority_(authority),
+      creates_(writer, store, journal, tokens, authority) {}
 
 bool OfflineWrites::handles(const hub::RequestInfo& info) const {
   if (!info.is_resource_request || info.component.empty() || !policy_.is_agent(info.component)) {
     return false;
   }
-  if (info.verb == "create") return is_event(info) && info.subresource.empty() && !info.namespace_name.empty();
+  if (info.verb == "create") {
+    // Events, and what kubelet creates when it starts (OfflineCreates).
+    return (is_event(info) && info.subresource.empty()) ||
+           (info.api_group.empty() && info.resource == "nodes") ||
+           (info.api_group == "storage.k8s.io" && info.resource == "csinodes") ||
+           (is_lease(info) && info.subresource.empty()) ||
+           (info.api_group.empty() && info.resource == "serviceaccounts" &&
+            info.subresource == "token");
+  }
   if (info.verb != "patch" && info.verb != "update") return false;
   return !info.name.empty() && (info.subresource.empty() || info.subresource == "status");
 }
@@ -120,14 +121,23 @@ bool OfflineWrites::handles(const hub::RequestInfo& info) const {
 net::awaitable<unsigned> OfflineWrites::serve(const hub::RequestInfo& info,
                                               const hub::OfflineWrite& write,
                                               hub::ResponseWriter& out) {
-  const unsigned code = info.verb == "create" ? co_await create_event(info, write, out)
-                                              : co_await write_object(info, write, out);
+  // The hub's own credentials are the node's: what the apiserver would refuse them is refused.
+  const bool as_node = write.authorization.empty() && authority_ != nullptr;
+  const std::optional<hub::ApiError> denied =
+      as_node ? authority_->authorize(info, info.verb == "create"
+                                                ? created_object_name(write.content_type, write.body)
+                                                : std::string())
+              : std::nullopt;
+  if (denied) journal_.count_refused("forbidden");
+  const unsigned code = denied                 ? co_await send_status(out, *denied)
+                        : info.verb == "create" ? co_await creates_.serve(info, write, as_node, out)
+                                                : co_await write_object(info, write, as_node, out);
   metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
   co_return code;
 }
 
 net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& info,
-                                                     const hub::OfflineWrite& write,
+                                                     const hub::OfflineWrite& write, bool as_node,
                                                      hub::ResponseWriter& out) {
   const bool lease = is_lease(info);
   const bool journaled = !lease;
@@ -135,13 +145,20 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
   JournalEntry entry = entry_for(info, write);
   entry.object = journal_object_key(info.api_group, info.api_version, info.resource,
                                     info.namespace_name, info.name);
-  // A lease body kubelet sends as protobuf cannot be read; the lease is not replayed anyway, so
-  // kubelet gets the cached lease back, as YurtHub answers every offline lease write.
-  const bool keep_cached = lease && media_type(write.content_type) != "application/json";
+  // kubelet's lease renewals are protobuf: applied through their JSON form.
+  const bool protobuf_lease =
+      lease && info.verb == "update" && media_type(write.content_type) == kProtobufMediaType;
+  AdmitWrite admit;
+  if (as_node) {
+    admit = [this, &info](const rapidjson::Value& before, const rapidjson::Value& patched) {
+      return authority_->admit_update(info, before, patched);
+    };
+  }
   // Named: g++ 12 mishandles a lambda temporary inside a co_await expression.
   CacheWriter::Task task = [&, outcome](WriteTxn& txn) -> Status {
-    std::vector<Copy> copies = find_copies(txn, info);
-    const Copy* base = base_copy(copies, info.component);
+    std::vector<CachedCopy> copies = find_copies(
+        txn, {info.api_group, info.api_version, info.resource, info.namespace_name, info.name});
+    const CachedCopy* base = newest_copy(copies, info.component);
     if (base == nullptr) {
       outcome->refused = WriteRefusal{hub::Failure::Offline,
                                       info.resource + " \"" + info.name +
@@ -150,18 +167,25 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
                                       "not_cached"};
       return make_error("refused");
     }
-    if (keep_cached) {
-      outcome->response = base->json;
-      return {};
+    std::optional<std::string> converted;
+    if (protobuf_lease) {
+      converted = lease_update_json(base->json, write.body);
+      if (!converted) {
+        outcome->refused = WriteRefusal{hub::bad_request_error("the lease in the request body cannot be read"),
+                                        "bad_body"};
+        return make_error("refused");
+      }
     }
-    auto applied = apply_offline_write(base->json, base->resource_version, info,
-                                       write.content_type, write.body);
+    auto applied = converted ? apply_offline_write(base->json, base->resource_version, info,
+                                                   "application/json", *converted, admit)
+                             : apply_offline_write(base->json, base->resource_version, info,
+                                                   write.content_type, write.body, admit);
     if (auto* refused = std::get_if<WriteRefusal>(&applied)) {
       outcome->refused = std::move(*refused);
       return make_error("refused");
     }
     const std::string& updated = std::get<std::string>(applied);
-    for (const Copy& copy : copies) {
+    for (const CachedCopy& copy : copies) {
       std::string json = carry_change(base->json, updated, copy.json);
       if (Status s = txn.put_object(copy.record.set_id, info.namespace_name, info.name,
                                     copy.resource_version, json);
@@ -188,7 +212,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
   if (!written && outcome->appended) journal_.abort_append(*outcome->appended);
   if (outcome->refused) {
     journal_.count_refused(outcome->refused->reason);
-    co_return co_await send_api_error(out, outcome->refused->failure, outcome->refused->message);
+    co_return co_await send_status(out, outcome->refused->error);
   }
   if (!written) {
     YH_LOG(Error) << "journal: cannot store an offline " << info.verb << " of " << info.resource
@@ -205,52 +229,6 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
   co_await out.write(outcome->response);
   co_await out.finish();
   co_return 200;
-}
-
-net::awaitable<unsigned> OfflineWrites::create_event(const hub::RequestInfo& info,
-                                                     const hub::OfflineWrite& write,
-                                                     hub::ResponseWriter& out) {
-  rapidjson::Document event;
-  event.Parse(write.body.data(), write.body.size());
-  if (media_type(write.content_type) != "application/json" || event.HasParseError() ||
-      !event.IsObject() || !event.HasMember("metadata") || !event["metadata"].IsObject()) {
-    journal_.count_refused("unsupported_media_type");
-    co_return co_await send_api_error(out, hub::Failure::Offline,
-                                      "only JSON events are kept while the node is offline");
-  }
-  rapidjson::Value& metadata = event["metadata"];
-  auto& alloc = event.GetAllocator();
-  if (!metadata.HasMember("name") || !metadata["name"].IsString() ||
-      metadata["name"].GetStringLength() == 0) {
-    // The name the apiserver would generate: generateName plus five random characters.
-    std::string prefix = metadata.HasMember("generateName") && metadata["generateName"].IsString()
-                             ? metadata["generateName"].GetString()
-                             : "event.";
-    metadata.RemoveMember("name");
-    metadata.AddMember("name", rapidjson::Value((prefix + random_suffix()).c_str(), alloc), alloc);
-  }
-  JournalEntry entry = entry_for(info, write);
-  entry.body = hub::to_json(event);
-  entry.object = journal_object_key(info.api_group, info.api_version, info.resource,
-                                    info.namespace_name, metadata["name"].GetString());
-  std::optional<Journal::Append> appended;
-  CacheWriter::Task task = [&](WriteTxn& txn) -> Status {
-    auto staged = journal_.stage_append(txn, entry, true);
-    if (!staged) return staged.error();
-    appended = std::move(*staged);
-    return {};
-  };
-  Status written = co_await run_in_writer(writer_, std::move(task));
-  if (!written) {
-    if (appended) journal_.abort_append(*appended);
-    journal_.count_refused("full");
-    co_return co_await send_api_error(out, hub::Failure::JournalFull, written.error().message);
-  }
-  journal_.commit_append(*appended);
-  if (!co_await out.start(201, "application/json")) co_return 0;
-  co_await out.write(entry.body);
-  co_await out.finish();
-  co_return 201;
 }
 
 }  // namespace yurthub::cache

@@ -1,14 +1,16 @@
 // OfflineWrites: the writes a node makes while no apiserver is reachable (design §5, §6;
-// docs/offline-semantics.md, "Writes while offline"):
+// docs/offline-semantics.md, "Writes while offline"). Made with the hub's own credentials (as
+// kubelet's are), a write is first held to what kube-apiserver lets the node's identity do
+// (cache/node_authority.h): what it would refuse gets its 403 here, never a 200 that the replay
+// would lose. Then:
 //   patch, update  of a cached object (any subresource-less or /status write of a cache agent):
 //                  applied to every cached copy of the object and journaled, in one LMDB
 //                  transaction; 200 with the updated object once that commit is durable; open
 //                  offline watches get a MODIFIED event. JSON patch, merge patch and strategic
 //                  merge patch are applied; anything else is refused with a Status, never faked.
-//   leases         kubelet's lease update is applied locally and never journaled (a stale
-//                  heartbeat means nothing upstream); a protobuf body, which the hub cannot read,
-//                  is answered with the cached lease.
-//   create events  journaled up to the journal's event bound (the oldest event is dropped).
+//   leases         kubelet's lease update (JSON or protobuf) is applied locally and never
+//                  journaled: a stale heartbeat means nothing upstream.
+//   creates        events, and kubelet's node, CSINode, lease and token creates: OfflineCreates.
 // Everything else stays a 503 (the Forwarder never calls this for it). Called by NodeCache on
 // worker threads; the cache reads and writes happen in one CacheWriter task.
 #pragma once
@@ -20,14 +22,20 @@
 #include "cache/cache_writer.h"
 #include "cache/journal.h"
 #include "cache/local_events.h"
+#include "cache/node_authority.h"
+#include "cache/offline_creates.h"
+#include "cache/token_keeper.h"
 #include "hub/cache_hooks.h"
 
 namespace yurthub::cache {
 
 class OfflineWrites {
  public:
-  OfflineWrites(CacheWriter& writer, Journal& journal, LocalEvents& events,
-                const CachePolicy& policy, CacheMetrics& metrics);
+  // `authority`: the node's identity, or null when the hub's credentials are not a node's (then
+  // nothing is checked against the node's rules).
+  OfflineWrites(CacheWriter& writer, Store& store, Journal& journal, LocalEvents& events,
+                const CachePolicy& policy, CacheMetrics& metrics, TokenKeeper& tokens,
+                const NodeAuthority* authority);
 
   // Whether `info` is a write this unit answers while offline (see the table above).
   bool handles(const hub::RequestInfo& info) const;
@@ -37,10 +45,7 @@ class OfflineWrites {
 
  private:
   boost::asio::awaitable<unsigned> write_object(const hub::RequestInfo& info,
-                                                const hub::OfflineWrite& write,
-                                                hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> create_event(const hub::RequestInfo& info,
-                                                const hub::OfflineWrite& write,
+                                                const hub::OfflineWrite& write, bool as_node,
                                                 hub::ResponseWriter& out);
 
   CacheWriter& writer_;
@@ -48,6 +53,8 @@ class OfflineWrites {
   LocalEvents& events_;
   const CachePolicy& policy_;
   CacheMetrics& metrics_;
+  const NodeAuthority* authority_;
+  OfflineCreates creates_;
 };
 
 }  // namespace yurthub::cache

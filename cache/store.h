@@ -9,6 +9,8 @@
 //     whether it is complete or stale, a staging set while a paginated list is being assembled).
 //   - Discovery documents (/version, /api, /apis, /api/v1, /apis/<g>/<v>): path -> JSON.
 //   - The offline write journal: sequence number -> encoded JournalEntry (cache/journal_entry.h).
+//   - Kept service-account tokens (cache/token_keeper.h): key -> the apiserver's TokenRequest
+//     response. A database of its own, which nothing that lists the cache's contents visits.
 //
 // Concurrency: any number of ReadViews (consistent snapshots) on any threads, at the same time as
 // one writer. Only the CacheWriter thread calls write(). Read views may be held across coroutine
@@ -66,6 +68,10 @@ class ReadView {
   // false to stop.
   virtual void scan_journal(
       const std::function<bool(std::uint64_t seq, std::string_view entry)>& visit) = 0;
+  // Kept tokens (cache/token_keeper.h).
+  virtual std::optional<std::string> kept_token(std::string_view key) = 0;
+  virtual void scan_kept_tokens(
+      const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
 };
 
 // One write transaction: everything done through it commits or aborts together.
@@ -86,6 +92,8 @@ class WriteTxn : public ReadView {
   virtual Status put_discovery(std::string_view path, std::string_view json) = 0;
   virtual Status put_journal(std::uint64_t seq, std::string_view entry) = 0;
   virtual Status delete_journal(std::uint64_t seq) = 0;
+  virtual Status put_kept_token(std::string_view key, std::string_view value) = 0;
+  virtual Status delete_kept_token(std::string_view key) = 0;
 };
 
 struct StoreStats {

@@ -45,6 +45,7 @@ std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOpt
                                                       yurthub::hub::MetricsRegistry& registry,
                                                       std::string& error) {
   yurthub::cache::NodeCache::Options cache;
+  cache.node_name = o.node_name;
   cache.store.directory = o.disk_cache_path;
   cache.store.map_size = static_cast<std::uint64_t>(o.disk_cache_size_mb) << 20;
   cache.offline.min_request_timeout = o.min_request_timeout;

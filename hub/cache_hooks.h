@@ -90,9 +90,14 @@ class CacheHooks {
   // Whether the response to this request should be cached. The Forwarder then rewrites Accept to
   // JSON (clients such as kubelet ask for protobuf but accept JSON) and calls tap() on a 2xx.
   virtual bool cacheable(const RequestInfo& info) const = 0;
+  // Whether the cache keys this request's response by its body (a TokenRequest): the Forwarder
+  // then reads the body whole (it is small) before sending it, and hands it to tap().
+  virtual bool wants_request_body(const RequestInfo& info) const = 0;
   // A tap for one cacheable response with this status and content type; nullptr to skip it.
+  // `request_body`: the request's body when wants_request_body() said so, else empty.
   virtual std::unique_ptr<ResponseTap> tap(const RequestInfo& info, unsigned status,
-                                           std::string_view content_type) = 0;
+                                           std::string_view content_type,
+                                           std::string_view request_body = {}) = 0;
   // Whether this request can be answered locally (offline): a cacheable read, or discovery.
   virtual bool serves_offline(const RequestInfo& info) const = 0;
   // Answers the request from the cache. Returns the HTTP code sent, or 0 if the client went away

@@ -23,6 +23,8 @@ constexpr std::chrono::seconds kFiltersReadyWait{10};
 constexpr std::chrono::seconds kReplayWait{30};
 // A write kept while offline is bounded like the apiserver's request body (3 MiB).
 constexpr std::size_t kMaxOfflineWriteBytes = 3u << 20;
+// A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
+constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
 
 bool is_write(const RequestInfo& info) {
   return info.verb == "create" || info.verb == "update" || info.verb == "patch" ||
@@ -145,6 +147,16 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   // The cache reads JSON: kubelet and kube-proxy ask for protobuf but accept JSON (and kubectl's
   // Table and aggregated-discovery forms fall back to plain JSON). docs/offline-semantics.md.
   if (cached || filtered) req.set(http::field::accept, "application/json");
+  if (cached && cache->wants_request_body(info)) {
+    const BodyRead read = co_await read_whole_body(parser, kMaxKeyedBodyBytes);
+    if (read.failure) {
+      co_return co_await fail(*read.failure, "while reading the request body", parser, false, ForwardResult{});
+    }
+    if (!read.complete) co_return ForwardResult{};  // the client went away
+    body_read_ = true;
+    // Sent whole, framed by its length.
+    set_body_framing(req, false, request_body_.size());
+  }
 
   if (shared_.health && !shared_.health->initial_probes_done()) {
     // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
@@ -242,7 +254,8 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     }
     std::unique_ptr<ResponseTap> tap;
     if (cached) {
-      tap = cache->tap(info, rp.get().result_int(), std::string_view(rp.get()[http::field::content_type]));
+      tap = cache->tap(info, rp.get().result_int(),
+                       std::string_view(rp.get()[http::field::content_type]), request_body_);
     }
     // Only a successful JSON body is what the filters read; a Status error passes as sent.
     const unsigned code = rp.get().result_int();
@@ -274,6 +287,12 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
                                                      ForwardResult& result, bool& client_failed) {
   auto& req = parser.get();
   BodyFramer framer(message_head(req), req.chunked());
+  if (body_read_) {
+    result.request_bytes += request_body_.size();
+    beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
+    auto [wec, wn] = co_await net::async_write(up.stream, framer.frame(request_body_, true), kNoThrow);
+    co_return !wec;
+  }
   char* buf = client_->relay();
   do {
     std::string_view piece;
@@ -356,29 +375,43 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& p
 }
 
 template <class Stream>
+net::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_whole_body(
+    RequestParser& parser, std::size_t limit) {
+  auto& req = parser.get();
+  char* buf = client_->relay();
+  while (!parser.is_done()) {
+    const auto ec = co_await read_body_piece(parser, buf);
+    if (ec) co_return BodyRead{false, client_body_failure(ec)};
+    request_body_.append(buf, kRelayBufferBytes - req.body().size);
+    if (request_body_.size() > limit) co_return BodyRead{false, Failure::BodyTooLarge};
+  }
+  co_return BodyRead{true, std::nullopt};
+}
+
+template <class Stream>
 net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestParser& parser,
                                                                       const RequestInfo& info,
                                                                       bool keep_alive,
                                                                       ForwardResult result) {
   auto& req = parser.get();
-  OfflineWrite write;
-  char* buf = client_->relay();
-  while (!parser.is_done()) {
-    const auto ec = co_await read_body_piece(parser, buf);
-    if (ec) {
-      if (auto failure = client_body_failure(ec)) {
-        co_return co_await fail(*failure, "while reading the request body", parser, false, result);
-      }
+  if (!body_read_) {
+    const BodyRead read = co_await read_whole_body(parser, kMaxOfflineWriteBytes);
+    if (read.failure) {
+      co_return co_await fail(*read.failure,
+                              *read.failure == Failure::BodyTooLarge
+                                  ? "an offline write is kept up to " +
+                                        std::to_string(kMaxOfflineWriteBytes >> 20) + " MiB"
+                                  : "while reading the request body",
+                              parser, false, result);
+    }
+    if (!read.complete) {
       result.keep_alive = false;
       co_return result;
     }
-    write.body.append(buf, kRelayBufferBytes - req.body().size);
-    if (write.body.size() > kMaxOfflineWriteBytes) {
-      co_return co_await fail(Failure::BodyTooLarge, "an offline write is kept up to " +
-                                  std::to_string(kMaxOfflineWriteBytes >> 20) + " MiB",
-                              parser, false, result);
-    }
+    body_read_ = true;
   }
+  OfflineWrite write;
+  write.body = request_body_;
   result.request_bytes += write.body.size();
   const std::string method(req.method_string());
   write.method = method;

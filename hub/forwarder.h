@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -43,6 +44,12 @@ class Forwarder {
   // Reads the next piece of the client's request body into `buf` (kRelayBufferBytes);
   // req.body().size is then what is left unused of it.
   boost::asio::awaitable<boost::system::error_code> read_body_piece(RequestParser& parser, char* buf);
+  // Reads the rest of the request body into request_body_, at most `limit` bytes.
+  struct BodyRead {
+    bool complete = false;            // read to its end
+    std::optional<Failure> failure;   // what to answer; neither: the client went away
+  };
+  boost::asio::awaitable<BodyRead> read_whole_body(RequestParser& parser, std::size_t limit);
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.
@@ -68,6 +75,9 @@ class Forwarder {
   unsigned client_version_ = 11;
   std::string client_authorization_;  // the client's own Authorization header, if it sent one
   bool replaying_ = false;            // the request is the journal's replay of an offline write
+  // The request body, when it was read whole (a keyed or offline write) instead of streamed.
+  std::string request_body_;
+  bool body_read_ = false;
 };
 
 extern template class Forwarder<PlainStream>;

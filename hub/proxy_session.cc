@@ -133,6 +133,7 @@ net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
                                       sv(req[http::field::user_agent]));
   info.accept = std::string(sv(req[http::field::accept]));
+  info.content_type = std::string(sv(req[http::field::content_type]));
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
 

@@ -38,6 +38,7 @@ struct RequestInfo {
   std::string user_agent;  // lowercased, whole (the `client` label of YurtHub's metrics)
   std::string component;   // lowercased User-Agent before the first '/'; "" without a User-Agent
   std::string accept;      // the Accept header as sent (set by the session, not classify_request)
+  std::string content_type;  // the Content-Type header as sent (likewise)
 
   bool is_watch() const { return verb == "watch"; }
   // Watches, proxy and exec/attach/port-forward style requests stay open indefinitely.

@@ -1,7 +1,9 @@
 // Offline writes end to end through a real LMDB store: what kubelet's patches, updates, lease
 // renewals and events get back while the node is offline, what the cache then holds, and what
 // the journal keeps for replay (cache/offline_writes.h, cache/journal.h).
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <boost/asio/detached.hpp>
 #include <gtest/gtest.h>
@@ -44,16 +46,21 @@ class OfflineWritesTest : public StoreFixture {
     StoreFixture::SetUp();
     set_limits(JournalLimits{});
   }
-  void set_limits(JournalLimits limits) {
+  void set_limits(JournalLimits limits, const std::string& node = "edge-node-1") {
     writes_.reset();
+    tokens_.reset();
     journal_.reset();
     journal_registry_ = std::make_unique<hub::MetricsRegistry>();
     journal_ = std::make_unique<Journal>(*journal_registry_, limits);
-    writes_ = std::make_unique<OfflineWrites>(*writer_, *journal_, events_, policy_, *metrics_);
+    authority_ = std::make_unique<NodeAuthority>(node);
+    tokens_ = std::make_unique<TokenKeeper>(*store_, *writer_, *journal_registry_, [this] { return now_; });
+    writes_ = std::make_unique<OfflineWrites>(*writer_, *store_, *journal_, events_, policy_,
+                                              *metrics_, *tokens_, authority_.get());
   }
   std::string journal_metrics() { return journal_registry_->render(); }
   void TearDown() override {
     writes_.reset();
+    tokens_.reset();
     StoreFixture::TearDown();
   }
   // Caches `json` as the answer to a GET of `target` by `agent`.
@@ -65,11 +72,14 @@ class OfflineWritesTest : public StoreFixture {
     tap->end(true);
     writer_->flush();
   }
+  // A write as `agent` makes it; with `authorization`, under the caller's own token instead of
+  // the hub's (the node's) credentials.
   RecordingWriter write(const char* method, const std::string& target, std::string content_type,
-                        std::string body, const char* agent = "kubelet/v1.32.4") {
+                        std::string body, const char* agent = "kubelet/v1.32.4",
+                        const char* authorization = "") {
     auto info = request(method, target, agent);
     EXPECT_TRUE(writes_->handles(info)) << method << " " << target;
-    hub::OfflineWrite w{method, target, content_type, agent, "", std::move(body)};
+    hub::OfflineWrite w{method, target, content_type, agent, authorization, std::move(body)};
     RecordingWriter out;
     run(writes_->serve(info, w, out));
     return out;
@@ -93,6 +103,9 @@ class OfflineWritesTest : public StoreFixture {
   CachePolicy policy_;
   LocalEvents events_;
   std::unique_ptr<Journal> journal_;
+  std::unique_ptr<NodeAuthority> authority_;
+  std::unique_ptr<TokenKeeper> tokens_;
+  std::int64_t now_ = 1795428000;  // 2026-11-23T10:00:00Z
   std::unique_ptr<OfflineWrites> writes_;
 };
 
@@ -129,22 +142,52 @@ TEST_F(OfflineWritesTest, APodStatusPatchIsAppliedJournaledAndShownToOfflineWatc
   EXPECT_NE(changes[0].json.find("Running"), std::string::npos);
 }
 
+// A cache agent writing under its own token (the apiserver decides what it may do): the hub
+// applies the write as the apiserver's registry would.
+constexpr const char* kOperator = "Bearer operator-token";
+
 TEST_F(OfflineWritesTest, AStatusWriteChangesOnlyStatusAndAnObjectWriteKeepsIt) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
   auto status = write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})");
+                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})",
+                      "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(status.status, 200u) << status.body;
   auto pod = parse(kubelet_pod());
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "web");
   EXPECT_STREQ(pod["status"]["phase"].GetString(), "Running");
 
   auto labels = write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Failed"}})");
+                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Failed"}})",
+                      "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(labels.status, 200u) << labels.body;
   pod = parse(kubelet_pod());
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "db");
   EXPECT_STREQ(pod["status"]["phase"].GetString(), "Running");
   EXPECT_EQ(journaled().size(), 2u);
+}
+
+// The node's identity may change a pod's status only, never its labels: the apiserver would
+// refuse, so the hub refuses now rather than answer 200 and lose the write on replay.
+TEST_F(OfflineWritesTest, TheNodeMayNotChangeAPodsLabelsOffline) {
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  auto object = write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+                      R"({"metadata":{"labels":{"app":"db"}}})");
+  EXPECT_EQ(object.status, 403u);
+  EXPECT_EQ(object.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods )"
+            R"(\"web-0\" is forbidden: User \"system:node:edge-node-1\" cannot patch resource )"
+            R"(\"pods\" in API group \"\" in the namespace \"default\"","reason":"Forbidden",)"
+            R"("details":{"name":"web-0","kind":"pods"},"code":403})");
+  auto status = write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
+                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})");
+  EXPECT_EQ(status.status, 403u);
+  EXPECT_NE(status.body.find("cannot update labels through pod status"), std::string::npos) << status.body;
+  EXPECT_TRUE(journaled().empty());
+  auto pod = parse(kubelet_pod());
+  EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "web");
+  EXPECT_STREQ(pod["status"]["phase"].GetString(), "Pending");
+  EXPECT_NE(journal_metrics().find(R"(node_yurthub_journal_refused_total{reason="forbidden"} 2)"),
+            std::string::npos);
 }
 
 TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
@@ -167,7 +210,9 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.type + " " + c.body);
-    auto out = write(c.method, c.target, c.type, c.body);
+    // Object writes come with an operator's token (the node may not write a pod itself).
+    const bool status_write = c.target.ends_with("/status");
+    auto out = write(c.method, c.target, c.type, c.body, "kubelet/v1.32.4", status_write ? "" : kOperator);
     EXPECT_EQ(out.status, c.code) << out.body;
     EXPECT_NE(out.body.find("\"kind\":\"Status\""), std::string::npos);
   }
@@ -179,7 +224,8 @@ TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThree
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
   auto out = write("PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
                    R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
-                   R"("uid":"u-1","resourceVersion":"40","labels":{"app":"web","tier":"x"}},"spec":{"nodeName":"edge-node-1"}})");
+                   R"("uid":"u-1","resourceVersion":"40","labels":{"app":"web","tier":"x"}},"spec":{"nodeName":"edge-node-1"}})",
+                   "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(out.status, 200u) << out.body;
   EXPECT_STREQ(parse(kubelet_pod())["metadata"]["labels"]["tier"].GetString(), "x");
   auto entries = journaled();
@@ -196,11 +242,85 @@ TEST_F(OfflineWritesTest, LeaseRenewalsAreAnsweredLocallyAndNeverJournaled) {
   auto json = write("PUT", target, "application/json", renewed);
   ASSERT_EQ(json.status, 200u) << json.body;
   EXPECT_NE(json.body.find("2026-02-02"), std::string::npos);
-  // kubelet sends leases as protobuf, which the hub cannot read: the cached lease comes back.
-  auto proto = write("PUT", target, "application/vnd.kubernetes.protobuf", std::string("k8s\0\n", 5));
-  ASSERT_EQ(proto.status, 200u) << proto.body;
-  EXPECT_NE(proto.body.find("2026-02-02"), std::string::npos);
   EXPECT_TRUE(journaled().empty());
+}
+
+std::string protobuf_fixture(const std::string& name) {
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/protobuf/" + name, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// kubelet renews its lease with a protobuf PUT (test/testdata/protobuf/lease-update.pb, made by
+// protoc): its spec is applied to the cached lease, its resourceVersion is the precondition.
+TEST_F(OfflineWritesTest, AProtobufLeaseRenewalIsAppliedToTheCachedLease) {
+  set_limits(JournalLimits{}, "edge-1");
+  const std::string target = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1";
+  cache_get(target, R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
+                    R"("namespace":"kube-node-lease","uid":"c1b6f0a2-3d4e-4f5a-9b8c-7d6e5f4a3b2c",)"
+                    R"("resourceVersion":"1234"},"spec":{"holderIdentity":"edge-1","leaseDurationSeconds":40,)"
+                    R"("renewTime":"2026-11-23T09:59:55.000000Z"}})");
+  auto renewed = write("PUT", target, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-update.pb"));
+  ASSERT_EQ(renewed.status, 200u) << renewed.body;
+  auto lease = parse(renewed.body);
+  EXPECT_STREQ(lease["spec"]["renewTime"].GetString(), "2026-11-23T10:00:05.123456Z");
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"].GetInt(), 40);
+  EXPECT_STREQ(lease["metadata"]["resourceVersion"].GetString(), "1234");
+  auto id = policy_.identity(request("GET", target));
+  EXPECT_NE(object_json(id->key(), "kube-node-lease", "edge-1")->find("10:00:05.123456Z"), std::string::npos);
+  EXPECT_TRUE(journaled().empty());
+
+  // A renewal based on another resourceVersion is a conflict, as the apiserver says; garbage is 400.
+  cache_get(target, R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
+                    R"("namespace":"kube-node-lease","resourceVersion":"1300"},"spec":{}})");
+  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-update.pb")).status, 409u);
+  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf", std::string("k8s\0\n", 5)).status, 400u);
+}
+
+TEST_F(OfflineWritesTest, KubeletsCreatesAtStartAnsweredFromTheCache) {
+  set_limits(JournalLimits{}, "edge-1");
+  const std::string leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+  // No lease cached: kubelet's create is kept locally, then it exists.
+  auto created = write("POST", leases, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-create.pb"));
+  ASSERT_EQ(created.status, 201u) << created.body;
+  auto lease = parse(created.body);
+  EXPECT_STREQ(lease["kind"].GetString(), "Lease");
+  EXPECT_STREQ(lease["metadata"]["namespace"].GetString(), "kube-node-lease");
+  EXPECT_STREQ(lease["metadata"]["ownerReferences"][0]["kind"].GetString(), "Node");
+  EXPECT_STREQ(lease["spec"]["renewTime"].GetString(), "2026-11-23T09:00:00.250000Z");
+  auto again = write("POST", leases, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-create.pb"));
+  EXPECT_EQ(again.status, 409u);
+  EXPECT_NE(again.body.find(R"(leases.coordination.k8s.io \"edge-1\" already exists)"), std::string::npos) << again.body;
+
+  // The node: 409 when cached (kubelet then gets and patches it), 503 when the hub cannot know.
+  EXPECT_EQ(write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf", protobuf_fixture("node-create.pb")).status, 503u);
+  cache_get("/api/v1/nodes/edge-1", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"edge-1","resourceVersion":"7"}})");
+  auto node = write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf", protobuf_fixture("node-create.pb"));
+  EXPECT_EQ(node.status, 409u);
+  EXPECT_NE(node.body.find(R"("reason":"AlreadyExists","details":{"name":"edge-1","kind":"nodes"},"code":409)"),
+            std::string::npos) << node.body;
+  cache_get("/apis/storage.k8s.io/v1/csinodes/edge-1", R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"edge-1","resourceVersion":"8"}})");
+  EXPECT_EQ(write("POST", "/apis/storage.k8s.io/v1/csinodes", "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("csinode-create.pb")).status, 409u);
+  EXPECT_TRUE(journaled().empty());
+}
+
+TEST_F(OfflineWritesTest, AProtobufEventIsJournaledAsSent) {
+  set_limits(JournalLimits{}, "edge-1");
+  const std::string body = protobuf_fixture("event-create.pb");
+  auto out = write("POST", "/api/v1/namespaces/default/events", "application/vnd.kubernetes.protobuf", body);
+  ASSERT_EQ(out.status, 201u) << out.body;
+  EXPECT_EQ(out.content_type, "application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(out.body, body);
+  auto entries = journaled();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].body, body);
+  EXPECT_EQ(entries[0].object, "/v1/events/default/edge-1.17a9b3c4d5e6f708");
+  // events.k8s.io is not the node's to write.
+  auto other = write("POST", "/apis/events.k8s.io/v1/namespaces/default/events", "application/json",
+                     R"({"metadata":{"name":"x"}})");
+  EXPECT_EQ(other.status, 403u);
 }
 
 TEST_F(OfflineWritesTest, EventsAreJournaledUpToTheirBoundOldestDroppedFirst) {
@@ -297,6 +417,21 @@ TEST(JournalEntryTest, EncodesAndDecodesEveryField) {
   EXPECT_EQ(*decoded, e);
   EXPECT_FALSE(decode_journal_entry(1, "{\"v\":2}"));
   EXPECT_FALSE(decode_journal_entry(1, "not json"));
+}
+
+// kubelet's events are protobuf: every byte value survives, and the entry stays readable text.
+TEST(JournalEntryTest, ProtobufBodiesSurviveAsBase64) {
+  std::string body("k8s\0\x0a\x02\x80\xff\x00\"\\end", 13);
+  JournalEntry e{8, 1700000000, "POST", "/api/v1/namespaces/default/events",
+                 "application/vnd.kubernetes.protobuf", "kubelet/v1.26.1", "kubelet", "",
+                 "/v1/events/default/e", 0, "", body};
+  const std::string encoded = encode_journal_entry(e);
+  EXPECT_EQ(encoded.find('\0'), std::string::npos);
+  EXPECT_NE(encoded.find(R"("bodyBase64":true)"), std::string::npos);
+  auto decoded = decode_journal_entry(8, encoded);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->body, body);
+  EXPECT_EQ(*decoded, e);
 }
 
 }  // namespace

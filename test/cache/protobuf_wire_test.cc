@@ -41,7 +41,8 @@ TEST(ProtobufWire, KubeletsLeaseRenewal) {
 }
 
 TEST(ProtobufWire, KubeletsLeaseCreate) {
-  auto envelope = unwrap_protobuf(fixture("lease-create.pb"));
+  const std::string body = fixture("lease-create.pb");  // the envelope points into it
+  auto envelope = unwrap_protobuf(body);
   ASSERT_TRUE(envelope);
   auto lease = decode_lease(envelope->raw);
   ASSERT_TRUE(lease);
@@ -52,7 +53,8 @@ TEST(ProtobufWire, KubeletsLeaseCreate) {
 }
 
 TEST(ProtobufWire, KubeletsTokenRequests) {
-  auto envelope = unwrap_protobuf(fixture("token-request.pb"));
+  const std::string body = fixture("token-request.pb");
+  auto envelope = unwrap_protobuf(body);
   ASSERT_TRUE(envelope);
   EXPECT_EQ(envelope->kind, "TokenRequest");
   auto token = decode_token_request(envelope->raw);
@@ -64,7 +66,8 @@ TEST(ProtobufWire, KubeletsTokenRequests) {
   EXPECT_EQ(token->bound_name, "web-0");
   EXPECT_EQ(token->bound_uid, "0b9e5c1e-2f3a-4b5c-8d7e-6f5a4b3c2d1e");
 
-  auto other = decode_token_request(unwrap_protobuf(fixture("token-request-other-audience.pb"))->raw);
+  const std::string other_body = fixture("token-request-other-audience.pb");
+  auto other = decode_token_request(unwrap_protobuf(other_body)->raw);
   ASSERT_TRUE(other);
   EXPECT_EQ(other->audiences, std::vector<std::string>{"vault"});
   EXPECT_EQ(other->expiration_seconds, 600);
@@ -80,7 +83,8 @@ TEST(ProtobufWire, ObjectNamesOfNodeCSINodeAndEvent) {
   for (const Case& c : {Case{"node-create.pb", "Node", "edge-1", ""},
                         Case{"csinode-create.pb", "CSINode", "edge-1", ""},
                         Case{"event-create.pb", "Event", "edge-1.17a9b3c4d5e6f708", "default"}}) {
-    auto envelope = unwrap_protobuf(fixture(c.file));
+    const std::string body = fixture(c.file);
+    auto envelope = unwrap_protobuf(body);
     ASSERT_TRUE(envelope) << c.file;
     EXPECT_EQ(envelope->kind, c.kind);
     auto meta = decode_object_metadata(envelope->raw);
@@ -97,7 +101,8 @@ TEST(ProtobufWire, MalformedBodiesAreRefusedNotGuessed) {
   EXPECT_FALSE(unwrap_protobuf(std::string("k8s\0", 4)));  // no raw object
   // Every truncation of a valid body either fails cleanly or decodes a prefix; none crashes.
   for (std::size_t n = 0; n < good.size(); ++n) {
-    auto envelope = unwrap_protobuf(good.substr(0, n));
+    const std::string truncated = good.substr(0, n);
+    auto envelope = unwrap_protobuf(truncated);
     if (envelope) decode_lease(envelope->raw);
   }
   // A length past the end, an eleven-byte varint, a group wire type.

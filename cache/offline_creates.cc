@@ -1,0 +1,343 @@
+// Offline creates: events, nodes, CSINodes, leases and TokenRequests; see offline_creates.h.
+#include "cache/offline_creates.h"
+
+#include <chrono>
+#include <random>
+
+#include <rapidjson/document.h>
+
+#include "cache/cached_copies.h"
+#include "cache/local_proxy.h"
+#include "cache/offline_apply.h"
+#include "cache/protobuf_wire.h"
+#include "cache/writer_task.h"
+#include "hub/json_parse.h"
+#include "hub/log.h"
+#include "hub/tls.h"
+
+namespace yurthub::cache {
+namespace {
+
+namespace net = boost::asio;
+using rapidjson::Document;
+using rapidjson::Value;
+
+constexpr std::string_view kLeaseKind = "Lease";
+constexpr std::string_view kLeaseApiVersion = "coordination.k8s.io/v1";
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_event(const hub::RequestInfo& info) {
+  return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
+}
+
+bool is_protobuf(std::string_view content_type) {
+  return media_type(content_type) == kProtobufMediaType;
+}
+
+std::string random_suffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // as k8s' utilrand.String
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::string out;
+  for (int i = 0; i < 5; ++i) out += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return out;
+}
+
+// A uid for an object the hub creates itself (a lease while offline): random, in the UUID form.
+std::string random_uid() {
+  auto hex = hub::random_token();
+  std::string h = hex ? *hex : std::string(32, '0');
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20, 12);
+}
+
+JournalEntry event_entry(const hub::RequestInfo& info, const hub::OfflineWrite& write,
+                         std::string body, const std::string& name) {
+  JournalEntry e;
+  e.created_unix = unix_now();
+  e.method = std::string(write.method);
+  e.target = std::string(write.target);
+  e.content_type = std::string(write.content_type);
+  e.user_agent = std::string(write.user_agent);
+  e.component = info.component;
+  e.authorization = std::string(write.authorization);
+  e.body = std::move(body);
+  e.object = journal_object_key(info.api_group, info.api_version, info.resource,
+                                info.namespace_name, name);
+  return e;
+}
+
+// The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
+// protobuf body carries) with what the apiserver would add.
+std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::OfflineWrite& write) {
+  Document doc;
+  if (is_protobuf(write.content_type)) {
+    auto envelope = unwrap_protobuf(write.body);
+    auto lease = envelope ? decode_lease(envelope->raw) : std::nullopt;
+    if (!lease) return std::nullopt;
+    doc.Parse(R"({"metadata":{},"spec":{}})");
+    auto& a = doc.GetAllocator();
+    Value& metadata = doc["metadata"];
+    metadata.AddMember("name", Value(lease->metadata.name.c_str(), a), a);
+    if (!lease->metadata.owner_references.empty()) {
+      Value owners(rapidjson::kArrayType);
+      for (const auto& o : lease->metadata.owner_references) {
+        Value owner(rapidjson::kObjectType);
+        owner.AddMember("apiVersion", Value(o.api_version.c_str(), a), a);
+        owner.AddMember("kind", Value(o.kind.c_str(), a), a);
+        owner.AddMember("name", Value(o.name.c_str(), a), a);
+        owner.AddMember("uid", Value(o.uid.c_str(), a), a);
+        if (o.controller) owner.AddMember("controller", *o.controller, a);
+        if (o.block_owner_deletion) owner.AddMember("blockOwnerDeletion", *o.block_owner_deletion, a);
+        owners.PushBack(owner, a);
+      }
+      metadata.AddMember("ownerReferences", owners, a);
+    }
+    Value& spec = doc["spec"];
+    if (lease->holder_identity) spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
+    if (lease->lease_duration_seconds) spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
+    if (lease->acquire_time) spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
+    if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
+    if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
+  } else {
+    doc.Parse(write.body.data(), write.body.size());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
+      return std::nullopt;
+    }
+  }
+  auto& a = doc.GetAllocator();
+  Value& metadata = doc["metadata"];
+  for (const char* set : {"namespace", "uid", "resourceVersion", "creationTimestamp"}) metadata.RemoveMember(set);
+  metadata.AddMember("namespace", Value(info.namespace_name.c_str(), a), a);
+  metadata.AddMember("uid", Value(random_uid().c_str(), a), a);
+  // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's lease
+  // replaces this one as soon as kubelet reads it online.
+  metadata.AddMember("resourceVersion", "1", a);
+  metadata.AddMember("creationTimestamp", Value(format_time(unix_now(), 0, false).c_str(), a), a);
+  doc.RemoveMember("kind");
+  doc.RemoveMember("apiVersion");
+  Document out;
+  out.SetObject();
+  out.AddMember("kind", Value(kLeaseKind.data(), out.GetAllocator()), out.GetAllocator());
+  out.AddMember("apiVersion", Value(kLeaseApiVersion.data(), out.GetAllocator()), out.GetAllocator());
+  for (auto& m : doc.GetObject()) {
+    out.AddMember(Value(m.name, out.GetAllocator()), Value(m.value, out.GetAllocator()), out.GetAllocator());
+  }
+  return hub::to_json(out);
+}
+
+}  // namespace
+
+std::string created_object_name(std::string_view content_type, std::string_view body) {
+  if (is_protobuf(content_type)) {
+    auto envelope = unwrap_protobuf(body);
+    auto meta = envelope ? decode_object_metadata(envelope->raw) : std::nullopt;
+    return meta ? meta->name : "";
+  }
+  Document doc;
+  doc.Parse(body.data(), body.size());
+  if (doc.HasParseError() || !doc.IsObject()) return "";
+  auto metadata = doc.FindMember("metadata");
+  if (metadata == doc.MemberEnd() || !metadata->value.IsObject()) return "";
+  auto name = metadata->value.FindMember("name");
+  return name != metadata->value.MemberEnd() && name->value.IsString() ? name->value.GetString() : "";
+}
+
+OfflineCreates::OfflineCreates(CacheWriter& writer, Store& store, Journal& journal,
+                               TokenKeeper& tokens, const NodeAuthority* authority)
+    : writer_(writer), store_(store), journal_(journal), tokens_(tokens), authority_(authority) {}
+
+net::awaitable<unsigned> OfflineCreates::serve(const hub::RequestInfo& info,
+                                               const hub::OfflineWrite& write, bool as_node,
+                                               hub::ResponseWriter& out) {
+  if (is_event(info) && info.subresource.empty() && !info.namespace_name.empty()) {
+    co_return co_await create_event(info, write, out);
+  }
+  if (as_node && info.subresource.empty() &&
+      ((info.api_group.empty() && info.resource == "nodes") ||
+       (info.api_group == "storage.k8s.io" && info.resource == "csinodes"))) {
+    co_return co_await exists_or_offline(info, created_object_name(write.content_type, write.body), out);
+  }
+  if (as_node && info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
+      info.subresource.empty()) {
+    co_return co_await create_lease(info, write, out);
+  }
+  if (as_node && info.api_group.empty() && info.resource == "serviceaccounts" &&
+      info.subresource == "token") {
+    co_return co_await request_token(info, write, out);
+  }
+  co_return co_await send_api_error(out, hub::Failure::Offline,
+                                    "creating " + info.resource + " needs the apiserver");
+}
+
+net::awaitable<unsigned> OfflineCreates::exists_or_offline(const hub::RequestInfo& info,
+                                                           const std::string& name,
+                                                           hub::ResponseWriter& out) {
+  auto view = store_.read();
+  const bool cached = !name.empty() &&
+                      !find_copies(*view, {info.api_group, info.api_version, info.resource,
+                                           info.namespace_name, name})
+                           .empty();
+  view.reset();
+  // Errors are named before co_await: g++ 12 frees temporaries of a co_await expression wrongly.
+  const hub::ApiError exists = hub::already_exists_error({name, info.api_group, info.resource});
+  if (cached) co_return co_await send_status(out, exists);
+  co_return co_await send_api_error(out, hub::Failure::Offline,
+                                    info.resource + " \"" + name +
+                                        "\" is not cached on this node, so whether it exists is "
+                                        "unknown until the apiserver is back");
+}
+
+net::awaitable<unsigned> OfflineCreates::create_lease(const hub::RequestInfo& info,
+                                                      const hub::OfflineWrite& write,
+                                                      hub::ResponseWriter& out) {
+  const std::string name = created_object_name(write.content_type, write.body);
+  auto json = local_lease(info, write);
+  if (name.empty() || !json) {
+    const hub::ApiError unreadable = hub::bad_request_error("the lease in the request body cannot be read");
+    co_return co_await send_status(out, unreadable);
+  }
+  const ListIdentity get_set =
+      ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}.get_set();
+  bool exists = false;
+  CacheWriter::Task task = [&](WriteTxn& txn) -> Status {
+    if (!find_copies(txn, {info.api_group, info.api_version, info.resource, info.namespace_name, name}).empty()) {
+      exists = true;
+      return make_error("exists");
+    }
+    auto record = txn.list(get_set.key());
+    if (!record) {
+      auto set = txn.allocate_set();
+      if (!set) return set.error();
+      record = ListRecord{};
+      record->set_id = *set;
+      record->list_kind = "LeaseList";
+      record->api_version = std::string(kLeaseApiVersion);
+      if (Status s = txn.put_list(get_set.key(), *record); !s) return s;
+    }
+    return txn.put_object(record->set_id, info.namespace_name, name, 1, *json);
+  };
+  Status written = co_await run_in_writer(writer_, std::move(task));
+  if (exists) {
+    const hub::ApiError conflict = hub::already_exists_error({name, info.api_group, info.resource});
+    co_return co_await send_status(out, conflict);
+  }
+  if (!written) {
+    co_return co_await send_api_error(out, hub::Failure::Offline,
+                                      "the lease could not be stored on the node: " + written.error().message);
+  }
+  if (!co_await out.start(201, "application/json")) co_return 0;
+  co_await out.write(*json);
+  co_await out.finish();
+  co_return 201;
+}
+
+net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& info,
+                                                      const hub::OfflineWrite& write,
+                                                      hub::ResponseWriter& out) {
+  std::string body = write.body;
+  std::string name;
+  std::string content_type = "application/json";
+  if (is_protobuf(write.content_type)) {
+    // Kept and replayed as sent; kubelet always names its events.
+    name = created_object_name(write.content_type, write.body);
+    content_type = std::string(kProtobufMediaType);
+  } else {
+    Document event;
+    event.Parse(write.body.data(), write.body.size());
+    if (event.HasParseError() || !event.IsObject() || !event.HasMember("metadata") ||
+        !event["metadata"].IsObject()) {
+      journal_.count_refused("bad_body");
+      const hub::ApiError unreadable = hub::bad_request_error("the event in the request body cannot be read");
+      co_return co_await send_status(out, unreadable);
+    }
+    Value& metadata = event["metadata"];
+    auto& alloc = event.GetAllocator();
+    if (!metadata.HasMember("name") || !metadata["name"].IsString() || metadata["name"].GetStringLength() == 0) {
+      // The name the apiserver would generate: generateName plus five random characters.
+      std::string prefix = metadata.HasMember("generateName") && metadata["generateName"].IsString()
+                               ? metadata["generateName"].GetString()
+                               : "event.";
+      metadata.RemoveMember("name");
+      metadata.AddMember("name", Value((prefix + random_suffix()).c_str(), alloc), alloc);
+    }
+    name = metadata["name"].GetString();
+    body = hub::to_json(event);
+  }
+  if (name.empty()) {
+    journal_.count_refused("bad_body");
+    const hub::ApiError unnamed = hub::bad_request_error("the event in the request body has no name");
+    co_return co_await send_status(out, unnamed);
+  }
+  JournalEntry entry = event_entry(info, write, body, name);
+  std::optional<Journal::Append> appended;
+  CacheWriter::Task task = [&](WriteTxn& txn) -> Status {
+    auto staged = journal_.stage_append(txn, entry, true);
+    if (!staged) return staged.error();
+    appended = std::move(*staged);
+    return {};
+  };
+  Status written = co_await run_in_writer(writer_, std::move(task));
+  if (!written) {
+    if (appended) journal_.abort_append(*appended);
+    journal_.count_refused("full");
+    co_return co_await send_api_error(out, hub::Failure::JournalFull, written.error().message);
+  }
+  journal_.commit_append(*appended);
+  // The created object, as the client sent it (protobuf answers protobuf: client-go decodes by
+  // the response's Content-Type).
+  if (!co_await out.start(201, content_type)) co_return 0;
+  co_await out.write(body);
+  co_await out.finish();
+  co_return 201;
+}
+
+net::awaitable<unsigned> OfflineCreates::request_token(const hub::RequestInfo& info,
+                                                       const hub::OfflineWrite& write,
+                                                       hub::ResponseWriter& out) {
+  auto key = read_token_request(info, write.content_type, write.body);
+  if (!key) {
+    const hub::ApiError unreadable = hub::bad_request_error("the TokenRequest in the request body cannot be read");
+    co_return co_await send_status(out, unreadable);
+  }
+  // The pod the token is bound to, as the node has it cached: NodeRestriction's checks need it.
+  std::optional<std::string> pod_json;
+  if (key->bound_kind == "Pod" && !key->bound_name.empty()) {
+    auto view = store_.read();
+    auto copies = find_copies(*view, {"", "v1", "pods", info.namespace_name, key->bound_name});
+    if (const CachedCopy* pod = newest_copy(copies, info.component)) pod_json = pod->json;
+  }
+  Document pod;
+  if (pod_json) pod.Parse(pod_json->data(), pod_json->size());
+  const bool have_pod = pod_json && !pod.HasParseError() && pod.IsObject();
+  if (!have_pod && key->bound_kind == "Pod" && !key->bound_name.empty()) {
+    co_return co_await send_api_error(out, hub::Failure::Offline,
+                                      "pod \"" + key->bound_name +
+                                          "\" is not cached on this node, so a token bound to it "
+                                          "cannot be checked");
+  }
+  if (authority_ != nullptr) {
+    const NodeAuthority::BoundObject bound{key->bound_kind, key->bound_api_version, key->bound_name,
+                                           key->bound_uid};
+    if (auto refused = authority_->admit_token_request(info, bound, have_pod ? &pod : nullptr)) {
+      const hub::ApiError forbidden = std::move(*refused);
+      co_return co_await send_status(out, forbidden);
+    }
+  }
+  auto answer = tokens_.answer(*key);
+  if (!answer.kept) {
+    YH_LOG(Warning) << "offline: no valid token kept for " << info.namespace_name << "/"
+                    << info.name << " bound to pod " << key->bound_name
+                    << "; answering a placeholder token that expires in a minute";
+  }
+  if (!co_await out.start(201, "application/json")) co_return 0;
+  co_await out.write(answer.json);
+  co_await out.finish();
+  co_return 201;
+}
+
+}  // namespace yurthub::cache

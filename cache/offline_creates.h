@@ -1,0 +1,65 @@
+// OfflineCreates: the creates the node makes while no apiserver is reachable, answered as kubelet
+// needs them to restart its node and pods (docs/offline-semantics.md, "kubelet's restart
+// sequence"), JSON or protobuf bodies alike:
+//   events        journaled up to the journal's event bound (the oldest is dropped), replayed
+//                 as sent; the answer is the event as the client sent it;
+//   nodes,        409 AlreadyExists when the node has the object cached: kubelet's registration
+//   csinodes      and CSI plugin then get and patch it, as against the cloud; else a 503;
+//   leases        409 AlreadyExists when cached; else kept locally (never journaled: a stale
+//                 heartbeat means nothing upstream) and 201;
+//   tokens        a TokenRequest for a pod the node has cached and runs: the token kept from
+//                 the apiserver, else a fake short-lived one (cache/token_keeper.h).
+// Everything else is a 503. OfflineWrites checks the node's authority before calling this;
+// `as_node` says whether the hub's own credentials are in use (the special answers are for the
+// node's identity; a caller with its own token gets the 503). Runs on worker threads; the cache
+// is read and written in CacheWriter tasks.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "cache/cache_metrics.h"
+#include "cache/cache_policy.h"
+#include "cache/cache_writer.h"
+#include "cache/journal.h"
+#include "cache/node_authority.h"
+#include "cache/token_keeper.h"
+#include "hub/cache_hooks.h"
+
+namespace yurthub::cache {
+
+class OfflineCreates {
+ public:
+  OfflineCreates(CacheWriter& writer, Store& store, Journal& journal, TokenKeeper& tokens,
+                 const NodeAuthority* authority);
+
+  // Answers a create (authorized already). Returns the HTTP code sent, 0 if the client left.
+  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+                                         const hub::OfflineWrite& write, bool as_node,
+                                         hub::ResponseWriter& out);
+
+ private:
+  boost::asio::awaitable<unsigned> create_event(const hub::RequestInfo& info,
+                                                const hub::OfflineWrite& write,
+                                                hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> create_lease(const hub::RequestInfo& info,
+                                                const hub::OfflineWrite& write,
+                                                hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> request_token(const hub::RequestInfo& info,
+                                                 const hub::OfflineWrite& write,
+                                                 hub::ResponseWriter& out);
+  // 409 when the named object is cached, else a 503 saying why it cannot be created.
+  boost::asio::awaitable<unsigned> exists_or_offline(const hub::RequestInfo& info,
+                                                     const std::string& name,
+                                                     hub::ResponseWriter& out);
+
+  CacheWriter& writer_;
+  Store& store_;
+  Journal& journal_;
+  TokenKeeper& tokens_;
+  const NodeAuthority* authority_;
+};
+
+// The name of the object a create's body carries (JSON or protobuf); "" when unreadable.
+std::string created_object_name(std::string_view content_type, std::string_view body);
+
+}  // namespace yurthub::cache
