@@ -110,7 +110,10 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const hub::RequestInfo& info, u
   return make_watch_tap(*writer_, metrics_, *identity, stale);
 }
 
-bool NodeCache::serves_offline(const hub::RequestInfo& info) const { return cacheable(info); }
+bool NodeCache::serves_offline(const hub::RequestInfo& info) const {
+  // Reads only: a kept answer (lease write, TokenRequest) is a write, answered by serve_offline_write.
+  return policy_.cacheable(info) || is_discovery(info);
+}
 
 boost::asio::awaitable<unsigned> NodeCache::serve_offline(const hub::RequestInfo& info,
                                                           hub::ResponseWriter& writer) {

@@ -40,6 +40,8 @@ class ApiHandlers {
   Reply remove(const ApiRequest& req);
   Reply remove_collection(const ApiRequest& req);
   Reply self_subject_review(const ApiRequest& req);
+  // POST serviceaccounts/<name>/token (token_request.cc).
+  Reply token_request(const ApiRequest& req);
   Reply pod_log(const ApiRequest& req);
 
   // Stores a new object (seed data, generated pods). `keep_meta`: keep a uid and

@@ -29,7 +29,8 @@ enum class Verb {
   DeleteCollection,
   Exec,
   Log,
-  Review
+  Review,
+  Token
 };
 
 struct Router::Routed {
@@ -51,6 +52,7 @@ const char* verb_name(Verb v) {
     case Verb::Create:
     case Verb::Exec:
     case Verb::Review:
+    case Verb::Token:
       return "create";
     case Verb::Update:
       return "update";
@@ -77,7 +79,7 @@ Verb verb_for(http::verb method, const ApiPath& p, const Query& q, const Resourc
       if (p.watch_prefix || (!named && q.flag("watch"))) return Verb::Watch;
       return named ? Verb::Get : Verb::List;
     case http::verb::post:
-      if (named) return Verb::None;
+      if (named) return sub == "token" ? Verb::Token : Verb::None;
       return r.stored ? Verb::Create : Verb::Review;
     case http::verb::put:
       return named ? Verb::Update : Verb::None;
@@ -190,6 +192,8 @@ Reply Router::route_resource(const Routed& r) {
       return api_.pod_log(r.api);
     case Verb::Review:
       return api_.self_subject_review(r.api);
+    case Verb::Token:
+      return api_.token_request(r.api);
     default:
       return internal_error("unrouted verb");
   }

@@ -1,0 +1,41 @@
+// kubelet's protobuf request bodies for the integration tests, written field by field as
+// client-go's generated (gogo) code writes them: every non-pointer field, even empty, in field
+// order, behind the "k8s\0" runtime.Unknown envelope. The lease and TokenRequest forms are checked
+// byte for byte against bodies Debian's protoc made from upstream's .proto files
+// (test/testdata/protobuf), so the hub's decoder is never tested only against this encoder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace yurthub::test {
+
+struct OwnerRef {
+  std::string kind, name, uid, api_version;
+};
+
+struct LeaseBody {
+  std::string name, namespace_name, uid, resource_version;
+  std::int64_t created_seconds = 0;  // 0: never created (a create)
+  std::vector<OwnerRef> owners;
+  std::string holder;
+  std::int32_t duration_seconds = 0;
+  std::int64_t renew_seconds = 0;
+  std::int32_t renew_nanos = 0;
+};
+std::string lease_body(const LeaseBody& lease);
+
+struct TokenRequestBody {
+  std::vector<std::string> audiences;
+  std::int64_t expiration_seconds = 0;
+  std::string bound_kind, bound_api_version, bound_name, bound_uid;
+};
+std::string token_request_body(const TokenRequestBody& request);
+
+// An object with only its metadata (name, namespace): enough for a node registration or an
+// event as far as the hub reads them; a real kubelet sends more, which the hub skips.
+std::string named_object_body(const std::string& api_version, const std::string& kind,
+                              const std::string& name, const std::string& namespace_name);
+
+}  // namespace yurthub::test
