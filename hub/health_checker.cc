@@ -53,7 +53,8 @@ HealthChecker::HealthChecker(net::any_io_executor executor, ServerSet& servers,
       settings_(settings),
       metrics_(metrics),
       on_change_(std::move(on_change)),
-      states_(servers.size(), HealthState(settings.healthy_threshold)) {
+      states_(servers.size(), HealthState(settings.healthy_threshold)),
+      last_failure_(servers.size()) {
   for (std::size_t i = 0; i < servers.size(); ++i) {
     wake_.push_back(std::make_unique<net::steady_timer>(executor_));
   }
@@ -89,7 +90,11 @@ net::awaitable<void> HealthChecker::run_server(std::size_t server) {
     if (auto changed = states_[server].record(success)) {
       servers_.set_healthy(server, *changed);
       metrics_.server_healthy.with({url}).set(*changed ? 1 : 0);
-      YH_LOG(Info) << "apiserver " << url << " is " << (*changed ? "healthy" : "unhealthy");
+      if (*changed) {
+        YH_LOG(Info) << "apiserver " << url << " is healthy";
+      } else {
+        YH_LOG(Warning) << "apiserver " << url << " is unhealthy: " << last_failure_[server];
+      }
       on_change_(server, *changed);
     }
     if (first) ++initial_done_;
@@ -103,6 +108,7 @@ net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   const auto started = std::chrono::steady_clock::now();
   auto conn = co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
   if (!conn) {
+    last_failure_[server] = conn.error().message;
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << conn.error().message;
     co_return false;
   }
@@ -115,18 +121,23 @@ net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   if (!tls_.hub_token.empty()) req.set(http::field::authorization, "Bearer " + tls_.hub_token);
   req.keep_alive(false);
   auto [wec, wn] = co_await http::async_write(stream, req, net::as_tuple(net::use_awaitable));
-  if (wec) co_return false;
+  if (wec) {
+    last_failure_[server] = "sending the probe: " + wec.message();
+    co_return false;
+  }
 
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024);
   auto [rec, rn] =
       co_await http::async_read((*conn)->stream, (*conn)->buffer, parser, net::as_tuple(net::use_awaitable));
   if (rec) {
+    last_failure_[server] = "reading the probe's answer: " + rec.message();
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();
     co_return false;
   }
   const unsigned code = parser.get().result_int();
   if (code != 200) {
+    last_failure_[server] = "/readyz answered " + std::to_string(code);
     YH_LOG(Debug) << "probe of " << address.url << " answered " << code;
   }
   co_return code == 200;

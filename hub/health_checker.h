@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -76,6 +77,7 @@ class HealthChecker {
   std::function<void(std::size_t, bool)> on_change_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> wake_;  // one per server
   std::vector<HealthState> states_;
+  std::vector<std::string> last_failure_;  // why the last probe of each server failed
   std::atomic<std::size_t> initial_done_{0};
   std::atomic<bool> stopped_{false};
 };

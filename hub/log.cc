@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -46,8 +47,33 @@ Line::Line(Level level, const char* file, int line) {
 }
 
 Line::~Line() {
-  out_ << '\n';
-  const std::string text = out_.str();
+  // Parts of a line come from clients (paths, names, User-Agents): control characters are
+  // escaped, so a request cannot forge log lines or drive a terminal, and a line is bounded.
+  constexpr std::size_t kMaxLineBytes = 8192;
+  const std::string raw = out_.str();
+  std::string text;
+  text.reserve(std::min(raw.size(), kMaxLineBytes) + 16);
+  for (unsigned char c : raw) {
+    if (text.size() >= kMaxLineBytes) {
+      text += "...(truncated)";
+      break;
+    }
+    if (c >= 0x20 && c != 0x7f) {
+      text += static_cast<char>(c);
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\r') {
+      text += "\\r";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      text += "\\x";
+      text += kHex[c >> 4];
+      text += kHex[c & 15];
+    }
+  }
+  text += '\n';
   // One write per line keeps lines whole across threads; a short write to stderr is not retried.
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, text.data(), text.size());
 }

@@ -130,6 +130,17 @@ template <class Stream>
 net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   const auto started = std::chrono::steady_clock::now();
   auto& req = parser.get();
+  if (!sv(req.target()).starts_with('/')) {
+    // Absolute form ("GET http://host/api/v1/pods"): classified and forwarded as the path it
+    // names, or what the hub decides (cache, filters, authority) would not be about what the
+    // apiserver does.
+    auto origin = origin_form(sv(req.target()));
+    if (!origin) {
+      co_return co_await answer_error(Failure::BadRequest, "the request target is not a path",
+                                      RequestInfo{}, parser);
+    }
+    req.target(*origin);
+  }
   RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
                                       sv(req[http::field::user_agent]));
   info.accept = std::string(sv(req[http::field::accept]));

@@ -147,6 +147,24 @@ bool RequestInfo::is_long_running() const {
          subresource == "proxy" || (subresource == "log" && !resource.empty());
 }
 
+std::optional<std::string> origin_form(std::string_view target) {
+  if (target.starts_with('/')) return std::string(target);
+  std::string_view rest;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() &&
+        std::equal(scheme.begin(), scheme.end(), target.begin(),
+                   [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+      rest = target.substr(scheme.size());
+    }
+  }
+  if (rest.empty()) return std::nullopt;
+  const auto end_of_authority = rest.find_first_of("/?");
+  if (end_of_authority == std::string_view::npos) return std::string("/");
+  std::string origin(rest.substr(end_of_authority));
+  if (origin.front() != '/') origin.insert(origin.begin(), '/');
+  return origin;
+}
+
 std::string percent_decode(std::string_view text, bool plus_is_space) {
   if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
     return std::string(text);  // the common case: nothing to decode

@@ -49,6 +49,12 @@ struct RequestInfo {
 RequestInfo classify_request(std::string_view method, std::string_view target,
                              std::string_view user_agent);
 
+// The origin form ("/path?query") of a request-target: itself when it is one; the path and query
+// of an absolute-form target ("http://host/path?query", which proxies must accept, RFC 9112
+// §3.2.2); nullopt for anything else ("*", authority form). The hub classifies and forwards the
+// origin form, so its decisions are about the path the apiserver acts on.
+std::optional<std::string> origin_form(std::string_view target);
+
 // Percent-decodes `text`; with `plus_is_space`, '+' decodes to ' ' (query strings, as Go's
 // url.ParseQuery). Invalid escapes are kept literally.
 std::string percent_decode(std::string_view text, bool plus_is_space);

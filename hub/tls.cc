@@ -59,6 +59,9 @@ Result<std::shared_ptr<ssl::context>> make_server_tls(const std::string& cert_fi
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                    ssl::context::single_dh_use);
+  // A client may not renegotiate: each renegotiation costs the hub a handshake's CPU, and
+  // kube-apiserver's Go TLS refuses it too.
+  SSL_CTX_set_options(ctx->native_handle(), SSL_OP_NO_RENEGOTIATION);
   ctx->use_certificate_chain_file(cert_file, ec);
   if (ec) return make_error("cannot load --tls-cert-file " + cert_file + ": " + ec.message());
   ctx->use_private_key_file(key_file, ssl::context::pem, ec);

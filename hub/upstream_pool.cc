@@ -4,7 +4,7 @@
 #include <poll.h>
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
+#include <openssl/x509v3.h>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/as_tuple.hpp>
 
@@ -69,7 +69,16 @@ net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_execu
     SSL_set_tlsext_host_name(conn->stream.native_handle(), verify_name.c_str());
   }
   if (tls.verify_peer) {
-    conn->stream.set_verify_callback(net::ssl::host_name_verification(verify_name));
+    // OpenSSL checks the name during verification, against the subjectAltName only: never the
+    // subject's CN (a certificate for a client named like a host must not pass as the server),
+    // which Asio's host_name_verification would fall back to.
+    X509_VERIFY_PARAM* param = SSL_get0_param(conn->stream.native_handle());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT |
+                                               X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    const int named = is_ip_literal(verify_name)
+                          ? X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str())
+                          : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
+    if (named != 1) co_return make_error("cannot verify " + address.url + ": bad host name " + verify_name);
   }
   auto [hec] = co_await conn->stream.async_handshake(net::ssl::stream_base::client, kNoThrow);
   if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());

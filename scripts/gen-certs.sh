@@ -2,6 +2,8 @@
 # Generates a throwaway PKI for the demo, the integration tests and the benchmarks, in DIR:
 #   ca.crt/ca.key                  cluster CA
 #   apiserver.crt/.key             the (fake) apiserver's serving cert: 127.0.0.1, ::1, localhost
+#   apiserver-cn-only.crt/.key     a serving cert naming localhost in its CN only, no SAN: a client
+#                                  must refuse it (the tests check the hub never falls back to CN)
 #   hub-client.crt/.key            the hub's identity: CN=system:node:NODE, O=system:nodes,openyurt:yurthub
 #   hub-server.crt/.key            the hub's HTTPS proxy port (10268): 127.0.0.1, 169.254.2.1
 #   admin.crt/.key                 a kubectl user, CN=admin, O=system:masters
@@ -42,6 +44,13 @@ openssl req -x509 -new -key ca.key -subj "/CN=yurthub-test-ca" -days 365 -out ca
   -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
 sign apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:::1,DNS:localhost,DNS:kubernetes.default.svc"
 sign hub-server "/CN=system:node:$node/O=system:nodes" "IP:127.0.0.1,IP:169.254.2.1,DNS:localhost"
+key apiserver-cn-only.key
+openssl req -new -key apiserver-cn-only.key -subj "/CN=localhost" -out apiserver-cn-only.csr 2>/dev/null
+printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' \
+  > apiserver-cn-only.ext
+openssl x509 -req -in apiserver-cn-only.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
+  -extfile apiserver-cn-only.ext -out apiserver-cn-only.crt 2>/dev/null
+rm -f apiserver-cn-only.csr apiserver-cn-only.ext
 sign hub-client "/CN=system:node:$node/O=system:nodes/O=openyurt:yurthub"
 sign admin "/CN=admin/O=system:masters"
 

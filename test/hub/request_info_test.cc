@@ -155,3 +155,22 @@ TEST(PercentDecode, HandlesPlusAndBadEscapes) {
 
 }  // namespace
 }  // namespace yurthub::hub
+
+namespace yurthub::hub {
+namespace {
+
+TEST(OriginForm, AbsoluteTargetsBecomeTheirPath) {
+  EXPECT_EQ(origin_form("/api/v1/pods?watch=1"), "/api/v1/pods?watch=1");
+  EXPECT_EQ(origin_form("http://127.0.0.1:10261/api/v1/namespaces/default/pods/web-0"),
+            "/api/v1/namespaces/default/pods/web-0");
+  EXPECT_EQ(origin_form("HTTPS://kubernetes.default.svc/apis?x=1"), "/apis?x=1");
+  EXPECT_EQ(origin_form("http://host?labelSelector=a"), "/?labelSelector=a");
+  EXPECT_EQ(origin_form("http://host"), "/");
+  EXPECT_FALSE(origin_form("*"));
+  EXPECT_FALSE(origin_form("host:443"));
+  EXPECT_FALSE(origin_form("ftp://host/x"));
+  EXPECT_FALSE(origin_form(""));
+}
+
+}  // namespace
+}  // namespace yurthub::hub

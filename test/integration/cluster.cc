@@ -37,8 +37,8 @@ std::string Cluster::testdata(const std::string& relative) const {
 void Cluster::start_apiserver() {
   const std::string pki = dir() + "/pki/";
   std::vector<std::string> argv = {FAKE_APISERVER_BIN,
-                                   "--cert=" + pki + "apiserver.crt",
-                                   "--key=" + pki + "apiserver.key",
+                                   "--cert=" + pki + options_.apiserver_cert + ".crt",
+                                   "--key=" + pki + options_.apiserver_cert + ".key",
                                    "--client-ca=" + pki + "ca.crt",
                                    "--token-file=" + pki + "tokens.csv",
                                    "--port=" + std::to_string(apiserver_port_)};
@@ -62,7 +62,7 @@ void Cluster::start_hub(bool wait_ready) {
   const std::string pki = dir() + "/pki/";
   std::vector<std::string> argv = {
       YURTHUB_BIN,
-      "--server-addr=https://127.0.0.1:" + std::to_string(apiserver_port_),
+      "--server-addr=https://" + options_.apiserver_host + ":" + std::to_string(apiserver_port_),
       "--node-name=" + kNode,
       "--kubeconfig=" + pki + "hub.kubeconfig",
       "--proxy-port=" + std::to_string(proxy_port_),
@@ -165,8 +165,8 @@ std::string raw_http(int port, const std::string& request, std::chrono::millisec
 }
 
 bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds timeout) const {
-  const std::string series = "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
-                             std::to_string(apiserver_port_) + "\"}";
+  const std::string series = "node_yurthub_server_healthy_status{server=\"https://" +
+                             options_.apiserver_host + ":" + std::to_string(apiserver_port_) + "\"}";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (metric(series) != (healthy ? 1 : 0)) {
     if (std::chrono::steady_clock::now() >= deadline) return false;

@@ -20,6 +20,10 @@ struct ClusterOptions {
   std::vector<std::string> apiserver_flags;
   std::vector<std::string> hub_flags;
   bool hub_https = false;  // also serve the HTTPS proxy port with the generated serving cert
+  // The fake apiserver's serving certificate (scripts/gen-certs.sh), and the host the hub's
+  // --server-addr names it by.
+  std::string apiserver_cert = "apiserver";
+  std::string apiserver_host = "127.0.0.1";
 };
 
 // The demo's objects (test/testdata/fake_apiserver/demo-objects.json): two nodes in two

@@ -1,7 +1,12 @@
 // The holes a security review found in the proxy path, each shown the way an attacker on the node
 // would use it, against the real yurthub binary in front of the fake apiserver: request smuggling
 // through `Connection: Content-Length`, a bearer scheme in other letter cases on the HTTPS port,
-// impersonation headers lent the node's identity, and a forged journal-replay header.
+// impersonation headers lent the node's identity, absolute-form targets, and the upstream
+// certificate's name taken from its CN.
+#include <signal.h>
+
+#include <thread>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -93,6 +98,47 @@ TEST_F(HubSecurity, LocalClientsGetTheNodeIdentityAndNothingMore) {
   EXPECT_THAT(response, StartsWith("HTTP/1.1 201"));
   EXPECT_THAT(response, HasSubstr(R"("username":"system:node:edge-node-1")"));
   EXPECT_THAT(response, Not(HasSubstr("system:masters")));
+}
+
+// An absolute-form target ("GET http://host/path") is what the apiserver acts on as its path:
+// the hub must classify it so (cache, filters, authority), not as a non-resource request.
+TEST_F(HubSecurity, AnAbsoluteFormTargetIsClassifiedAsItsPath) {
+  const std::string target = "/api/v1/namespaces/default/pods/web-0";
+  const std::string online = raw_http(cluster_.proxy_port(),
+                                      "GET http://127.0.0.1:6443" + target + " HTTP/1.1\r\nHost: hub\r\n"
+                                      "User-Agent: kubelet/v1.26.1\r\nConnection: close\r\n\r\n");
+  ASSERT_THAT(online, StartsWith("HTTP/1.1 200"));
+  // The answer was cached as kubelet's get of the pod (durable within a group commit): offline,
+  // the origin form is answered.
+  cluster_.stop_apiserver(SIGKILL);
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false));
+  int status = 0;
+  for (int attempt = 0; attempt < 20 && status != 200; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = kubelet_get(cluster_.proxy_port(), target).status;
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_THAT(raw_http(cluster_.proxy_port(), "OPTIONS * HTTP/1.1\r\nHost: hub\r\n\r\n"),
+              StartsWith("HTTP/1.1 400"));
+}
+
+// The hub verifies the apiserver's name against the certificate's subjectAltName only: a
+// certificate that names the host in its CN alone (any client certificate named like a host)
+// must not pass.
+TEST(HubUpstreamTls, TheServerNameIsNeverTakenFromTheCertificatesCommonName) {
+  for (const std::string cert : {"apiserver", "apiserver-cn-only"}) {
+    ClusterOptions options;
+    options.apiserver_cert = cert;  // both name "localhost": in a subjectAltName, in the CN only
+    options.apiserver_host = "localhost";
+    Cluster cluster(options);
+    cluster.start_apiserver();
+    cluster.start_hub(/*wait_ready=*/false);
+    const bool trusted = cluster.wait_hub_sees_apiserver(true, std::chrono::seconds(5));
+    EXPECT_EQ(trusted, cert == "apiserver") << cert << "\n" << cluster.hub().log();
+    if (!trusted) {
+      EXPECT_THAT(cluster.hub().log(), HasSubstr("certificate verify failed"));
+    }
+  }
 }
 
 }  // namespace
