@@ -202,6 +202,7 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
     }
   }
   metrics_.lookups.with({"get", best ? "hit" : "miss"}).inc();
+  view.reset();  // no read transaction is held while a client reads (it would pin LMDB's pages)
   if (!best) {
     co_return co_await send_api_error(out, hub::Failure::NotFound,
                                   info.resource + " \"" + info.name + "\" not found");
@@ -234,6 +235,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   if (label && field) choice = choose_list(*view, identity, *label, *field);
   metrics_.lookups.with({"list", choice ? "hit" : "miss"}).inc();
   if (!choice) {
+    view.reset();
     // Never an empty list for something never listed: kubelet would take it as "no pods".
     co_return co_await send_api_error(out, hub::Failure::NotFound,
                                   info.resource + " is not cached on this node for " +
@@ -244,6 +246,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   if (!info.continue_token.empty()) {
     from = decode_continue(info.continue_token);
     if (!from || from->set != record.set_id) {
+      view.reset();
       co_return co_await send_api_error(
           out, hub::Failure::Expired,
           "The provided continue parameter is too old to display a consistent list result. You "
@@ -280,23 +283,30 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
                return true;
              });
 
-  std::string buffer = "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
-                       ",\"apiVersion\":" + quoted(record.api_version) +
-                       ",\"metadata\":{\"resourceVersion\":" +
-                       quoted(std::to_string(record.resource_version));
-  if (more) buffer += ",\"continue\":" + quoted(encode_continue(last));
-  buffer += "},\"items\":[";
-  if (!co_await out.start(200, "application/json")) co_return 0;
+  // The whole page is copied out of the snapshot before anything is written, as kube-apiserver
+  // builds a list before sending it: a read transaction held while a slow client reads would
+  // pin LMDB's pages, and the file would grow with every write meanwhile.
+  std::size_t bytes = 64;
+  for (std::string_view item : items) bytes += item.size() + 1;
+  std::string body;
+  body.reserve(bytes);
+  body = "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
+         ",\"apiVersion\":" + quoted(record.api_version) + ",\"metadata\":{\"resourceVersion\":" +
+         quoted(std::to_string(record.resource_version));
+  if (more) body += ",\"continue\":" + quoted(encode_continue(last));
+  body += "},\"items\":[";
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) buffer += ',';
-    buffer.append(items[i]);
-    if (buffer.size() >= options_.write_bytes) {
-      if (!co_await out.write(buffer)) co_return 200;
-      buffer.clear();
-    }
+    if (i) body += ',';
+    body.append(items[i]);
   }
-  buffer += "]}";
-  if (co_await out.write(buffer)) co_await out.finish();
+  body += "]}";
+  items.clear();
+  view.reset();
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  for (std::size_t at = 0; at < body.size(); at += options_.write_bytes) {
+    if (!co_await out.write(std::string_view(body).substr(at, options_.write_bytes))) co_return 200;
+  }
+  co_await out.finish();
   co_return 200;
 }
 

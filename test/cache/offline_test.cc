@@ -159,6 +159,74 @@ TEST_F(OfflineTest, SelectorsTheApiserverRefusesGet400) {
   EXPECT_EQ(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,status.phase%21%3DFailed").status, 200u);
 }
 
+// A store that counts the read views open, so a test can see whether one is held while the
+// client is being written to.
+class CountingStore : public Store {
+ public:
+  explicit CountingStore(Store& inner) : inner_(inner) {}
+  int open_views = 0;
+  std::unique_ptr<ReadView> read() override { return std::make_unique<View>(inner_.read(), open_views); }
+  Status write(const std::function<Status(WriteTxn&)>& fn) override { return inner_.write(fn); }
+  StoreStats stats() override { return inner_.stats(); }
+
+ private:
+  class View : public ReadView {
+   public:
+    View(std::unique_ptr<ReadView> inner, int& open) : inner_(std::move(inner)), open_(open) { ++open_; }
+    ~View() override { --open_; }
+    std::optional<ListRecord> list(std::string_view key) override { return inner_->list(key); }
+    std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(std::string_view p) override {
+      return inner_->lists_with_prefix(p);
+    }
+    std::optional<StoredObject> object(std::uint32_t set, std::string_view ns, std::string_view name) override {
+      return inner_->object(set, ns, name);
+    }
+    void scan(std::uint32_t set, std::string_view ns, std::string_view after_ns, std::string_view after,
+              const std::function<bool(std::string_view, std::string_view, const StoredObject&)>& visit) override {
+      inner_->scan(set, ns, after_ns, after, visit);
+    }
+    std::optional<std::string> discovery(std::string_view path) override { return inner_->discovery(path); }
+    void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
+      inner_->scan_journal(visit);
+    }
+    std::optional<std::string> kept_token(std::string_view key) override { return inner_->kept_token(key); }
+    void scan_kept_tokens(const std::function<bool(std::string_view, std::string_view)>& visit) override {
+      inner_->scan_kept_tokens(visit);
+    }
+
+   private:
+    std::unique_ptr<ReadView> inner_;
+    int& open_;
+  };
+  Store& inner_;
+};
+
+// A slow client must not hold the cache's snapshot open: LMDB could not reuse the pages it pins,
+// and the file would grow with every write meanwhile.
+TEST_F(OfflineTest, NoSnapshotIsHeldWhileTheClientReads) {
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
+  CountingStore counting(*store_);
+  LocalProxy proxy(counting, *metrics_, events_, {std::chrono::seconds(1800), std::chrono::seconds(60), 64});
+  for (const char* target : {"/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1",
+                             "/api/v1/namespaces/default/pods/web-0", "/api/v1/services"}) {
+    struct Checking : RecordingWriter {
+      CountingStore* store = nullptr;
+      int writes = 0, writes_with_view = 0;
+      boost::asio::awaitable<bool> write(std::string_view bytes) override {
+        ++writes;
+        if (store->open_views != 0) ++writes_with_view;
+        body.append(bytes);
+        co_return true;
+      }
+    } out;
+    out.store = &counting;
+    auto info = kubelet("GET", target);
+    run(proxy.serve(info, policy_.identity(info), out));
+    EXPECT_GT(out.writes, 0) << target;
+    EXPECT_EQ(out.writes_with_view, 0) << target;
+  }
+}
+
 TEST_F(OfflineTest, GetFindsObjectsFromListsWithKindAdded) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto out = serve("/api/v1/namespaces/default/pods/web-0");
