@@ -13,7 +13,11 @@
 // transaction, so a crash at any point leaves the last committed state.
 #include "cache/lmdb_store.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <deque>
 #include <utility>
@@ -22,6 +26,7 @@
 #include "cache/list_identity.h"
 #include "cache/store.h"
 #include "cache/store_codec.h"
+#include "cache/store_files.h"
 #include "hub/log.h"
 
 namespace yurthub::cache {
@@ -471,6 +476,35 @@ Result<std::unique_ptr<Store>> open_lmdb_store(const StoreOptions& options) {
   if (!env) return env.error();
   if (Status s = open_databases(**env); !s) return s.error();
   return std::unique_ptr<Store>(std::make_unique<LmdbStore>(std::move(*env)));
+}
+
+Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options) {
+  if (Status s = prepare_cache_directory(strip_trailing_slashes(options.directory), false); !s) {
+    return s.error();
+  }
+  auto first = open_lmdb_store(options);
+  if (first) return OpenedStore{std::move(*first), "", ""};
+  const std::string dir = strip_trailing_slashes(options.directory);
+  struct stat st {};
+  // Nothing to move aside (the failure is not the files'), or the store is simply open already.
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0 ||
+      first.error().message.find("already open in this process") != std::string::npos) {
+    return first.error();
+  }
+  const std::string aside = dir + "/unusable-" + std::to_string(::time(nullptr));
+  if (::mkdir(aside.c_str(), 0700) != 0 && errno != EEXIST) {
+    return make_error(first.error().message + "; and cannot move it aside: " + std::strerror(errno));
+  }
+  for (const char* file : {"data.mdb", "lock.mdb"}) {
+    const std::string from = dir + "/" + file;
+    if (::rename(from.c_str(), (aside + "/" + file).c_str()) != 0 && errno != ENOENT) {
+      return make_error(first.error().message + "; and cannot move " + from + " aside: " +
+                        std::strerror(errno));
+    }
+  }
+  auto fresh = open_lmdb_store(options);
+  if (!fresh) return fresh.error();
+  return OpenedStore{std::move(*fresh), first.error().message, aside};
 }
 
 Status write_format_version_for_testing(const std::string& directory, std::uint32_t version) {

@@ -2,6 +2,7 @@
 #include "cache/node_cache.h"
 
 #include "cache/response_taps.h"
+#include "hub/log.h"
 
 namespace yurthub::cache {
 namespace {
@@ -24,9 +25,22 @@ constexpr std::size_t kMaxIdentityKeyBytes = 400;
 
 Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
                                                    hub::MetricsRegistry& registry) {
-  auto store = open_lmdb_store(options.store);
-  if (!store) return store.error();
-  return std::unique_ptr<NodeCache>(new NodeCache(std::move(*store), options, registry));
+  auto opened = open_lmdb_store_or_reset(options.store);
+  auto& resets = registry.counter("node_yurthub_cache_resets_total",
+                                  "Caches found unusable at start (corrupt, or written by a newer "
+                                  "yurthub), moved aside, and replaced by an empty one.",
+                                  {});
+  resets.with({}).inc(0);
+  if (!opened) return opened.error();
+  if (!opened->reset_reason.empty()) {
+    // Everything cached is gone (it is kept aside for an operator); the node works online and
+    // caches again from now on.
+    YH_LOG(Error) << "cache: the store could not be used (" << opened->reset_reason
+                  << "); it was moved to " << opened->moved_to << " and the hub starts with an "
+                  << "empty cache";
+    resets.with({}).inc();
+  }
+  return std::unique_ptr<NodeCache>(new NodeCache(std::move(opened->store), options, registry));
 }
 
 NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,

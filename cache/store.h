@@ -125,4 +125,17 @@ struct StoreOptions {
 // the LMDB reason (permissions, a file that is not an LMDB environment, ...).
 Result<std::unique_ptr<Store>> open_lmdb_store(const StoreOptions& options);
 
+// What the hub opens its cache with: the cache must never stop the hub (a restart loop would
+// leave its port free for any local user to bind). When the store's files cannot be used
+// (corrupt, not LMDB, written by a newer yurthub), they are moved aside into
+// <directory>/unusable-<unix seconds>/ for an operator to look at, and an empty store is opened;
+// `reset_reason` says why (the caller logs and counts it). An error only when even an empty
+// store cannot be opened (the directory itself is unusable), or the store is open already.
+struct OpenedStore {
+  std::unique_ptr<Store> store;
+  std::string reset_reason;  // "" when the store opened as it was
+  std::string moved_to;      // where the unusable files went
+};
+Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options);
+
 }  // namespace yurthub::cache

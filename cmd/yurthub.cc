@@ -99,7 +99,16 @@ int main(int argc, char** argv) {
   if (options->working_mode == hub::WorkingMode::Edge) {
     std::string error;
     node_cache = open_cache(*options, registry, error);
-    if (!node_cache) return fail(error, 1);
+    // The cache must never stop the hub: without it the node is still served online, where a
+    // restart loop would leave the proxy port free for any local user to bind.
+    auto& available = registry.gauge("node_yurthub_cache_available",
+                                     "1 when the node cache is in use, 0 when it could not be "
+                                     "opened and the hub serves online only.",
+                                     {});
+    available.with({}).set(node_cache ? 1 : 0);
+    if (!node_cache) {
+      YH_LOG(Error) << error << "; the hub runs WITHOUT its cache: nothing is kept for offline use";
+    }
   }
   filters::FilterManagerSettings filter_settings;
   filter_settings.flags.enabled = options->enable_resource_filter;

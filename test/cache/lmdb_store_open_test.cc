@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -86,6 +87,46 @@ TEST_F(LmdbStoreTest, NewerFormatVersionRefusesToOpen) {
   }
   ASSERT_TRUE(write_format_version_for_testing(dir_, kStoreFormatVersion).ok());
   EXPECT_NE(must_open(options()), nullptr);
+}
+
+// The cache must never stop the hub: a store it cannot use is moved aside, and it starts empty.
+TEST_F(LmdbStoreTest, AnUnusableStoreIsMovedAsideAndTheCacheStartsEmpty) {
+  put_objects(1, {{"a", "p1"}});
+  store_.reset();
+  ASSERT_TRUE(write_format_version_for_testing(dir_, kStoreFormatVersion + 1).ok());
+  auto newer = open_lmdb_store_or_reset(options());
+  ASSERT_TRUE(newer.ok()) << newer.error().message;
+  EXPECT_NE(newer->reset_reason.find("newer than this yurthub reads"), std::string::npos);
+  EXPECT_TRUE(fs::exists(newer->moved_to + "/data.mdb"));
+  auto view = newer->store->read();
+  EXPECT_TRUE(view->lists_with_prefix("").empty());  // empty, and usable:
+  view.reset();
+  EXPECT_TRUE(newer->store->write([](WriteTxn& txn) { return txn.put_discovery("/version", "{}"); }).ok());
+  newer->store.reset();
+
+  // Not LMDB at all (a torn or overwritten file).
+  {
+    std::FILE* f = std::fopen((dir_ + "/data.mdb").c_str(), "wb");
+    const std::string garbage(8192, '\x5a');
+    std::fwrite(garbage.data(), 1, garbage.size(), f);
+    std::fclose(f);
+  }
+  EXPECT_FALSE(open_lmdb_store(options()).ok());
+  auto corrupt = open_lmdb_store_or_reset(options());
+  ASSERT_TRUE(corrupt.ok()) << corrupt.error().message;
+  EXPECT_FALSE(corrupt->reset_reason.empty());
+  EXPECT_EQ(fs::file_size(corrupt->moved_to + "/data.mdb"), 8192u);
+
+  // A usable store opens as it is; an unusable directory is still an error.
+  corrupt->store.reset();
+  auto again = open_lmdb_store_or_reset(options());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->reset_reason.empty());
+  EXPECT_TRUE(again->store->read()->discovery("/version").has_value() == false);
+  again->store.reset();
+  StoreOptions file_as_dir = options();
+  file_as_dir.directory = dir_ + "/data.mdb";
+  EXPECT_FALSE(open_lmdb_store_or_reset(file_as_dir).ok());
 }
 
 TEST_F(LmdbStoreTest, OversizedKeysAreErrorsAndTheTransactionGoesOn) {

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -93,6 +94,25 @@ TEST_F(HubResilience, ApiserverDyingEndsTheWatchAndTheNextRequestGets503Status) 
   EXPECT_THAT(response, HasSubstr("\"code\":503"));
   EXPECT_THAT(response, HasSubstr("\"reason\":\"ServiceUnavailable\""));
   EXPECT_TRUE(cluster_->hub_running());
+}
+
+// The cache never stops the hub: a corrupt data.mdb (a torn disk, another program's file) is
+// moved aside and the hub serves, caching again from scratch. Before, it exited, and a restart
+// loop left its port free for any local user to bind.
+TEST_F(HubResilience, ACorruptCacheIsMovedAsideAndTheHubServes) {
+  start();
+  cluster_->hub().signal(SIGTERM);
+  ASSERT_TRUE(cluster_->hub().wait_exit(std::chrono::seconds(10)));
+  {
+    std::ofstream corrupt(cluster_->dir() + "/cache/data.mdb", std::ios::binary | std::ios::trunc);
+    corrupt << std::string(16384, '\x5a');
+  }
+  cluster_->start_hub();
+  EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods/web-0"), StartsWith("HTTP/1.1"));
+  EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes/edge-node-1"), StartsWith("HTTP/1.1 200"));
+  EXPECT_EQ(cluster_->metric("node_yurthub_cache_resets_total"), 1);
+  EXPECT_EQ(cluster_->metric("node_yurthub_cache_available"), 1);
+  EXPECT_THAT(cluster_->hub().log(), HasSubstr("it was moved to"));
 }
 
 TEST_F(HubResilience, ServerComesBackHealthyAfterTheThreshold) {
