@@ -29,6 +29,8 @@ struct CacheMetrics {
   hub::HistogramFamily& commit_duration;
   // node_yurthub_cache_queue_bytes: bytes waiting for the writer.
   hub::GaugeFamily& queue_bytes;
+  // node_yurthub_cache_evicted_lists_total{reason="count"|"size"}: lists dropped at the bounds.
+  hub::CounterFamily& evicted;
 };
 
 }  // namespace yurthub::cache

@@ -159,7 +159,7 @@ void CacheWriter::run() {
     }
     for (auto& [task, done] : tasks) done(store_.write(task));
     last_commit = std::chrono::steady_clock::now();
-    if (last_commit - last_size_refresh_ > std::chrono::seconds(60)) refresh_size_metrics();
+    if (last_commit - last_size_refresh_ >= options_.size_refresh_interval) refresh_size_metrics();
 
     lock.lock();
     committed_ = upto;
@@ -170,6 +170,7 @@ void CacheWriter::run() {
 
 void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::string>& stale) {
   const auto started = std::chrono::steady_clock::now();
+  ++batch_seq_;
   Batch batch;
   Status written = store_.write([&](WriteTxn& txn) -> Status {
     for (const auto& identity : stale) {
@@ -201,6 +202,8 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
   });
   if (!written) {
     fail_batch(ops, written.error().message);
+    // A full map fails every commit until something is dropped: check the bounds now.
+    refresh_size_metrics();
     return;
   }
   {
@@ -215,6 +218,7 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
 }
 
 Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
+  if (!op.identity.empty()) last_written_[op.identity] = batch_seq_;
   switch (op.kind) {
     case OpKind::ListBegin:
       return list_begin(txn, op, batch);
@@ -377,22 +381,32 @@ void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const std::string& why) 
 void CacheWriter::refresh_size_metrics() {
   last_size_refresh_ = std::chrono::steady_clock::now();
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_component;  // objects, bytes
-  auto view = store_.read();
-  for (const auto& [key, record] : view->lists_with_prefix("")) {
-    auto identity = ListIdentity::parse(key);
-    if (!identity || record.set_id == 0) continue;
-    auto& totals = per_component[identity->component];
-    view->scan(record.set_id, "", "", "",
-               [&](std::string_view, std::string_view, const StoredObject& object) {
-                 ++totals.first;
-                 totals.second += static_cast<std::int64_t>(object.json.size());
-                 return true;
-               });
+  std::vector<ListUsage> lists;
+  {
+    auto view = store_.read();
+    for (const auto& [key, record] : view->lists_with_prefix("")) {
+      auto identity = ListIdentity::parse(key);
+      if (!identity) continue;
+      ListUsage usage{key, record, 0};
+      auto& totals = per_component[identity->component];
+      for (std::uint32_t set : {record.set_id, record.staging_id}) {
+        if (set == 0) continue;
+        view->scan(set, "", "", "",
+                   [&](std::string_view, std::string_view, const StoredObject& object) {
+                     ++totals.first;
+                     totals.second += static_cast<std::int64_t>(object.json.size());
+                     usage.bytes += object.json.size();
+                     return true;
+                   });
+      }
+      lists.push_back(std::move(usage));
+    }
   }
   for (const auto& [component, totals] : per_component) {
     metrics_.objects.with({component}).set(totals.first);
     metrics_.bytes.with({component}).set(totals.second);
   }
+  enforce_bounds(std::move(lists));
 }
 
 }  // namespace yurthub::cache

@@ -65,6 +65,14 @@ class CacheWriter {
   struct Options {
     std::chrono::milliseconds commit_interval{50};
     std::size_t max_queue_bytes = 64u << 20;
+    // Bounds on what the cache keeps (cache_eviction.cc): every component's every selector is a
+    // list of its own, so without them the cache only grows. Past either, the least recently
+    // written lists are dropped, checked every minute and after a commit that failed.
+    std::size_t max_lists = 1000;
+    double high_water = 0.85;  // of the map size: evict down to low_water past it
+    double low_water = 0.70;
+    // How often the per-component size metrics are refreshed and the bounds checked.
+    std::chrono::milliseconds size_refresh_interval{60000};
   };
 
   CacheWriter(Store& store, CacheMetrics& metrics, Options options);
@@ -110,6 +118,13 @@ class CacheWriter {
                      Status& error);
   void fail_batch(std::vector<CacheOp>& ops, const std::string& why);
   void refresh_size_metrics();
+  // Drops least recently written lists while over the bounds (cache_eviction.cc).
+  struct ListUsage {
+    std::string key;
+    ListRecord record;
+    std::uint64_t bytes = 0;
+  };
+  void enforce_bounds(std::vector<ListUsage> lists);
 
   Store& store_;
   CacheMetrics& metrics_;
@@ -136,6 +151,9 @@ class CacheWriter {
   std::unordered_map<std::uint64_t, std::uint64_t> token_max_rv_;  // highest item RV per token
   std::unordered_map<std::string, std::uint32_t> paginating_;  // identity -> staging set awaiting pages
   std::set<std::uint64_t> failed_tokens_;  // lists with an item that could not be written
+  // identity -> when this process last wrote to it (a sequence number of batches)
+  std::unordered_map<std::string, std::uint64_t> last_written_;
+  std::uint64_t batch_seq_ = 0;
   std::chrono::steady_clock::time_point last_size_refresh_{};
 
   std::thread thread_;  // last: started after everything above exists

@@ -17,20 +17,21 @@ using namespace yurthub::cache::test_support;
 const std::string kPods = ListIdentity{"kubelet", "", "v1", "pods", "", "", "spec.nodeName=n1"}.key();
 
 std::vector<CacheOp> a_list(std::uint64_t token, std::vector<std::string> names, std::uint64_t rv,
-                            bool continuation = false, bool final_page = true, bool complete = true) {
+                            bool continuation = false, bool final_page = true, bool complete = true,
+                            const std::string& identity = kPods) {
   std::vector<CacheOp> ops;
-  CacheOp begin = op(OpKind::ListBegin, kPods);
+  CacheOp begin = op(OpKind::ListBegin, identity);
   begin.list_token = token;
   begin.continuation = continuation;
   begin.json = "PodList";
   begin.api_version = "v1";
   ops.push_back(begin);
   for (const auto& name : names) {
-    CacheOp item = op(OpKind::ListItem, kPods, "default", name, rv, R"({"metadata":{"name":")" + name + "\"}}");
+    CacheOp item = op(OpKind::ListItem, identity, "default", name, rv, R"({"metadata":{"name":")" + name + "\"}}");
     item.list_token = token;
     ops.push_back(item);
   }
-  CacheOp end = op(OpKind::ListEnd, kPods);
+  CacheOp end = op(OpKind::ListEnd, identity);
   end.list_token = token;
   end.resource_version = rv;
   end.final_page = final_page;
@@ -161,6 +162,65 @@ TEST_F(CacheWriterTest, UnfinishedListsAreDroppedOnRestart) {
   store_->read()->scan(staging, "", "", "", [&](auto, auto, const auto&) { return !(any = true); });
   EXPECT_FALSE(any);
   EXPECT_THAT(names(kPods), ElementsAre("default/a"));
+}
+
+// Every selector of every component is a list of its own: past the bound the least recently
+// written lists go, so the cache cannot grow without end.
+TEST_F(CacheWriterTest, PastTheBoundTheLeastRecentlyWrittenListsGo) {
+  CacheWriter::Options bounded;
+  bounded.commit_interval = std::chrono::milliseconds(1);
+  bounded.max_lists = 3;
+  bounded.size_refresh_interval = std::chrono::milliseconds(0);
+  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, bounded);
+  auto selector = [](int i) {
+    return ListIdentity{"kubelet", "", "v1", "pods", "", "app=a" + std::to_string(i), ""}.key();
+  };
+  auto list = [&](int i) {
+    apply(a_list(static_cast<std::uint64_t>(i + 1), {"p" + std::to_string(i)}, 10, false, true, true, selector(i)));
+  };
+  for (int i = 0; i < 3; ++i) list(i);
+  // Writing to the oldest makes it recent again; then two more lists push two out.
+  apply({op(OpKind::Upsert, selector(0), "default", "p0b", 11, R"({"metadata":{"name":"p0b"}})")});
+  list(3);
+  list(4);
+  auto view = store_->read();
+  EXPECT_TRUE(view->list(selector(0)));
+  EXPECT_FALSE(view->list(selector(1)));
+  EXPECT_FALSE(view->list(selector(2)));
+  EXPECT_TRUE(view->list(selector(3)));
+  EXPECT_TRUE(view->list(selector(4)));
+  view.reset();
+  EXPECT_THAT(names(selector(0)), ElementsAre("default/p0", "default/p0b"));
+  EXPECT_THAT(names(selector(4)), ElementsAre("default/p4"));
+  EXPECT_NE(registry_.render().find(R"(node_yurthub_cache_evicted_lists_total{reason="count"} 2)"),
+            std::string::npos);
+}
+
+TEST_F(CacheWriterTest, NearAFullMapTheLeastRecentlyWrittenListsGo) {
+  writer_.reset();
+  store_.reset();
+  auto small = open_lmdb_store({dir_ + "/small", 4u << 20, false});
+  ASSERT_TRUE(small);
+  store_ = std::move(*small);
+  CacheWriter::Options bounded;
+  bounded.commit_interval = std::chrono::milliseconds(1);
+  bounded.size_refresh_interval = std::chrono::milliseconds(0);
+  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, bounded);
+  const std::string big(200 * 1024, 'x');
+  for (int i = 0; i < 30; ++i) {
+    const std::string identity = ListIdentity{"kubelet", "", "v1", "configmaps", "", "n=" + std::to_string(i), ""}.key();
+    CacheOp item = op(OpKind::Upsert, identity, "default", "cm" + std::to_string(i), 10,
+                      R"({"metadata":{"name":"cm)" + std::to_string(i) + R"("},"data":")" + big + R"("})");
+    apply({item});
+  }
+  const StoreStats stats = store_->stats();
+  EXPECT_LE(stats.used_bytes, stats.map_size * 9 / 10) << stats.used_bytes;
+  EXPECT_EQ(registry_.render().find(R"(node_yurthub_cache_write_failures_total{reason="commit"})"), std::string::npos)
+      << registry_.render();
+  EXPECT_NE(registry_.render().find(R"(node_yurthub_cache_evicted_lists_total{reason="size"})"), std::string::npos);
+  // The newest is there.
+  EXPECT_THAT(names(ListIdentity{"kubelet", "", "v1", "configmaps", "", "n=29", ""}.key()),
+              ElementsAre("default/cm29"));
 }
 
 }  // namespace
