@@ -13,6 +13,8 @@ const char* drop_reason_label(DropReason reason) {
     case DropReason::Conflict: return "conflict";
     case DropReason::Undecodable: return "undecodable";
     case DropReason::EventBound: return "event_bound";
+    case DropReason::Forbidden: return "forbidden";
+    case DropReason::Unauthorized: return "unauthorized";
   }
   return "unknown";
 }
@@ -36,7 +38,7 @@ Journal::Journal(hub::MetricsRegistry& r, JournalLimits limits)
                           "Offline writes journaled, by kind (patch, update, event).", {"kind"})),
       removed_(r.counter("node_yurthub_journal_removed_total",
                          "Entries that left the journal: replayed, or dropped with a reason "
-                         "(rejected, conflict, undecodable, event_bound).",
+                         "(rejected, conflict, forbidden, unauthorized, undecodable, event_bound).",
                          {"outcome"})),
       conflicts_merged_(r.counter("node_yurthub_journal_conflicts_merged_total",
                                   "Offline updates replayed as a three-way merge onto a newer "

@@ -33,7 +33,7 @@ struct JournalLimits {
 
 // Why an entry left the journal without being taken by the cloud; the `reason` label of
 // node_yurthub_journal_dropped_total.
-enum class DropReason { Rejected, Conflict, Undecodable, EventBound };
+enum class DropReason { Rejected, Conflict, Undecodable, EventBound, Forbidden, Unauthorized };
 const char* drop_reason_label(DropReason reason);
 
 class Journal {

@@ -6,7 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <rapidjson/document.h>
 
-#include "cache/merge_patch_diff.h"
+#include "cache/replay_rebase.h"
 #include "cache/writer_task.h"
 #include "hub/http_io.h"
 #include "hub/json_parse.h"
@@ -21,35 +21,6 @@ namespace net = boost::asio;
 std::string describe(const JournalEntry& e) {
   return "journal entry " + std::to_string(e.seq) + " (" + e.method + " " + e.target + " by " +
          e.component + ")";
-}
-
-// The client's change from `base` to `updated`, without the fields only the apiserver sets, as
-// a merge patch; nullopt when either cannot be read. Only what the target can change: `status`
-// for a /status update, everything else otherwise (the apiserver would ignore the rest).
-std::optional<std::string> client_change(const std::string& base, const std::string& updated,
-                                         std::string_view target) {
-  const bool status_write = target.substr(0, target.find('?')).ends_with("/status");
-  rapidjson::Document b, u;
-  b.Parse(base.data(), base.size());
-  u.Parse(updated.data(), updated.size());
-  if (b.HasParseError() || u.HasParseError() || !b.IsObject() || !u.IsObject()) return std::nullopt;
-  rapidjson::Document diff = create_merge_patch(b, u);
-  if (diff.IsObject()) {
-    for (auto it = diff.MemberBegin(); it != diff.MemberEnd();) {
-      const bool is_status = std::string_view(it->name.GetString()) == "status";
-      it = is_status != status_write ? diff.EraseMember(it) : it + 1;
-    }
-  }
-  if (diff.IsObject() && diff.HasMember("metadata") && diff["metadata"].IsObject()) {
-    auto& metadata = diff["metadata"];
-    for (const char* managed : {"resourceVersion", "generation", "managedFields", "uid",
-                                "creationTimestamp"}) {
-      metadata.RemoveMember(managed);
-    }
-    if (metadata.MemberCount() == 0) diff.RemoveMember("metadata");
-  }
-  if (diff.IsObject() && diff.MemberCount() == 0) return std::string();
-  return hub::to_json(diff);
 }
 
 }  // namespace
@@ -123,7 +94,10 @@ net::awaitable<bool> JournalReplay::pass() {
     if (replayed) {
       YH_LOG(Info) << "journal: replayed " << describe(*entry) << ": " << attempt.detail;
     } else {
-      YH_LOG(Warning) << "journal: dropped " << describe(*entry) << ": " << attempt.detail;
+      // A write its client was told had succeeded will never reach the cloud: an alert, not a
+      // notice (node_yurthub_journal_removed_total counts it by reason).
+      YH_LOG(Error) << "journal: DROPPED " << describe(*entry) << " ("
+                    << drop_reason_label(attempt.reason) << "): " << attempt.detail;
     }
     conflicts_.erase(seq);
     co_await remove(seq, replayed ? "replayed" : drop_reason_label(attempt.reason));
@@ -157,15 +131,28 @@ net::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry&
 }
 
 net::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const JournalEntry& entry) {
-  auto change = client_change(entry.base, entry.body, entry.target);
-  if (!change) co_return Attempt{Outcome::Dropped, "409 and the update cannot be merged"};
-  if (change->empty()) co_return Attempt{Outcome::Replayed, "409, and the update changed nothing"};
-  auto response = co_await send(entry, "PATCH", "application/merge-patch+json", std::move(*change));
+  // As a client would: read the cloud's object again and make the change on it (replay_rebase.h).
+  auto current = co_await send(entry, "GET", "", "");
+  if (!current) co_return Attempt{Outcome::Retry, current.error().message};
+  if (current->status != 200) co_return judge(entry, current->status, current->body);
+  const bool status_write = std::string_view(entry.target).substr(0, entry.target.find('?')).ends_with("/status");
+  Rebase rebased = rebase_update(entry.base, entry.body, current->body, status_write);
+  switch (rebased.kind) {
+    case Rebase::Kind::Nothing:
+      co_return Attempt{Outcome::Replayed, "409, and the cloud's object already has the change"};
+    case Rebase::Kind::Conflict:
+      co_return Attempt{Outcome::Dropped, "409 and " + rebased.detail, DropReason::Conflict};
+    case Rebase::Kind::Unreadable:
+      co_return Attempt{Outcome::Dropped, "409 and " + rebased.detail};
+    case Rebase::Kind::Put:
+      break;
+  }
+  auto response = co_await send(entry, "PUT", "application/json", std::move(rebased.body));
   if (!response) co_return Attempt{Outcome::Retry, response.error().message};
   Attempt attempt = judge(entry, response->status, response->body);
   if (attempt.outcome == Outcome::Replayed) {
     journal_.count_conflict_merged();
-    attempt.detail = "stale update merged onto the cloud's object: " + attempt.detail;
+    attempt.detail = "stale update re-based onto the cloud's object: " + attempt.detail;
   }
   co_return attempt;
 }
@@ -179,13 +166,16 @@ JournalReplay::Attempt JournalReplay::judge(const JournalEntry& entry, unsigned 
     journal_.count_retry(status == 429 ? "429" : "5xx");
     return {Outcome::Retry, detail};
   }
-  if (status == 409) {
+  if (status == 409 || status == 401) {
+    // 409: another writer got there first, read again next pass. 401: the credentials may be
+    // renewed (the hub's certificate, a pod's token): a while, then it is given up.
     if (++conflicts_[entry.seq] < options_.max_conflict_attempts) {
-      journal_.count_retry("409");
+      journal_.count_retry(std::to_string(status));
       return {Outcome::Retry, detail};
     }
-    return {Outcome::Dropped, detail, DropReason::Conflict};
+    return {Outcome::Dropped, detail, status == 409 ? DropReason::Conflict : DropReason::Unauthorized};
   }
+  if (status == 403) return {Outcome::Dropped, detail, DropReason::Forbidden};
   return {Outcome::Dropped, detail};  // 404, 422 and other 4xx: the cloud will never take it
 }
 

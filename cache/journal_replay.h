@@ -7,12 +7,14 @@
 //   - each entry goes through the hub's own proxy port with the User-Agent and Authorization of
 //     the client that wrote it, and header X-Yurthub-Replay;
 //   - a patch is re-sent as is; an update is re-sent as is and, on 409 Conflict (the cloud's
-//     object moved on), becomes a three-way merge: the client's change from the object it saw,
-//     as a merge patch onto the cloud's current object; an event create that gets 409 already
-//     exists;
+//     object moved on), is re-based as a client would (replay_rebase.h): the cloud's object is
+//     read again, and the client's change made on it and PUT with the cloud's resourceVersion,
+//     unless the cloud changed the same fields (then it is dropped); an event create that gets
+//     409 already exists;
 //   - the entry leaves the journal (in a CacheWriter task) when the cloud took it or refused it
-//     for good (404, 422, other 4xx but 409 and 429); 5xx, 429, 409 and network errors retry with
-//     backoff (1 s doubling to 30 s); a 409 that persists for kMaxConflictAttempts is dropped.
+//     for good (403, 404, 422, other 4xx but 401, 409 and 429); 5xx, 429, 409, 401 and network
+//     errors retry with backoff (1 s doubling to 30 s); a 409 or 401 that persists for
+//     max_conflict_attempts is dropped. Every drop is logged as an error and counted by reason.
 // At least once: an entry whose deletion did not commit (kill -9) is sent again, and patches and
 // merges are idempotent.
 #pragma once

@@ -225,6 +225,34 @@ TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndU
   EXPECT_EQ(cluster_.metric("node_yurthub_journal_conflicts_merged_total"), 1);
 }
 
+// A stale update whose field the cloud changed too is a real conflict: the replay never forces
+// it over the cloud's change (that would defeat optimistic concurrency); it is dropped, logged as
+// an error and counted.
+TEST_F(Journal, AConflictingStaleUpdateIsDroppedAndAlertedNotForced) {
+  const int port = this->port();
+  set_link(false);
+  auto seen = parse(pod_.body);
+  seen["metadata"]["labels"]["app"].SetString("set-offline");
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  seen.Accept(w);
+  auto update = http_request(port, "PUT", kPod,
+                             {{"User-Agent", "kube-proxy/v1.26.1"},
+                              {"Content-Type", "application/json"},
+                              {"Authorization", "Bearer pod-token-0123456789"}},
+                             buffer.GetString());
+  ASSERT_EQ(update.status, 200) << update.body;
+  ASSERT_EQ(cluster_.kubectl_direct({"label", "--overwrite", "pod", "web-0", "app=set-in-cloud"}).exit_code, 0);
+  set_link(true);
+  wait_journal_replayed();
+  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  ASSERT_TRUE(cloud.IsObject());
+  EXPECT_STREQ(cloud["metadata"]["labels"]["app"].GetString(), "set-in-cloud");
+  EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="conflict"})"), 1);
+  EXPECT_THAT(cluster_.hub().log(), HasSubstr("journal: DROPPED journal entry"));
+  EXPECT_THAT(cluster_.hub().log(), HasSubstr("metadata.labels.app"));
+}
+
 TEST_F(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheReplay) {
   const int port = this->port();
   set_link(false);
@@ -275,7 +303,7 @@ TEST_F(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
   set_link(true);
   wait_journal_replayed();
   EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="rejected"})"), 1);
-  EXPECT_THAT(cluster_.hub().log(), HasSubstr("journal: dropped journal entry"));
+  EXPECT_THAT(cluster_.hub().log(), HasSubstr("journal: DROPPED journal entry"));
   EXPECT_NE(cluster_.kubectl_direct({"get", "pod", "web-0"}).exit_code, 0);  // not re-created
 }
 
