@@ -13,6 +13,9 @@ namespace yurthub::hub {
 namespace {
 
 constexpr std::string_view kOverflow = "overflow";
+// Label values can come from clients (a User-Agent): each is cut to this many bytes, so a series
+// costs a bounded amount whatever a client sends.
+constexpr std::size_t kMaxLabelValueBytes = 128;
 
 // A float as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it, which is what Prometheus'
 // client_golang emits: shortest round-trip digits, exponent form below 1e-4 and from 1e6 up.
@@ -133,6 +136,7 @@ Series& Family<Series>::with(std::initializer_list<std::string_view> label_value
   thread_local std::string joined;  // reused: no allocation per lookup
   joined.clear();
   for (std::string_view value : label_values) {
+    value = value.substr(0, kMaxLabelValueBytes);
     const auto size = static_cast<std::uint32_t>(value.size());
     joined.append(reinterpret_cast<const char*>(&size), sizeof size).append(value);
   }
@@ -155,8 +159,10 @@ Series& Family<Series>::with(const std::vector<std::string>& label_values) {
 template <class Series>
 template <class Values>
 Series& Family<Series>::find_or_create(const Values& values) {
-  if (auto it = series_.find(values); it != series_.end()) return *it->second;
-  std::vector<std::string> key(values.begin(), values.end());
+  std::vector<std::string> key;
+  key.reserve(values.size());
+  for (const auto& value : values) key.emplace_back(std::string_view(value).substr(0, kMaxLabelValueBytes));
+  if (auto it = series_.find(key); it != series_.end()) return *it->second;
   // Label values can come from clients (User-Agent): cap the series, then share one overflow.
   const std::vector<std::string> overflow(label_names_.size(), std::string(kOverflow));
   const auto overflow_it = series_.find(overflow);

@@ -52,6 +52,14 @@ std::optional<std::int64_t> query_int(std::string_view value) {
   return out;
 }
 
+// A client's timeoutSeconds, at most a day: the hub adds margins to it and turns it into a
+// deadline, which a value near INT64_MAX would overflow.
+std::optional<std::int64_t> clamped_timeout(std::optional<std::int64_t> seconds) {
+  constexpr std::int64_t kMaxTimeoutSeconds = 24 * 3600;
+  if (!seconds) return seconds;
+  return std::min(*seconds, kMaxTimeoutSeconds);
+}
+
 // fields.Selector.RequiresExactMatch("metadata.name"): the value of a `metadata.name=x` or
 // `metadata.name==x` term, if the selector has one.
 std::optional<std::string> exact_metadata_name(std::string_view selector) {
@@ -86,7 +94,7 @@ void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
     else if (key == "resourceVersion") info.resource_version = value;
     else if (key == "continue") info.continue_token = value;
     else if (key == "limit") info.limit = query_int(value);
-    else if (key == "timeoutSeconds") info.timeout_seconds = query_int(value);
+    else if (key == "timeoutSeconds") info.timeout_seconds = clamped_timeout(query_int(value));
     else if (key == "allowWatchBookmarks") info.allow_watch_bookmarks = query_bool(value);
   });
 }

@@ -174,3 +174,16 @@ TEST(OriginForm, AbsoluteTargetsBecomeTheirPath) {
 
 }  // namespace
 }  // namespace yurthub::hub
+
+namespace yurthub::hub {
+namespace {
+
+TEST(RequestInfoLimits, TimeoutSecondsIsClampedToADay) {
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=9223372036854775807", "kubelet")
+                .timeout_seconds,
+            86400);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=300", "kubelet").timeout_seconds, 300);
+}
+
+}  // namespace
+}  // namespace yurthub::hub
