@@ -12,10 +12,17 @@ void ClientView::note_view(const std::shared_ptr<const ClusterView>& view) {
   }
 }
 
-void ClientView::clear(const std::shared_ptr<const ClusterView>& view) {
-  std::lock_guard lock(mutex_);
+ClientView::~ClientView() { budget_->used -= bytes_; }
+
+void ClientView::release_all() {
+  budget_->used -= bytes_;
   entries_.clear();
   bytes_ = 0;
+}
+
+void ClientView::clear(const std::shared_ptr<const ClusterView>& view) {
+  std::lock_guard lock(mutex_);
+  release_all();
   overflowed_ = false;
   mixed_ = false;
   filtered_with_ = view;
@@ -27,23 +34,32 @@ void ClientView::put(const std::string& key, std::string_view raw_event, Seen se
   if (overflowed_) return;
   note_view(view);
   Entry& e = entries_[key];
-  bytes_ = bytes_ - e.raw_event.size() + raw_event.size();
+  const std::size_t before = e.raw_event.size();
+  if (raw_event.size() > before) {
+    const std::size_t growth = raw_event.size() - before;
+    if (budget_->used.fetch_add(growth) + growth > budget_->limit) {
+      budget_->used -= growth;
+      YH_LOG(Warning) << "filters: the clients' views together would hold more than "
+                      << (budget_->limit >> 20) << " MiB of filtered objects; this client will "
+                      << "re-list, not be corrected, on a topology change";
+      overflowed_ = true;
+      release_all();
+      return;
+    }
+  } else {
+    budget_->used -= before - raw_event.size();
+  }
+  bytes_ = bytes_ - before + raw_event.size();
   e.raw_event.assign(raw_event);
   e.seen = seen;
   e.digest = digest;
-  if (bytes_ > kMaxBytes) {
-    YH_LOG(Warning) << "filters: a client holds more than " << (kMaxBytes >> 20)
-                    << " MiB of filtered objects; it will re-list, not be corrected, on a topology change";
-    overflowed_ = true;
-    entries_.clear();
-    bytes_ = 0;
-  }
 }
 
 void ClientView::erase(const std::string& key) {
   std::lock_guard lock(mutex_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     bytes_ -= it->second.raw_event.size();
+    budget_->used -= it->second.raw_event.size();
     entries_.erase(it);
   }
 }
@@ -51,6 +67,10 @@ void ClientView::erase(const std::string& key) {
 bool ClientView::overflowed() const {
   std::lock_guard lock(mutex_);
   return overflowed_;
+}
+
+ClientViews::ClientViews() : budget_(std::make_shared<ClientView::Budget>()) {
+  budget_->limit = kBudgetBytes;
 }
 
 std::shared_ptr<ClientView> ClientViews::get(const std::string& identity) {
@@ -64,7 +84,7 @@ std::shared_ptr<ClientView> ClientViews::get(const std::string& identity) {
     order_.pop_back();
   }
   order_.push_front(identity);
-  auto view = std::make_shared<ClientView>();
+  auto view = std::make_shared<ClientView>(budget_);
   views_.emplace(identity, std::make_pair(view, order_.begin()));
   return view;
 }

@@ -3,13 +3,15 @@
 // the request's identity (component, path, selectors), it outlives requests: a client lists once,
 // then re-watches many times from its last resourceVersion, and every object it holds, from the
 // list or from any watch, may need a correction. It keeps each object as the apiserver sent it,
-// with how the client last saw it, up to kMaxBytes; past that it gives up (the watch then ends
-// with 410 on a change, and the client re-lists).
+// with how the client last saw it. All views share one byte budget (ClientViews::kBudgetBytes):
+// a view whose growth would pass it gives up (the watch then ends with 410 on a change, and the
+// client re-lists), so many clients cannot add up to many times the budget.
 //
 // ClientViews holds them, at most kMaxViews (least recently used dropped). Both are thread-safe:
 // a client's list and watch may be served on different workers. Used by FilterChain.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -23,7 +25,15 @@ namespace yurthub::filters {
 
 class ClientView {
  public:
-  static constexpr std::size_t kMaxBytes = 64 * 1024 * 1024;
+  // `budget`: the bytes every view together may hold; this view counts its own in it.
+  struct Budget {
+    std::atomic<std::size_t> used{0};
+    std::size_t limit = 0;
+  };
+  explicit ClientView(std::shared_ptr<Budget> budget) : budget_(std::move(budget)) {}
+  ~ClientView();
+  ClientView(const ClientView&) = delete;
+  ClientView& operator=(const ClientView&) = delete;
 
   // How the client last saw an object.
   enum class Seen : std::uint8_t { AsSent, Modified, Dropped };
@@ -55,7 +65,9 @@ class ClientView {
 
  private:
   void note_view(const std::shared_ptr<const ClusterView>& view);  // REQUIRES: mutex_ held
+  void release_all();  // REQUIRES: mutex_ held
 
+  std::shared_ptr<Budget> budget_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;  // "namespace/name"
   std::size_t bytes_ = 0;
@@ -67,11 +79,15 @@ class ClientView {
 class ClientViews {
  public:
   static constexpr std::size_t kMaxViews = 64;
+  static constexpr std::size_t kBudgetBytes = 64 * 1024 * 1024;  // for all views together
+
+  ClientViews();
   // The view of this request identity, created on first use.
   std::shared_ptr<ClientView> get(const std::string& identity);
 
  private:
-  std::mutex mutex_;
+  std::shared_ptr<ClientView::Budget> budget_;
+  std::mutex mutex_;  // guards order_ and views_
   std::list<std::string> order_;  // most recently used first
   std::map<std::string, std::pair<std::shared_ptr<ClientView>, std::list<std::string>::iterator>> views_;
 };

@@ -108,11 +108,12 @@ class TopologyChains {
   std::unique_ptr<FilterChain> chain(FilterChain::Shape shape) {
     return std::make_unique<FilterChain>(shape, std::vector<const filters::ObjectFilter*>{topology_.get()},
                                          [this] { return view_; }, metrics_,
-                                         std::make_shared<filters::ClientView>());
+                                         views_.get("kube-proxy endpointslices"));
   }
 
  private:
   std::shared_ptr<const ClusterView> view_;
+  filters::ClientViews views_;
   hub::MetricsRegistry registry_;
   filters::FilterMetrics metrics_;
   std::unique_ptr<filters::ObjectFilter> topology_;

@@ -11,6 +11,12 @@
 namespace yurthub::filters {
 namespace {
 
+std::shared_ptr<ClientView::Budget> unbounded_budget() {
+  auto budget = std::make_shared<ClientView::Budget>();
+  budget->limit = SIZE_MAX;
+  return budget;
+}
+
 using test_support::parse_json;
 using test_support::to_json;
 
@@ -187,7 +193,7 @@ constexpr std::string_view kSlices =
     R"({"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}]})";
 
 TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
-  auto client = std::make_shared<ClientView>();
+  auto client = std::make_shared<ClientView>(unbounded_budget());
   auto list = chain(FilterChain::Shape::List, pool_only_, client);
   EXPECT_EQ(run(*list, kSlices),
             R"({"kind":"EndpointSliceList","items":[)"
@@ -233,7 +239,7 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
 }
 
 TEST_F(FilterChainTest, ANewFirstPageReplacesWhatTheClientHeld) {
-  auto client = std::make_shared<ClientView>();
+  auto client = std::make_shared<ClientView>(unbounded_budget());
   auto first = chain(FilterChain::Shape::List, pool_only_, client);
   run(*first, kSlices);
   auto again = chain(FilterChain::Shape::List, pool_only_, client);
@@ -246,7 +252,7 @@ TEST_F(FilterChainTest, ANewFirstPageReplacesWhatTheClientHeld) {
 }
 
 TEST_F(FilterChainTest, ANonReactiveChainHasNothingToCorrect) {
-  auto watch = chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>());
+  auto watch = chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>(unbounded_budget()));
   EXPECT_FALSE(watch->reactive());
   std::string out;
   EXPECT_TRUE(watch->correct(&out));
