@@ -104,6 +104,9 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                                                          bool client_keep_alive) {
   auto& req = parser.get();
   client_version_ = req.version();
+  // A body has this long to arrive, whatever its pace: a fresh timeout per read would let a
+  // client trickling a byte at a time hold a slot for ever.
+  body_deadline_ = std::chrono::steady_clock::now() + shared_.options.request_body_timeout;
   const bool upgrade = is_upgrade_request(req);
   const bool has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
   const Identity identity = carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
@@ -320,7 +323,8 @@ net::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(Req
   auto& req = parser.get();
   req.body().data = buf;
   req.body().size = kRelayBufferBytes;
-  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  beast::get_lowest_layer(client_->stream)
+      .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, body_deadline_));
   auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
   if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
   co_return ec;
@@ -397,12 +401,12 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPar
   if (!body_read_) {
     const BodyRead read = co_await read_whole_body(parser, kMaxOfflineWriteBytes);
     if (read.failure) {
-      co_return co_await fail(*read.failure,
-                              *read.failure == Failure::BodyTooLarge
+      // Named: g++ 12 destroys a conditional's temporary in a co_await expression twice.
+      const std::string why = *read.failure == Failure::BodyTooLarge
                                   ? "an offline write is kept up to " +
                                         std::to_string(kMaxOfflineWriteBytes >> 20) + " MiB"
-                                  : "while reading the request body",
-                              parser, false, result);
+                                  : std::string("while reading the request body");
+      co_return co_await fail(*read.failure, why, parser, false, result);
     }
     if (!read.complete) {
       result.keep_alive = false;

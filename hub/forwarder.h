@@ -78,6 +78,7 @@ class Forwarder {
   // The request body, when it was read whole (a keyed or offline write) instead of streamed.
   std::string request_body_;
   bool body_read_ = false;
+  std::chrono::steady_clock::time_point body_deadline_;  // the whole body by then
 };
 
 extern template class Forwarder<PlainStream>;

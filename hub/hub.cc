@@ -34,6 +34,8 @@ Status Hub::start() {
   servers_ = std::make_unique<ServerSet>(options_.servers, options_.lb_mode);
   shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
   shared_->cache = cache_;
+  shared_->connections = std::make_unique<ConnectionLimits>(options_.max_connections,
+                                                            options_.max_connections_per_peer);
   auto replay_token = random_token();
   if (!replay_token) return replay_token.error();
   shared_->replay_token = std::move(*replay_token);

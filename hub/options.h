@@ -52,6 +52,10 @@ struct HubOptions {
   std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)
   std::chrono::seconds min_request_timeout{1800};  // --min-request-timeout (Go duration)
   int max_requests_in_flight = 250;                // --max-requests-in-flight
+  int max_long_running_requests = 2000;  // --max-long-running-requests: watches, tunnels (ours)
+  int max_connections = 4096;            // --max-connections: client connections, all (ours)
+  int max_connections_per_peer = 1024;   // --max-connections-per-peer: per uid / address (ours)
+  std::chrono::seconds request_body_timeout{60};  // --request-body-timeout (ours)
   bool enable_resource_filter = true;              // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
   bool enable_dummy_if = true;                // --enable-dummy-if

@@ -1,6 +1,8 @@
 // Client connections on the proxy listeners; see proxy_session.h.
 #include "hub/proxy_session.h"
 
+#include <sys/socket.h>
+
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/write.hpp>
 
@@ -16,23 +18,39 @@ namespace {
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
-// Counts a request against --max-requests-in-flight for its lifetime (short requests only,
-// as kube-apiserver's max-in-flight filter: watches and exec would starve everything else).
+// kubelet's heartbeats (its lease, its node's status): a node whose lease renewals got 429 would
+// be taken for dead, so these have slots of their own beyond --max-requests-in-flight.
+constexpr int kHeartbeatReserve = 16;
+
+bool is_heartbeat(const RequestInfo& info) {
+  if (info.component != "kubelet" || !info.is_resource_request) return false;
+  return (info.api_group == "coordination.k8s.io" && info.resource == "leases") ||
+         (info.api_group.empty() && info.resource == "nodes" &&
+          (info.subresource == "status" || info.verb == "get"));
+}
+
+// Counts a request for its lifetime: short requests against --max-requests-in-flight (as
+// kube-apiserver's max-in-flight filter), watches and tunnels against
+// --max-long-running-requests (they would otherwise starve everything else).
 class InFlight {
  public:
-  InFlight(SharedState& shared, bool counted) : shared_(shared), counted_(counted) {
-    if (counted_) admitted_ = shared_.in_flight.fetch_add(1) < shared_.options.max_requests_in_flight;
+  InFlight(SharedState& shared, const RequestInfo& info)
+      : shared_(shared), counter_(info.is_long_running() ? shared.long_running : shared.in_flight) {
+    const int limit = info.is_long_running()
+                          ? shared_.options.max_long_running_requests
+                          : shared_.options.max_requests_in_flight + (is_heartbeat(info) ? kHeartbeatReserve : 0);
+    admitted_ = counter_.fetch_add(1) < limit;
     shared_.metrics.in_flight.with({}).add(1);
   }
   ~InFlight() {
-    if (counted_) shared_.in_flight.fetch_sub(1);
+    counter_.fetch_sub(1);
     shared_.metrics.in_flight.with({}).add(-1);
   }
   bool admitted() const { return admitted_; }
 
  private:
   SharedState& shared_;
-  bool counted_;
+  std::atomic<int>& counter_;
   bool admitted_ = true;
 };
 
@@ -156,12 +174,14 @@ net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
                                       "the hub's HTTPS port requires a bearer token", info, parser);
     }
   }
-  InFlight in_flight(shared_, !info.is_long_running());
+  InFlight in_flight(shared_, info);
   if (!in_flight.admitted()) {
-    co_return co_await answer_error(Failure::TooManyRequests,
-                                    std::to_string(shared_.options.max_requests_in_flight) +
-                                        " requests in flight",
-                                    info, parser, 1);
+    // Named, not a temporary in the co_await expression: g++ 12 destroys such a temporary twice.
+    const std::string why =
+        info.is_long_running()
+            ? std::to_string(shared_.options.max_long_running_requests) + " watches and tunnels open"
+            : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
+    co_return co_await answer_error(Failure::TooManyRequests, why, info, parser, 1);
   }
   if (boost::algorithm::iequals(sv(req[http::field::expect]), "100-continue")) {
     // The hub reads the body itself as it forwards it; tell the client to send it.
@@ -223,7 +243,38 @@ void ProxySession<Stream>::on_filters_changed() {
   request_corrections(client_);
 }
 
+namespace {
+
+// A slot for one more client connection, or nullopt when a bound is reached: then a plain-HTTP
+// client is told so (a TLS one is just closed) and the connection is closed.
+std::optional<ConnectionLimits::Slot> admit_connection(net::ip::tcp::socket& socket, Worker& worker,
+                                                      bool plain) {
+  SharedState& shared = worker.shared();
+  const std::string peer = ConnectionLimits::peer_of(socket);
+  auto slot = shared.connections->acquire(peer);
+  if (slot) return slot;
+  shared.metrics.failures.with({"too_many_connections"}).inc();
+  YH_LOG(Warning) << "refused a client connection from " << peer << ": connection bounds reached";
+  if (plain) {
+    const std::string body = status_body(api_error(
+        Failure::TooManyRequests, "too many open connections to the hub from this client"));
+    const std::string response = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+                                 "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n\r\n" + body;
+    boost::system::error_code ignored;
+    socket.non_blocking(true, ignored);
+    ::send(socket.native_handle(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  boost::system::error_code ignored;
+  socket.close(ignored);
+  return std::nullopt;
+}
+
+}  // namespace
+
 net::awaitable<void> start_plain_session(net::ip::tcp::socket socket, Worker& worker) {
+  auto slot = admit_connection(socket, worker, true);
+  if (!slot) co_return;
   boost::system::error_code ignored;
   socket.set_option(net::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<PlainStream>>(worker.io().get_executor(),
@@ -234,6 +285,8 @@ net::awaitable<void> start_plain_session(net::ip::tcp::socket socket, Worker& wo
 
 net::awaitable<void> start_tls_session(net::ip::tcp::socket socket, Worker& worker,
                                        std::shared_ptr<net::ssl::context> tls) {
+  auto slot = admit_connection(socket, worker, false);
+  if (!slot) co_return;
   boost::system::error_code ignored;
   socket.set_option(net::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<TlsStream>>(worker.io().get_executor(),

@@ -16,6 +16,7 @@
 #include "hub/cache_hooks.h"
 #include "hub/filter_hooks.h"
 #include "hub/health_checker.h"
+#include "hub/connection_limits.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
@@ -47,6 +48,8 @@ struct SharedState {
   FilterHooks* filters = nullptr;   // null when no response is filtered
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
+  std::atomic<int> long_running{0};  // watches and tunnels (--max-long-running-requests)
+  std::unique_ptr<ConnectionLimits> connections = nullptr;  // the proxy listeners' clients
   // 128 random bits made at start, in hex: the kReplayHeader value of the journal's replay.
   std::string replay_token = {};
 };

@@ -1,0 +1,50 @@
+// Client connection bounds; see connection_limits.h.
+#include "hub/connection_limits.h"
+
+#include <sys/socket.h>
+
+namespace yurthub::hub {
+
+ConnectionLimits::Slot::~Slot() {
+  if (limits_ != nullptr) limits_->release(peer_);
+}
+
+std::optional<ConnectionLimits::Slot> ConnectionLimits::acquire(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  int& mine = per_peer_[peer];
+  if (total_ >= max_total_ || mine >= max_per_peer_) {
+    if (mine == 0) per_peer_.erase(peer);
+    return std::nullopt;
+  }
+  ++total_;
+  ++mine;
+  return Slot(this, peer);
+}
+
+void ConnectionLimits::release(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  --total_;
+  auto it = per_peer_.find(peer);
+  if (it != per_peer_.end() && --it->second <= 0) per_peer_.erase(it);
+}
+
+int ConnectionLimits::open() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+std::string ConnectionLimits::peer_of(boost::asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  if (remote.address().is_loopback()) {
+    ucred cred{};
+    socklen_t length = sizeof cred;
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0) {
+      return "uid:" + std::to_string(cred.uid);
+    }
+  }
+  return "ip:" + remote.address().to_string();
+}
+
+}  // namespace yurthub::hub
