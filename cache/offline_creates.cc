@@ -55,21 +55,6 @@ std::string random_uid() {
          "-" + h.substr(20, 12);
 }
 
-JournalEntry event_entry(const hub::RequestInfo& info, const hub::OfflineWrite& write,
-                         std::string body, const std::string& name) {
-  JournalEntry e;
-  e.created_unix = unix_now();
-  e.method = std::string(write.method);
-  e.target = std::string(write.target);
-  e.content_type = std::string(write.content_type);
-  e.user_agent = std::string(write.user_agent);
-  e.component = info.component;
-  e.authorization = std::string(write.authorization);
-  e.body = std::move(body);
-  e.object = journal_object_key(info.api_group, info.api_version, info.resource,
-                                info.namespace_name, name);
-  return e;
-}
 
 // The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
 // protobuf body carries) with what the apiserver would add.
@@ -131,6 +116,22 @@ std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::
 }
 
 }  // namespace
+
+JournalEntry journal_entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write,
+                               std::string body, std::string_view name) {
+  JournalEntry e;
+  e.created_unix = unix_now();
+  e.method = std::string(write.method);
+  e.target = std::string(write.target);
+  e.content_type = std::string(write.content_type);
+  e.user_agent = std::string(write.user_agent);
+  e.component = info.component;
+  e.authorization = std::string(write.authorization);
+  e.body = std::move(body);
+  e.object = journal_object_key(info.api_group, info.api_version, info.resource,
+                                info.namespace_name, name);
+  return e;
+}
 
 std::string created_object_name(std::string_view content_type, std::string_view body) {
   if (is_protobuf(content_type)) {
@@ -273,7 +274,7 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
     const hub::ApiError unnamed = hub::bad_request_error("the event in the request body has no name");
     co_return co_await send_status(out, unnamed);
   }
-  JournalEntry entry = event_entry(info, write, body, name);
+  JournalEntry entry = journal_entry_for(info, write, body, name);
   std::optional<Journal::Append> appended;
   CacheWriter::Task task = [&](WriteTxn& txn) -> Status {
     auto staged = journal_.stage_append(txn, entry, true);

@@ -62,4 +62,8 @@ class OfflineCreates {
 // The name of the object a create's body carries (JSON or protobuf); "" when unreadable.
 std::string created_object_name(std::string_view content_type, std::string_view body);
 
+// The journal entry of an offline write of object `name` (its body as given), made now.
+JournalEntry journal_entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write,
+                               std::string body, std::string_view name);
+
 }  // namespace yurthub::cache

@@ -3,8 +3,6 @@
 // writes to one object apply one after another, in the order they reach the writer.
 #include "cache/offline_writes.h"
 
-#include <chrono>
-
 #include <rapidjson/document.h>
 
 #include "cache/cached_copies.h"
@@ -29,11 +27,6 @@ bool is_event(const hub::RequestInfo& info) {
   return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
 }
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // What the writer task decided, read by the coroutine once the task is done.
 struct Outcome {
@@ -43,18 +36,6 @@ struct Outcome {
   std::optional<Journal::Append> appended;
 };
 
-JournalEntry entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write) {
-  JournalEntry e;
-  e.created_unix = unix_now();
-  e.method = std::string(write.method);
-  e.target = std::string(write.target);
-  e.content_type = std::string(write.content_type);
-  e.user_agent = std::string(write.user_agent);
-  e.component = info.component;
-  e.authorization = std::string(write.authorization);
-  e.body = write.body;
-  return e;
-}
 
 // kubelet's lease renewal arrives as protobuf: the cached lease with the spec, name, uid and
 // resourceVersion the body carries, as a JSON update. nullopt when the body cannot be read.
@@ -142,9 +123,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
   const bool lease = is_lease(info);
   const bool journaled = !lease;
   auto outcome = std::make_shared<Outcome>();
-  JournalEntry entry = entry_for(info, write);
-  entry.object = journal_object_key(info.api_group, info.api_version, info.resource,
-                                    info.namespace_name, info.name);
+  JournalEntry entry = journal_entry_for(info, write, write.body, info.name);
   // kubelet's lease renewals are protobuf: applied through their JSON form.
   const bool protobuf_lease =
       lease && info.verb == "update" && media_type(write.content_type) == kProtobufMediaType;

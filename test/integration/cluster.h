@@ -8,6 +8,7 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test/integration/process.h"
@@ -87,6 +88,17 @@ class Cluster {
   int hub_starts_ = 0;
   int apiserver_starts_ = 0;
 };
+
+// Polls `done` every 100 ms until it holds (true) or `limit` passes (false).
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
+}
 
 // One HTTP/1.1 exchange over a raw loopback socket: sends `request` bytes, reads until the peer
 // closes or `timeout`. For malformed-request tests and exact header checks.

@@ -84,18 +84,14 @@ PodState pod_state(const rapidjson::Value& pod) {
 
 PodState pod_state(const std::string& json) { return pod_state(parse(json)); }
 
-const PodState kWritten{"True", "running", "containerd://after-reboot", "192.0.2.11", 1};
-
-// Polls `done` every 100 ms until it holds or `limit` passes.
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return true;
+std::string to_json(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  value.Accept(w);
+  return buffer.GetString();
 }
+
+const PodState kWritten{"True", "running", "containerd://after-reboot", "192.0.2.11", 1};
 
 // The fake apiserver and the hub, running; the node has read web-0 as kubelet.
 class Journal : public testing::Test {
@@ -192,14 +188,12 @@ TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndU
   // A whole-object update, based on the pod as the node last saw it.
   auto seen = parse(pod_.body);
   seen["metadata"]["labels"].AddMember("edge", "set-offline", seen.GetAllocator());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  seen.Accept(w);
+  const std::string body = to_json(seen);
   // The node's own identity may not update a pod (the apiserver's Node authorizer): refused now,
   // not answered 200 and lost on replay.
   auto as_node = http_request(port, "PUT", kPod,
                               {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}},
-                              buffer.GetString());
+                              body);
   EXPECT_EQ(as_node.status, 403) << as_node.body;
   EXPECT_THAT(as_node.body, HasSubstr(R"(User \"system:node:edge-node-1\" cannot update resource \"pods\")"));
   // A cache agent with its own token may (the apiserver decides, on replay).
@@ -207,7 +201,7 @@ TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndU
                              {{"User-Agent", "kube-proxy/v1.26.1"},
                               {"Content-Type", "application/json"},
                               {"Authorization", "Bearer pod-token-0123456789"}},
-                             buffer.GetString());
+                             body);
   ASSERT_EQ(update.status, 200) << update.body;
   // Meanwhile the cloud changes a label on the same pod (its resourceVersion moves on).
   auto labelled = cluster_.kubectl_direct({"label", "pod", "web-0", "cloud=changed"});
@@ -233,14 +227,12 @@ TEST_F(Journal, AConflictingStaleUpdateIsDroppedAndAlertedNotForced) {
   set_link(false);
   auto seen = parse(pod_.body);
   seen["metadata"]["labels"]["app"].SetString("set-offline");
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  seen.Accept(w);
+  const std::string body = to_json(seen);
   auto update = http_request(port, "PUT", kPod,
                              {{"User-Agent", "kube-proxy/v1.26.1"},
                               {"Content-Type", "application/json"},
                               {"Authorization", "Bearer pod-token-0123456789"}},
-                             buffer.GetString());
+                             body);
   ASSERT_EQ(update.status, 200) << update.body;
   ASSERT_EQ(cluster_.kubectl_direct({"label", "--overwrite", "pod", "web-0", "app=set-in-cloud"}).exit_code, 0);
   set_link(true);

@@ -48,16 +48,6 @@ std::string fixture(const std::string& name) {
   return ss.str();
 }
 
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return true;
-}
-
 // The test's own protobuf encoder writes what protoc wrote from upstream's .proto files.
 TEST(KubeProtobuf, EncodesKubeletsBodiesAsClientGoDoes) {
   const OwnerRef node{"Node", "edge-1", "5a3c0e4e-9b7a-4c1e-8a2f-1f0f6b7d9e01", "v1"};
