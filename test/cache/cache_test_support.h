@@ -110,10 +110,13 @@ class RecordingWriter : public hub::ResponseWriter {
   std::function<void()> waker() override { return [] {}; }
 };
 
-// Runs a coroutine to completion on a private io_context.
+// Runs a coroutine to completion on this thread's io_context. The io_context outlives the call:
+// the cache writer's thread posts completions to it and may still be inside that post (signalling
+// the io_context's condition variable) when run() returns, as ThreadSanitizer saw.
 template <class T>
 T run(boost::asio::awaitable<T> awaitable) {
-  boost::asio::io_context io;
+  static thread_local boost::asio::io_context io;
+  io.restart();
   auto future = boost::asio::co_spawn(io, std::move(awaitable), boost::asio::use_future);
   io.run();
   return future.get();

@@ -397,6 +397,7 @@ TEST_F(OfflineWritesTest, ConcurrentOfflineWritersEachKeepTheirOwnJournalEntry) 
         boost::asio::detached);
   }
   io.run();
+  writer_->wait_tasks();  // the writer's last post to `io` has returned before `io` goes
   int acknowledged = 0;
   for (const auto& out : outs) acknowledged += out.status / 100 == 2 ? 1 : 0;
   EXPECT_EQ(acknowledged, kWriters);

@@ -208,7 +208,8 @@ TEST_F(KubeletRestart, AnOfflineRebootGetsTheNodesPodsBack) {
   ASSERT_EQ(token.status, 201) << token.body;
   EXPECT_EQ(parse(token.body)["status"]["token"].GetString(), online_token_);
   std::string proxy_uid;
-  for (const auto& item : parse(pods.body)["items"].GetArray()) {
+  const auto pod_list = parse(pods.body);
+  for (const auto& item : pod_list["items"].GetArray()) {
     if (std::string(item["metadata"]["name"].GetString()) == "kube-proxy-edge1") {
       proxy_uid = item["metadata"]["uid"].GetString();
     }
