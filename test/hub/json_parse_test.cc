@@ -1,6 +1,7 @@
 // Tests for hub/json_parse.h: the in-situ parse leaves the caller's text untouched and yields
-// strings with escapes decoded (in the scratch copy); bad JSON is an error; append_json writes
-// compact JSON that parses back to the same value.
+// strings with escapes decoded (in the scratch copy); bad JSON is an error; nesting is bounded at
+// kMaxJsonDepth (1 MiB of '[' is an error, not a stack overflow) and a document at the bound
+// survives the recursive walks; append_json writes compact JSON that parses back to the same value.
 #include "hub/json_parse.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,62 @@ TEST(JsonParse, BadJsonIsAnError) {
   EXPECT_FALSE(parse_insitu(R"({"a":)", scratch, doc));
   EXPECT_FALSE(parse_insitu(R"({"a":1}{"b":2})", scratch, doc));
   EXPECT_FALSE(parse_insitu("", scratch, doc));
+}
+
+TEST(JsonParse, ParseJsonCopiesStringsAndReportsErrors) {
+  rapidjson::Document doc;
+  {
+    const std::string text = R"({"a":["x",1]})";
+    ASSERT_TRUE(parse_json(text, doc));
+  }  // the text is gone; the document's strings are its own
+  EXPECT_EQ(to_json(doc), R"({"a":["x",1]})");
+  const Status bad = parse_json(R"({"a":})", doc);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "invalid JSON at byte 5: Invalid value.");
+  EXPECT_TRUE(doc.IsNull());  // not the previous document
+  EXPECT_FALSE(parse_json(R"({"a":1} x)", doc));
+  // RapidJSON's reader stops at a NUL byte as at the end: what follows one is not ignored.
+  using namespace std::string_literals;
+  std::string scratch;
+  EXPECT_FALSE(parse_json("{}\0{"s, doc));
+  EXPECT_FALSE(parse_insitu("{}\0{"s, scratch, doc));
+  EXPECT_TRUE(parse_json("{} \n"s, doc));
+}
+
+std::string nested(unsigned depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+TEST(JsonParse, NestingPastTheBoundIsAnErrorNotAStackOverflow) {
+  rapidjson::Document doc;
+  std::string scratch;
+  const std::string brackets(1u << 20, '[');  // 1 MiB of '[': a recursive parse overflows
+  std::string members;
+  while (members.size() < (1u << 20)) members += R"({"a":)";
+  for (const std::string& text : {brackets, members, nested(kMaxJsonDepth + 1),
+                                  R"({"a":)" + nested(kMaxJsonDepth) + "}"}) {
+    const Status parsed = parse_json(text, doc);
+    ASSERT_FALSE(parsed);
+    EXPECT_EQ(parsed.error().message, "JSON nested more than 1000 levels deep");
+    EXPECT_TRUE(doc.IsNull());
+    EXPECT_FALSE(parse_insitu(text, scratch, doc));
+  }
+  // Objects count like arrays, and a key with a '[' in it is no nesting.
+  std::string objects;
+  for (unsigned i = 0; i < kMaxJsonDepth; ++i) objects += R"({"[":)";
+  objects += "1" + std::string(kMaxJsonDepth, '}');
+  EXPECT_TRUE(parse_json(objects, doc));
+}
+
+TEST(JsonParse, ADocumentAtTheBoundSurvivesTheRecursiveWalks) {
+  rapidjson::Document doc;
+  std::string scratch;
+  const std::string text = nested(kMaxJsonDepth);
+  ASSERT_TRUE(parse_insitu(text, scratch, doc));
+  ASSERT_TRUE(parse_json(text, doc));
+  rapidjson::Document copy;
+  copy.CopyFrom(doc, copy.GetAllocator());
+  EXPECT_EQ(to_json(copy), text);
 }
 
 TEST(JsonParse, AppendJsonWritesCompactJsonAfterWhatIsThere) {
