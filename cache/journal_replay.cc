@@ -30,9 +30,9 @@ std::optional<std::string> client_change(const std::string& base, const std::str
                                          std::string_view target) {
   const bool status_write = target.substr(0, target.find('?')).ends_with("/status");
   rapidjson::Document b, u;
-  b.Parse(base.data(), base.size());
-  u.Parse(updated.data(), updated.size());
-  if (b.HasParseError() || u.HasParseError() || !b.IsObject() || !u.IsObject()) return std::nullopt;
+  if (!hub::parse_json(base, b) || !hub::parse_json(updated, u) || !b.IsObject() || !u.IsObject()) {
+    return std::nullopt;
+  }
   rapidjson::Document diff = create_merge_patch(b, u);
   if (diff.IsObject()) {
     for (auto it = diff.MemberBegin(); it != diff.MemberEnd();) {

@@ -210,8 +210,7 @@ net::awaitable<unsigned> OfflineWrites::create_event(const hub::RequestInfo& inf
                                                      const hub::OfflineWrite& write,
                                                      hub::ResponseWriter& out) {
   rapidjson::Document event;
-  event.Parse(write.body.data(), write.body.size());
-  if (media_type(write.content_type) != "application/json" || event.HasParseError() ||
+  if (media_type(write.content_type) != "application/json" || !hub::parse_json(write.body, event) ||
       !event.IsObject() || !event.HasMember("metadata") || !event["metadata"].IsObject()) {
     journal_.count_refused("unsupported_media_type");
     co_return co_await send_api_error(out, hub::Failure::Offline,
