@@ -3,6 +3,8 @@
 // kMaxJsonDepth. Called on every thread that reads JSON (workers, the cache writer, informers).
 #include "hub/json_parse.h"
 
+#include <cmath>
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/encodedstream.h>
@@ -14,7 +16,8 @@ namespace {
 using rapidjson::SizeType;
 
 // Forwards SAX events to a Document (which builds the DOM) and refuses to open a container past
-// kMaxJsonDepth. Returning false makes the reader stop with kParseErrorTermination.
+// kMaxJsonDepth, and numbers too large for a double. Returning false makes the reader stop with
+// kParseErrorTermination.
 class DepthBoundHandler {
  public:
   explicit DepthBoundHandler(rapidjson::Document& doc) : doc_(doc) {}
@@ -25,7 +28,14 @@ class DepthBoundHandler {
   bool Uint(unsigned u) { return doc_.Uint(u); }
   bool Int64(std::int64_t i) { return doc_.Int64(i); }
   bool Uint64(std::uint64_t u) { return doc_.Uint64(u); }
-  bool Double(double d) { return doc_.Double(d); }
+  // RapidJSON 1.1 reads some numbers past DBL_MAX (e.g. 2e308) as infinity, which its writer
+  // then refuses to write, truncating the output (found by test/fuzz/json_patch_fuzz.cc). Go's
+  // decoder, and so the apiserver, refuses them.
+  bool Double(double d) {
+    if (std::isfinite(d)) return doc_.Double(d);
+    out_of_range_ = true;
+    return false;
+  }
   bool RawNumber(const char* s, SizeType n, bool copy) { return doc_.RawNumber(s, n, copy); }
   bool String(const char* s, SizeType n, bool copy) { return doc_.String(s, n, copy); }
   bool Key(const char* s, SizeType n, bool copy) { return doc_.Key(s, n, copy); }
@@ -41,6 +51,7 @@ class DepthBoundHandler {
   }
 
   bool too_deep() const { return too_deep_; }
+  bool out_of_range() const { return out_of_range_; }
 
  private:
   bool descend() {
@@ -52,6 +63,7 @@ class DepthBoundHandler {
   rapidjson::Document& doc_;
   unsigned depth_ = 0;
   bool too_deep_ = false;
+  bool out_of_range_ = false;
 };
 
 // Parses all `size` bytes of `stream` into `doc`.
@@ -75,6 +87,10 @@ Status parse_stream(Stream& stream, std::size_t size, rapidjson::Document& doc) 
   doc.SetNull();
   if (handler.too_deep()) {
     return make_error("JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
+  if (handler.out_of_range()) {
+    return make_error("invalid JSON at byte " + std::to_string(result.Offset()) +
+                      ": a number too large for a double");
   }
   return make_error("invalid JSON at byte " + std::to_string(result.Offset()) + ": " +
                     rapidjson::GetParseError_En(result.Code()));

@@ -1,7 +1,8 @@
 // Tests for cache/offline_apply.h: what an offline write refuses before it can hurt the hub. A
 // body nested past the parse bound is a 400 (1 MiB of '[' once overflowed the cache writer's
 // stack), a JSON patch of more than 10000 operations a 413 and one whose copies grow the object
-// by more than 3 MiB a 422, as kube-apiserver answers them; a result over 3 MiB is a 413.
+// by more than 3 MiB a 422, as kube-apiserver answers them; a result over 3 MiB is a 413; a
+// number beyond a double's range is a 400.
 #include "cache/offline_apply.h"
 
 #include <gmock/gmock.h>
@@ -42,6 +43,16 @@ TEST(OfflineApply, ABodyNestedPastTheBoundIsABadRequestNotAStackOverflow) {
   const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PUT"), "application/json",
                                                      R"({"spec":)" + brackets));
   EXPECT_EQ(r.failure, hub::Failure::BadRequest);
+}
+
+// RapidJSON reads 2e308 as infinity and then cannot write it: the stored object would have been
+// cut short at that number (found by test/fuzz/json_patch_fuzz.cc).
+TEST(OfflineApply, ANumberBeyondADoubleIsABadRequestNotATruncatedObject) {
+  const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PATCH"), kMergePatch,
+                                                     R"({"spec":{"priority":2e308}})"));
+  EXPECT_EQ(r.failure, hub::Failure::BadRequest);
+  EXPECT_EQ(r.message, "the request body is not valid JSON: invalid JSON at byte 20: a number too "
+                       "large for a double");
 }
 
 std::string json_patch(int operations, const std::string& op) {

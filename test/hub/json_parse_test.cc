@@ -49,6 +49,17 @@ TEST(JsonParse, ParseJsonCopiesStringsAndReportsErrors) {
   EXPECT_FALSE(parse_json("{}\0{"s, doc));
   EXPECT_FALSE(parse_insitu("{}\0{"s, scratch, doc));
   EXPECT_TRUE(parse_json("{} \n"s, doc));
+  // RapidJSON reads 2e308 as infinity, which its writer cannot write: refused, as by Go (1e400
+  // is RapidJSON's own error).
+  for (const char* huge : {"2e308", "[-2e308]", R"({"a":1e400})"}) {
+    EXPECT_FALSE(parse_json(huge, doc)) << huge;
+    EXPECT_FALSE(parse_insitu(huge, scratch, doc)) << huge;
+  }
+  const Status infinite = parse_json("[-2e308]", doc);
+  ASSERT_FALSE(infinite);
+  EXPECT_EQ(infinite.error().message, "invalid JSON at byte 1: a number too large for a double");
+  ASSERT_TRUE(parse_json("1.7976931348623157e308", doc));
+  EXPECT_EQ(to_json(doc), "1.7976931348623157e308");
 }
 
 std::string nested(unsigned depth) {
