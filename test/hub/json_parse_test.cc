@@ -4,6 +4,8 @@
 // survives the recursive walks; append_json writes compact JSON that parses back to the same value.
 #include "hub/json_parse.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 namespace yurthub::hub {
@@ -96,6 +98,20 @@ TEST(JsonParse, ADocumentAtTheBoundSurvivesTheRecursiveWalks) {
   rapidjson::Document copy;
   copy.CopyFrom(doc, copy.GetAllocator());
   EXPECT_EQ(to_json(copy), text);
+}
+
+// Found by json_parse_fuzz: read a few ULP off (RapidJSON's default precision), a long number
+// changed every time the hub wrote it and read it back.
+TEST(JsonParse, NumbersAreReadCorrectlyRounded) {
+  const std::string digits =
+      "111111111111111111111113111111111111111111111111111111111111111111111111111111111111111111"
+      "1111111111131111111111111111111111111111111111111111111111111111111111111111011111111110";
+  rapidjson::Document doc;
+  ASSERT_TRUE(parse_json(digits, doc));
+  EXPECT_EQ(doc.GetDouble(), std::strtod(digits.c_str(), nullptr));  // glibc rounds correctly
+  const std::string written = to_json(doc);
+  ASSERT_TRUE(parse_json(written, doc));
+  EXPECT_EQ(to_json(doc), written);
 }
 
 TEST(JsonParse, AppendJsonWritesCompactJsonAfterWhatIsThere) {
