@@ -54,8 +54,8 @@ std::string object_ref(const hub::RequestInfo& info) {
 std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::string_view body) {
   Document parsed;
   if (Status s = hub::parse_json(body, parsed); !s) {
-    return refusal(hub::Failure::BadRequest, "the request body is not valid JSON: " + s.error().message,
-                   "bad_body");
+    return refusal(hub::Failure::BadRequest,
+                   "the request body is not valid JSON: " + s.error().message, "bad_body");
   }
   // kube-apiserver counts operations before applying any, and answers 413.
   if (type == "application/json-patch+json" && parsed.IsArray() &&
@@ -128,7 +128,11 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
                                                             std::string_view content_type,
                                                             std::string_view body) {
   Document base;
-  if (!hub::parse_json(base_json, base) || !base.IsObject()) {
+  // Without metadata there is no resourceVersion to keep (and a /status write's result is this
+  // object): an apiserver object always has it.
+  const Value* base_metadata = nullptr;
+  if (hub::parse_json(base_json, base)) base_metadata = member(base, "metadata");
+  if (base_metadata == nullptr || !base_metadata->IsObject()) {
     return refusal(hub::Failure::Offline, "the cached " + object_ref(info) + " cannot be read",
                    "not_cached");
   }

@@ -35,9 +35,11 @@ TEST(OfflineApply, ABodyNestedPastTheBoundIsABadRequestNotAStackOverflow) {
   const std::string brackets(1u << 20, '[');
   for (const char* type : {kJsonPatch, kMergePatch, "application/strategic-merge-patch+json"}) {
     SCOPED_TRACE(type);
-    const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PATCH"), type, brackets));
+    const WriteRefusal r =
+        refused(apply_offline_write(kPod, 40, pod_write("PATCH"), type, brackets));
     EXPECT_EQ(r.failure, hub::Failure::BadRequest);
-    EXPECT_EQ(r.message, "the request body is not valid JSON: JSON nested more than 1000 levels deep");
+    EXPECT_EQ(r.message,
+              "the request body is not valid JSON: JSON nested more than 1000 levels deep");
     EXPECT_STREQ(r.reason, "bad_body");
   }
   const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PUT"), "application/json",
@@ -51,8 +53,22 @@ TEST(OfflineApply, ANumberBeyondADoubleIsABadRequestNotATruncatedObject) {
   const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PATCH"), kMergePatch,
                                                      R"({"spec":{"priority":2e308}})"));
   EXPECT_EQ(r.failure, hub::Failure::BadRequest);
-  EXPECT_EQ(r.message, "the request body is not valid JSON: invalid JSON at byte 20: a number too "
-                       "large for a double");
+  EXPECT_EQ(r.message,
+            "the request body is not valid JSON: invalid JSON at byte 20: a number too "
+            "large for a double");
+}
+
+// A /status write's result is the cached object with the new status: one without metadata once
+// reached metadata["resourceVersion"] on a missing member (an assertion, or undefined behaviour).
+TEST(OfflineApply, ACachedObjectWithoutMetadataCannotBeWritten) {
+  const hub::RequestInfo status_write = hub::classify_request(
+      "PATCH", "/api/v1/namespaces/default/pods/web-0/status", "kubelet/v1.32.4");
+  for (const char* base : {R"({"kind":"Pod"})", R"({"kind":"Pod","metadata":[]})"}) {
+    const WriteRefusal r = refused(apply_offline_write(
+        base, 40, status_write, kMergePatch, R"({"metadata":{"name":"web-0"},"status":{}})"));
+    EXPECT_EQ(r.failure, hub::Failure::Offline);
+    EXPECT_STREQ(r.reason, "not_cached");
+  }
 }
 
 std::string json_patch(int operations, const std::string& op) {
@@ -63,7 +79,8 @@ std::string json_patch(int operations, const std::string& op) {
 
 TEST(OfflineApply, AJsonPatchOfMoreThanTenThousandOperationsIsA413) {
   const std::string test_op = R"({"op":"test","path":"/status/phase","value":"Pending"})";
-  const auto ok = apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, json_patch(10000, test_op));
+  const auto ok =
+      apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, json_patch(10000, test_op));
   EXPECT_TRUE(std::holds_alternative<std::string>(ok));
   const WriteRefusal r = refused(
       apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, json_patch(10001, test_op)));
@@ -75,11 +92,14 @@ TEST(OfflineApply, AJsonPatchOfMoreThanTenThousandOperationsIsA413) {
 
 TEST(OfflineApply, CopiesThatDoubleTheObjectAreRefusedAtThreeMebibytes) {
   std::string ops = "[";
-  for (int i = 0; i < 64; ++i) {  // each copy doubles metadata.labels: 2^64 times its size at the end
-    ops += std::string(i ? "," : "") + R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)" +
+  for (int i = 0; i < 64;
+       ++i) {  // each copy doubles metadata.labels: 2^64 times its size at the end
+    ops += std::string(i ? "," : "") +
+           R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)" +
            std::to_string(i) + R"("})";
   }
-  const WriteRefusal r = refused(apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, ops + "]"));
+  const WriteRefusal r =
+      refused(apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, ops + "]"));
   EXPECT_EQ(r.failure, hub::Failure::Invalid);
   EXPECT_THAT(r.message, StartsWith("json patch operation "));
   EXPECT_THAT(r.message, HasSubstr("Unable to complete the copy, the accumulated size increase of "
