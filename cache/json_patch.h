@@ -12,10 +12,10 @@
 
 namespace yurthub::cache {
 
-// kube-apiserver's limits on a JSON patch (k8s.io/apiserver handlers/patch.go and server/config.go):
-// at most 10000 operations (more is a 413 there), and "copy" operations may grow the document by
-// at most 3 MiB in total (twice etcd's 1.5 MiB request limit), so that a patch of a few kilobytes
-// cannot double the document once per operation.
+// kube-apiserver's limits on a JSON patch (k8s.io/apiserver handlers/patch.go and
+// server/config.go): at most 10000 operations (more is a 413 there), and "copy" operations may grow
+// the document by at most 3 MiB in total (twice etcd's 1.5 MiB request limit), so that a patch of a
+// few kilobytes cannot double the document once per operation.
 inline constexpr std::size_t kMaxJsonPatchOperations = 10000;
 inline constexpr std::size_t kMaxJsonPatchCopyBytes = std::size_t{3} << 20;
 

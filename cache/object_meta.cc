@@ -46,9 +46,7 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
     --depth_;
     return true;
   }
-  bool StartArray() {
-    return ++depth_ <= kMaxDepth;
-  }
+  bool StartArray() { return ++depth_ <= kMaxDepth; }
   bool EndArray(rapidjson::SizeType) {
     --depth_;
     return true;

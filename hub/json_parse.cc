@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
-#include <rapidjson/encodedstream.h>
 #include <rapidjson/reader.h>
 
 namespace yurthub::hub {

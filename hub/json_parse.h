@@ -30,7 +30,8 @@ inline constexpr unsigned kMaxJsonDepth = 1000;
 
 // Parses `text` into `doc` (strings copied into `doc`'s allocator). On error (malformed JSON,
 // bytes after the value, a NUL byte included, nesting deeper than kMaxJsonDepth, a number beyond
-// a double's range) `doc` is null and the message says which. Use the result, not doc.HasParseError(), which this does not set.
+// a double's range) `doc` is null and the message says which. Use the result, not
+// doc.HasParseError(), which this does not set.
 Status parse_json(std::string_view text, rapidjson::Document& doc);
 
 // Parses `text` into `doc` in situ in `scratch`, which receives a copy of it. The strings of

@@ -237,7 +237,8 @@ TEST(JsonPatchTest, MoreThanTenThousandOperationsAreRefused) {
   for (int i = 0; i < 10000; ++i) ops += R"({"op":"test","path":"/a","value":1},)";
   rapidjson::Document doc = parse_json(R"({"a":1})");
   EXPECT_TRUE(apply_json_patch(doc, parse_json("[" + ops.substr(0, ops.size() - 1) + "]")).ok());
-  const Status status = apply_json_patch(doc, parse_json("[" + ops + R"({"op":"remove","path":"/a"}])"));
+  const Status status =
+      apply_json_patch(doc, parse_json("[" + ops + R"({"op":"remove","path":"/a"}])"));
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message,
             "The allowed maximum operations in a JSON patch is 10000, got 10001");
@@ -249,14 +250,16 @@ TEST(JsonPatchTest, MoreThanTenThousandOperationsAreRefused) {
 TEST(JsonPatchTest, CopiesStopAtThreeMebibytesOfGrowth) {
   rapidjson::Document doc = parse_json(R"({"d":[")" + std::string(1024, 'x') + R"("]})");
   std::string ops;
-  for (int i = 0; i < 64; ++i) ops += std::string(i ? "," : "") + R"({"op":"copy","from":"/d","path":"/d/-"})";
+  for (int i = 0; i < 64; ++i)
+    ops += std::string(i ? "," : "") + R"({"op":"copy","from":"/d","path":"/d/-"})";
   const Status status = apply_json_patch(doc, parse_json("[" + ops + "]"));
   ASSERT_FALSE(status.ok());
   // Copy i adds 2^i * 1029 - 1 bytes: copies 0..10 add about 2.1 MiB, copy 11 4.2 MiB in all.
-  EXPECT_THAT(status.error().message,
-              ::testing::MatchesRegex(R"re(json patch operation 11 \(copy /d/-\): Unable to complete )re"
-                                      "the copy, the accumulated size increase of copy is [0-9]+, "
-                                      "exceeding the limit 3145728"));
+  EXPECT_THAT(
+      status.error().message,
+      ::testing::MatchesRegex(R"re(json patch operation 11 \(copy /d/-\): Unable to complete )re"
+                              "the copy, the accumulated size increase of copy is [0-9]+, "
+                              "exceeding the limit 3145728"));
   EXPECT_LT(to_json(doc).size(), 4u << 20);
 }
 
@@ -267,13 +270,14 @@ TEST(JsonPatchTest, AResultNestedPastTheParseBoundIsRefused) {
   std::string path;
   for (int i = 0; i < 600; ++i) path += "/0";
   rapidjson::Document doc = parse_json(R"({"a":)" + nested_arrays(601) + "}");
-  const std::string add = R"([{"op":"add","path":"/a)" + path + R"(/-","value":)" +
-                          nested_arrays(500) + "}]";
+  const std::string add =
+      R"([{"op":"add","path":"/a)" + path + R"(/-","value":)" + nested_arrays(500) + "}]";
   Status status = apply_json_patch(doc, parse_json(add));
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message, "the patched document is nested more than 1000 levels deep");
   doc = parse_json(R"({"a":)" + nested_arrays(601) + "}");
-  status = apply_json_patch(doc, parse_json(R"([{"op":"copy","from":"/a","path":"/a)" + path + R"(/-"}])"));
+  status = apply_json_patch(
+      doc, parse_json(R"([{"op":"copy","from":"/a","path":"/a)" + path + R"(/-"}])"));
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().message, "json patch operation 0 (copy /a" + path +
                                         "/-): the copy would nest the document more than 1000 "

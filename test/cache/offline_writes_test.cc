@@ -35,6 +35,10 @@ hub::RequestInfo request(const char* method, const std::string& target, const ch
   return hub::classify_request(method, target, agent);
 }
 
+constexpr const char* kTestOp = R"({"op":"test","path":"/kind","value":"Pod"})";
+// Each copies metadata.labels into itself, doubling it.
+const std::string kCopyLabels = R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)";
+
 // A JSON patch of `count` operations, `op(i)` each.
 template <class Op>
 std::string many_ops(int count, Op op) {
@@ -173,11 +177,9 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
       {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
        std::string(1u << 20, '['), 400},
       {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json",
-       many_ops(10001, [](int) { return std::string(R"({"op":"test","path":"/kind","value":"Pod"})"); }), 413},
+       many_ops(10001, [](int) { return std::string(kTestOp); }), 413},
       {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json",
-       many_ops(64, [](int i) {
-         return R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)" + std::to_string(i) + R"("})";
-       }), 422},
+       many_ops(64, [](int i) { return kCopyLabels + std::to_string(i) + R"("})"; }), 422},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.type + " " + c.body.substr(0, 100));

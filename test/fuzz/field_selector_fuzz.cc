@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!a) return 0;
   const std::string canonical = a->canonical();
   auto reparsed = FieldSelector::parse(canonical);
-  fuzz::check(reparsed.ok() && reparsed->canonical() == canonical, "canonical() does not round-trip");
+  fuzz::check(reparsed.ok() && reparsed->canonical() == canonical,
+              "canonical() does not round-trip");
   fuzz::check(a->covers(*a), "a selector does not cover itself");
 
   rapidjson::Document object;
@@ -34,8 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (matches && required && meta != object.MemberEnd() && meta->value.IsObject()) {
     const auto name = meta->value.FindMember("name");
     if (name != meta->value.MemberEnd() && name->value.IsString()) {
-      fuzz::check(*required == std::string_view(name->value.GetString(), name->value.GetStringLength()),
-                  "a match without the name required_value() names");
+      fuzz::check(
+          *required == std::string_view(name->value.GetString(), name->value.GetStringLength()),
+          "a match without the name required_value() names");
     }
   }
   return 0;

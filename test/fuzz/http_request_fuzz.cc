@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ec || !parser.is_header_done()) return 0;
 
   auto& req = parser.get();
-  const hub::RequestInfo info = hub::classify_request(
-      sv(req.method_string()), sv(req.target()), sv(req[http::field::user_agent]));
+  const hub::RequestInfo info = hub::classify_request(sv(req.method_string()), sv(req.target()),
+                                                      sv(req[http::field::user_agent]));
   (void)info.is_long_running();
   const bool chunked = req.chunked();
   const bool has_length = req.has_content_length();
@@ -70,9 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::check(sent.method_string() == req.method_string(), "the method changed");
   fuzz::check(sent.target() == req.target(), "the target changed");
   fuzz::check(sent.chunked() == chunked, "the forwarded head changed chunked framing");
-  fuzz::check(sent.has_content_length() == has_length &&
-                  sv(sent[http::field::content_length]) == length,
-              "the forwarded head changed Content-Length framing");
+  fuzz::check(
+      sent.has_content_length() == has_length && sv(sent[http::field::content_length]) == length,
+      "the forwarded head changed Content-Length framing");
 
   const std::size_t body = read_body(parser, in.substr(head_bytes));
   if (parser.is_done() && has_length && !chunked) {

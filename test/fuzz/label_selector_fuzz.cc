@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!a) return 0;
   const std::string canonical = a->canonical();
   auto reparsed = LabelSelector::parse(canonical);
-  fuzz::check(reparsed.ok() && reparsed->canonical() == canonical, "canonical() does not round-trip");
+  fuzz::check(reparsed.ok() && reparsed->canonical() == canonical,
+              "canonical() does not round-trip");
   fuzz::check(a->covers(*a), "a selector does not cover itself");
 
   rapidjson::Document labels;

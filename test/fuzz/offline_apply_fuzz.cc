@@ -22,10 +22,12 @@ struct Write {
 };
 
 constexpr Write kWrites[] = {
-    {"PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/strategic-merge-patch+json"},
+    {"PATCH", "/api/v1/namespaces/default/pods/web-0/status",
+     "application/strategic-merge-patch+json"},
     {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json"},
     {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json"},
-    {"PATCH", "/api/v1/nodes/edge-1/status", "application/strategic-merge-patch+json; charset=utf-8"},
+    {"PATCH", "/api/v1/nodes/edge-1/status",
+     "application/strategic-merge-patch+json; charset=utf-8"},
     {"PATCH", "/api/v1/nodes/edge-1", "application/apply-patch+yaml"},
     {"PUT", "/api/v1/namespaces/default/pods/web-0", "application/json"},
     {"PUT", "/api/v1/nodes/edge-1/status", "application/json"},
@@ -49,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   rapidjson::Document doc;
   fuzz::check(hub::parse_json(json, doc) && doc.IsObject(), "a written object is not an object");
   const auto meta = doc.FindMember("metadata");
-  fuzz::check(meta != doc.MemberEnd() && meta->value.IsObject(), "a written object without metadata");
+  fuzz::check(meta != doc.MemberEnd() && meta->value.IsObject(),
+              "a written object without metadata");
   const auto rv = meta->value.FindMember("resourceVersion");
   fuzz::check(rv != meta->value.MemberEnd() && rv->value == "40", "the resourceVersion moved");
   (void)cache::carry_change(parts[0], json, parts[0]);

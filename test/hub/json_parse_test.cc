@@ -64,9 +64,7 @@ TEST(JsonParse, ParseJsonCopiesStringsAndReportsErrors) {
   EXPECT_EQ(to_json(doc), "1.7976931348623157e308");
 }
 
-std::string nested(unsigned depth) {
-  return std::string(depth, '[') + std::string(depth, ']');
-}
+std::string nested(unsigned depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 TEST(JsonParse, NestingPastTheBoundIsAnErrorNotAStackOverflow) {
   rapidjson::Document doc;
@@ -74,8 +72,8 @@ TEST(JsonParse, NestingPastTheBoundIsAnErrorNotAStackOverflow) {
   const std::string brackets(1u << 20, '[');  // 1 MiB of '[': a recursive parse overflows
   std::string members;
   while (members.size() < (1u << 20)) members += R"({"a":)";
-  for (const std::string& text : {brackets, members, nested(kMaxJsonDepth + 1),
-                                  R"({"a":)" + nested(kMaxJsonDepth) + "}"}) {
+  for (const std::string& text :
+       {brackets, members, nested(kMaxJsonDepth + 1), R"({"a":)" + nested(kMaxJsonDepth) + "}"}) {
     const Status parsed = parse_json(text, doc);
     ASSERT_FALSE(parsed);
     EXPECT_EQ(parsed.error().message, "JSON nested more than 1000 levels deep");
