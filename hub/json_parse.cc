@@ -1,9 +1,13 @@
-// The depth-bounded JSON parse; see json_parse.h. RapidJSON's reader feeds a Document through a
-// handler that counts nesting and stops the parse, before the reader recurses, at the level past
-// kMaxJsonDepth. Called on every thread that reads JSON (workers, the cache writer, informers).
+// The bounded JSON parse; see json_parse.h. RapidJSON's reader checks the syntax and feeds a
+// Document through a handler that counts nesting, stopping the parse before the reader recurses
+// past kMaxJsonDepth, and converts numbers itself. Called on every thread that reads JSON
+// (workers, the cache writer, informers).
 #include "hub/json_parse.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
@@ -15,12 +19,19 @@ namespace {
 
 using rapidjson::SizeType;
 
-// Forwards SAX events to a Document (which builds the DOM) and refuses to open a container past
-// kMaxJsonDepth, and numbers too large for a double. Returning false makes the reader stop with
+// Numbers reach the handler as text (kParseNumbersAsStringsFlag) and are converted here, with
+// std::from_chars (correctly rounded), not by RapidJSON 1.1's strtod, which reads 2e308 as
+// infinity (its writer then stops there, truncating the output), reads long numbers a few ULP off
+// (so a number changed each time the hub wrote it back), and in full precision reads 0e308 as
+// -6e-269. All three were found by the fuzz targets in test/fuzz.
+constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag;
+
+// Forwards SAX events to a Document (which builds the DOM); refuses to open a container past
+// kMaxJsonDepth and numbers beyond a double's range. Returning false makes the reader stop with
 // kParseErrorTermination.
-class DepthBoundHandler {
+class BoundedHandler {
  public:
-  explicit DepthBoundHandler(rapidjson::Document& doc) : doc_(doc) {}
+  explicit BoundedHandler(rapidjson::Document& doc) : doc_(doc) {}
 
   bool Null() { return doc_.Null(); }
   bool Bool(bool b) { return doc_.Bool(b); }
@@ -28,15 +39,8 @@ class DepthBoundHandler {
   bool Uint(unsigned u) { return doc_.Uint(u); }
   bool Int64(std::int64_t i) { return doc_.Int64(i); }
   bool Uint64(std::uint64_t u) { return doc_.Uint64(u); }
-  // RapidJSON 1.1 reads some numbers past DBL_MAX (e.g. 2e308) as infinity, which its writer
-  // then refuses to write, truncating the output (found by test/fuzz/json_patch_fuzz.cc). Go's
-  // decoder, and so the apiserver, refuses them.
-  bool Double(double d) {
-    if (std::isfinite(d)) return doc_.Double(d);
-    out_of_range_ = true;
-    return false;
-  }
-  bool RawNumber(const char* s, SizeType n, bool copy) { return doc_.RawNumber(s, n, copy); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const char* s, SizeType n, bool) { return number(s, s + n); }
   bool String(const char* s, SizeType n, bool copy) { return doc_.String(s, n, copy); }
   bool Key(const char* s, SizeType n, bool copy) { return doc_.Key(s, n, copy); }
   bool StartObject() { return descend() && doc_.StartObject(); }
@@ -60,6 +64,26 @@ class DepthBoundHandler {
     return false;
   }
 
+  // `[s, end)` is a number the reader has checked against JSON's grammar. Integers that fit 64
+  // bits stay integers, as RapidJSON keeps them; everything else is a double.
+  bool number(const char* s, const char* end) {
+    if (std::find_first_of(s, end, ".eE", ".eE" + 3) == end) {
+      std::int64_t i = 0;
+      std::uint64_t u = 0;
+      if (*s == '-' && std::from_chars(s, end, i).ec == std::errc{}) return doc_.Int64(i);
+      if (*s != '-' && std::from_chars(s, end, u).ec == std::errc{}) return doc_.Uint64(u);
+    }
+    double d = 0;
+    if (std::from_chars(s, end, d).ec == std::errc::result_out_of_range) {
+      // libstdc++ says "out of range" for underflow too, where Go (the apiserver) reads 0 or a
+      // denormal: strtod does, and gives ±HUGE_VAL on overflow. (The hub never sets a locale.)
+      d = std::strtod(std::string(s, end).c_str(), nullptr);
+    }
+    if (std::isfinite(d)) return doc_.Double(d);
+    out_of_range_ = true;
+    return false;
+  }
+
   rapidjson::Document& doc_;
   unsigned depth_ = 0;
   bool too_deep_ = false;
@@ -67,14 +91,14 @@ class DepthBoundHandler {
 };
 
 // Parses all `size` bytes of `stream` into `doc`.
-template <unsigned kFlags, class Stream>
+template <unsigned kStreamFlags, class Stream>
 Status parse_stream(Stream& stream, std::size_t size, rapidjson::Document& doc) {
   rapidjson::Reader reader;
-  DepthBoundHandler handler(doc);
+  BoundedHandler handler(doc);
   rapidjson::ParseResult result;
   // Populate() moves the finished root into `doc` only when the generator returns true.
   auto generate = [&](rapidjson::Document&) {
-    result = reader.Parse<kFlags>(stream, handler);
+    result = reader.Parse<kFlags | kStreamFlags>(stream, handler);
     return !result.IsError();
   };
   doc.Populate(generate);
@@ -98,21 +122,16 @@ Status parse_stream(Stream& stream, std::size_t size, rapidjson::Document& doc) 
 
 }  // namespace
 
-// Full precision: RapidJSON's default may read a double a few ULP off, and the hub writes back
-// what it read (found by json_parse_fuzz: a long number changed on every parse and write). The
-// cost is lost in the noise (callgrind, filter_bench's list: +0.03% instructions).
-constexpr unsigned kFlags = rapidjson::kParseFullPrecisionFlag;
-
 Status parse_json(std::string_view text, rapidjson::Document& doc) {
   rapidjson::MemoryStream memory(text.data(), text.size());
   rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> stream(memory);
-  return parse_stream<kFlags>(stream, text.size(), doc);
+  return parse_stream<rapidjson::kParseDefaultFlags>(stream, text.size(), doc);
 }
 
 Status parse_insitu(std::string_view text, std::string& scratch, rapidjson::Document& doc) {
   scratch.assign(text);
   rapidjson::InsituStringStream stream(scratch.data());
-  return parse_stream<kFlags | rapidjson::kParseInsituFlag>(stream, text.size(), doc);
+  return parse_stream<rapidjson::kParseInsituFlag>(stream, text.size(), doc);
 }
 
 }  // namespace yurthub::hub

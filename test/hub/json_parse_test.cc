@@ -99,7 +99,8 @@ TEST(JsonParse, ADocumentAtTheBoundSurvivesTheRecursiveWalks) {
 }
 
 // Found by json_parse_fuzz: read a few ULP off (RapidJSON's default precision), a long number
-// changed every time the hub wrote it and read it back.
+// changed every time the hub wrote it and read it back; read in RapidJSON's full precision, 0e308
+// was -6e-269.
 TEST(JsonParse, NumbersAreReadCorrectlyRounded) {
   const std::string digits =
       "111111111111111111111113111111111111111111111111111111111111111111111111111111111111111111"
@@ -110,6 +111,32 @@ TEST(JsonParse, NumbersAreReadCorrectlyRounded) {
   const std::string written = to_json(doc);
   ASSERT_TRUE(parse_json(written, doc));
   EXPECT_EQ(to_json(doc), written);
+  const struct {
+    const char* text;
+    const char* json;  // what to_json writes after the parse
+  } cases[] = {
+      {"0e308", "0.0"},
+      {"-0e-81", "-0.0"},
+      {"1e-400", "0.0"},
+      {"5e-324", "5e-324"},
+      {"0.1", "0.1"},
+      {"-0", "0"},
+      {"12", "12"},
+      {"-9223372036854775808", "-9223372036854775808"},
+      {"18446744073709551615", "18446744073709551615"},
+      {"18446744073709551616", "18446744073709553000.0"},
+  };
+  std::string scratch;
+  for (const auto& c : cases) {
+    ASSERT_TRUE(parse_json(c.text, doc)) << c.text;
+    EXPECT_EQ(to_json(doc), c.json) << c.text;
+    ASSERT_TRUE(parse_insitu(c.text, scratch, doc)) << c.text;
+    EXPECT_EQ(to_json(doc), c.json) << c.text;
+  }
+  ASSERT_TRUE(parse_json(R"({"port":8080,"neg":-1,"big":4294967296})", doc));
+  EXPECT_TRUE(doc["port"].IsInt());
+  EXPECT_TRUE(doc["neg"].IsInt());
+  EXPECT_TRUE(doc["big"].IsUint64() && !doc["big"].IsUint());
 }
 
 TEST(JsonParse, AppendJsonWritesCompactJsonAfterWhatIsThere) {
