@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
@@ -123,8 +122,9 @@ Status parse_stream(Stream& stream, std::size_t size, rapidjson::Document& doc) 
 }  // namespace
 
 Status parse_json(std::string_view text, rapidjson::Document& doc) {
-  rapidjson::MemoryStream memory(text.data(), text.size());
-  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> stream(memory);
+  // Not through EncodedInputStream, as Document::Parse goes: it drops any of a BOM's three bytes
+  // at the start, one by one (found by json_parse_fuzz: "\xBB{}" parsed as {}). Go refuses a BOM.
+  rapidjson::MemoryStream stream(text.data(), text.size());
   return parse_stream<rapidjson::kParseDefaultFlags>(stream, text.size(), doc);
 }
 

@@ -51,6 +51,11 @@ TEST(JsonParse, ParseJsonCopiesStringsAndReportsErrors) {
   EXPECT_FALSE(parse_json("{}\0{"s, doc));
   EXPECT_FALSE(parse_insitu("{}\0{"s, scratch, doc));
   EXPECT_TRUE(parse_json("{} \n"s, doc));
+  // Nor is anything before the value: a byte order mark, or part of one, as Go's decoder says.
+  for (const std::string& bom : {"\xEF\xBB\xBF{}"s, "\xBB{}"s}) {
+    EXPECT_FALSE(parse_json(bom, doc));
+    EXPECT_FALSE(parse_insitu(bom, scratch, doc));
+  }
   // RapidJSON reads 2e308 as infinity, which its writer cannot write: refused, as by Go (1e400
   // is RapidJSON's own error).
   for (const char* huge : {"2e308", "[-2e308]", R"({"a":1e400})"}) {
