@@ -38,6 +38,12 @@ void strip_hop_by_hop(http::fields& fields, bool keep_upgrade) {
       case http::field::trailer:
         drop = true;
         break;
+      case http::field::content_length:
+      case http::field::transfer_encoding:
+        // The body is framed by these, and the next hop reads it by them: dropped because the
+        // Connection header names them, the body would be read as the next request on the
+        // apiserver's connection (request smuggling). Go's proxy keeps the framing apart too.
+        break;
       default:
         for (const auto token : named) {
           if (boost::algorithm::iequals(token, it->name_string())) {

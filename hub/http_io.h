@@ -17,8 +17,9 @@ namespace yurthub::hub {
 
 inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::use_awaitable);
 
-// Removes hop-by-hop headers and any header named in Connection. With `keep_upgrade`, the
-// Connection and Upgrade headers of a protocol upgrade survive.
+// Removes hop-by-hop headers and any header named in Connection, except the body's framing
+// (Content-Length, Transfer-Encoding). With `keep_upgrade`, the Connection and Upgrade headers of
+// a protocol upgrade survive.
 void strip_hop_by_hop(boost::beast::http::fields& fields, bool keep_upgrade);
 
 // True for `Connection: upgrade` + `Upgrade: ...` requests (exec, attach, port-forward).
