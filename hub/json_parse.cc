@@ -4,7 +4,6 @@
 // (workers, the cache writer, informers).
 #include "hub/json_parse.h"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -66,7 +65,7 @@ class BoundedHandler {
   // `[s, end)` is a number the reader has checked against JSON's grammar. Integers that fit 64
   // bits stay integers, as RapidJSON keeps them; everything else is a double.
   bool number(const char* s, const char* end) {
-    if (std::find_first_of(s, end, ".eE", ".eE" + 3) == end) {
+    if (std::string_view(s, end - s).find_first_of(".eE") == std::string_view::npos) {
       std::int64_t i = 0;
       std::uint64_t u = 0;
       if (*s == '-' && std::from_chars(s, end, i).ec == std::errc{}) return doc_.Int64(i);
