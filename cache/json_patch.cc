@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include <rapidjson/writer.h>
+
+#include "hub/json_parse.h"
+
 namespace yurthub::cache {
 namespace {
 
@@ -17,8 +21,9 @@ using rapidjson::Value;
 using Allocator = rapidjson::Document::AllocatorType;
 using Tokens = std::vector<std::string>;
 
-// Deeper documents are refused rather than risking the stack in the recursive helpers.
-constexpr int kMaxDepth = 1000;
+// Deeper documents are refused rather than risking the stack in the recursive helpers (and in
+// the caller's, which serializes the result): the bound every parse of input has.
+constexpr int kMaxDepth = static_cast<int>(hub::kMaxJsonDepth);
 
 std::string_view string_of(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
 
@@ -192,6 +197,40 @@ int depth_of(const Value& v, int depth) {
   return deepest;
 }
 
+// Counts the bytes RapidJSON's writer would write, storing none.
+struct CountingStream {
+  using Ch = char;
+  std::size_t bytes = 0;
+  void Put(char) { ++bytes; }
+  void Flush() {}
+};
+
+// The compact JSON size of `v`, as json-patch measures a copy. REQUIRES: `v` is no deeper than
+// kMaxDepth (the writer recurses).
+std::size_t json_size(const Value& v) {
+  CountingStream stream;
+  rapidjson::Writer<CountingStream> writer(stream);
+  v.Accept(writer);
+  return stream.bytes;
+}
+
+// "copy" from `source` to `path`, bounded like the apiserver's json-patch: `*copied` is the
+// patch's accumulated size increase from copies so far.
+Status copy_value(rapidjson::Document& doc, const Value& source, const Tokens& path,
+                  std::size_t* copied) {
+  if (depth_of(source, 0) + static_cast<int>(path.size()) > kMaxDepth) {
+    return make_error("the copy would nest the document more than " + std::to_string(kMaxDepth) +
+                      " levels deep");
+  }
+  *copied += json_size(source);
+  if (*copied > kMaxJsonPatchCopyBytes) {
+    return make_error("Unable to complete the copy, the accumulated size increase of copy is " +
+                      std::to_string(*copied) + ", exceeding the limit " +
+                      std::to_string(kMaxJsonPatchCopyBytes));
+  }
+  return add_value(doc, path, deep_copy(source, doc.GetAllocator()), doc.GetAllocator());
+}
+
 // One parsed operation of a patch.
 struct Operation {
   std::string op;
@@ -246,7 +285,7 @@ bool is_proper_prefix(const Tokens& prefix, const Tokens& path) {
   return prefix.size() < path.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
 }
 
-Status apply_operation(rapidjson::Document& doc, const Operation& op) {
+Status apply_operation(rapidjson::Document& doc, const Operation& op, std::size_t* copied) {
   Allocator& allocator = doc.GetAllocator();
   if (op.op == "add") return add_value(doc, op.path, deep_copy(*op.value, allocator), allocator);
   if (op.op == "remove") return remove_value(doc, op.path, nullptr);
@@ -265,7 +304,7 @@ Status apply_operation(rapidjson::Document& doc, const Operation& op) {
   }
   Value* source = resolve(doc, op.from, op.from.size());
   if (source == nullptr) return make_error("from path not found");
-  if (op.op == "copy") return add_value(doc, op.path, deep_copy(*source, allocator), allocator);
+  if (op.op == "copy") return copy_value(doc, *source, op.path, copied);
   // move
   if (op.from == op.path) return {};
   if (is_proper_prefix(op.from, op.path)) {
@@ -302,6 +341,12 @@ void merge(Value& target, const Value& patch, Allocator& allocator) {
 
 Status apply_json_patch(rapidjson::Document& target, const Value& patch) {
   if (!patch.IsArray()) return make_error("json patch must be an array of operations");
+  if (patch.Size() > kMaxJsonPatchOperations) {
+    return make_error("The allowed maximum operations in a JSON patch is " +
+                      std::to_string(kMaxJsonPatchOperations) + ", got " +
+                      std::to_string(patch.Size()));
+  }
+  std::size_t copied = 0;
   for (rapidjson::SizeType i = 0; i < patch.Size(); ++i) {
     std::string name = "json patch operation " + std::to_string(i);
     Operation op;
@@ -312,9 +357,14 @@ Status apply_json_patch(rapidjson::Document& target, const Value& patch) {
     if (Status s = parse_operation_args(patch[i], &op); !s) {
       return make_error(name + ": " + s.error().message);
     }
-    if (Status s = apply_operation(target, op); !s) {
+    if (Status s = apply_operation(target, op, &copied); !s) {
       return make_error(name + ": " + s.error().message);
     }
+  }
+  // An add may put a value up to kMaxDepth deep at a path as deep: the result's readers recurse.
+  if (depth_of(target, 0) > kMaxDepth) {
+    return make_error("the patched document is nested more than " + std::to_string(kMaxDepth) +
+                      " levels deep");
   }
   return {};
 }

@@ -4,16 +4,28 @@
 // to a copy and keep the original on failure.
 #pragma once
 
+#include <cstddef>
+
 #include <rapidjson/document.h>
 
 #include "hub/result.h"
 
 namespace yurthub::cache {
 
+// kube-apiserver's limits on a JSON patch (k8s.io/apiserver handlers/patch.go and
+// server/config.go): at most 10000 operations (more is a 413 there), and "copy" operations may grow
+// the document by at most 3 MiB in total (twice etcd's 1.5 MiB request limit), so that a patch of a
+// few kilobytes cannot double the document once per operation.
+inline constexpr std::size_t kMaxJsonPatchOperations = 10000;
+inline constexpr std::size_t kMaxJsonPatchCopyBytes = std::size_t{3} << 20;
+
 // Applies the RFC 6902 operation array `patch` (add, remove, replace, move, copy, test) to
 // `target`, whose allocator is used for new values. JSON Pointers per RFC 6901 (`~0`, `~1`, `-` for
 // append). A failed `test`, a missing path, a bad index or a malformed operation is an error that
 // names the operation index, e.g. "json patch operation 2 (replace /spec/x): path not found".
+// So is a patch over kMaxJsonPatchOperations, copies over kMaxJsonPatchCopyBytes in total (in the
+// apiserver's words: "Unable to complete the copy, the accumulated size increase of copy is N,
+// exceeding the limit 3145728"), and a result nested more than hub::kMaxJsonDepth levels deep.
 // Values are deep-copied (strings included) into `target`'s allocator, so `patch` may be freed
 // afterwards. REQUIRES: `patch` is not part of `target`.
 Status apply_json_patch(rapidjson::Document& target, const rapidjson::Value& patch);

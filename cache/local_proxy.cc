@@ -11,6 +11,7 @@
 #include "cache/field_labels.h"
 #include "cache/local_events.h"
 #include "cache/selector.h"
+#include "hub/json_parse.h"
 #include "hub/status.h"
 
 namespace yurthub::cache {
@@ -103,8 +104,7 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
   if (read != b64.size()) return std::nullopt;
   raw.resize(written);
   rapidjson::Document doc;
-  doc.Parse(raw.data(), raw.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
+  if (!hub::parse_json(raw, doc) || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
       !doc.HasMember("n") || !doc["n"].IsString() || !doc.HasMember("m") || !doc["m"].IsString()) {
     return std::nullopt;
   }
@@ -122,8 +122,8 @@ bool watch_selects(const LabelSelector& label, const FieldSelector& field, const
                    const LocalChange& change) {
   if (!name.empty() && name != change.name) return false;
   rapidjson::Document doc;
-  doc.Parse(change.json.data(), change.json.size());
-  return !doc.HasParseError() && doc.IsObject() && label.matches_object(doc) && field.matches(doc);
+  return hub::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
+         field.matches(doc);
 }
 
 }  // namespace
@@ -266,8 +266,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
              [&](std::string_view ns, std::string_view name, const StoredObject& object) {
                if (filter_labels || filter_fields) {
                  rapidjson::Document doc;
-                 doc.Parse(object.json.data(), object.json.size());
-                 if (doc.HasParseError() || !doc.IsObject()) return true;
+                 if (!hub::parse_json(object.json, doc) || !doc.IsObject()) return true;
                  if (filter_labels && !label->matches_object(doc)) return true;
                  if (filter_fields && !field->matches(doc)) return true;
                }

@@ -6,11 +6,13 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "hub/json_parse.h"
+
 namespace yurthub::cache {
 namespace {
 
 // Tracks depth; captures metadata.{name,namespace,resourceVersion}; stops (returns false) when
-// metadata closes.
+// metadata closes, or past hub::kMaxJsonDepth, before the recursive reader descends further.
 class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaHandler> {
  public:
   ObjectMeta meta;
@@ -32,7 +34,7 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
     return true;
   }
   bool StartObject() {
-    ++depth_;
+    if (++depth_ > kMaxDepth) return false;
     if (depth_ == 2 && top_key_ == "metadata") in_metadata_ = saw_metadata = true;
     return true;
   }
@@ -44,16 +46,14 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
     --depth_;
     return true;
   }
-  bool StartArray() {
-    ++depth_;
-    return true;
-  }
+  bool StartArray() { return ++depth_ <= kMaxDepth; }
   bool EndArray(rapidjson::SizeType) {
     --depth_;
     return true;
   }
 
  private:
+  static constexpr int kMaxDepth = static_cast<int>(hub::kMaxJsonDepth);
   int depth_ = 0;
   bool in_metadata_ = false;
   std::string top_key_;

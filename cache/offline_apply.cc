@@ -15,6 +15,11 @@ namespace {
 using rapidjson::Document;
 using rapidjson::Value;
 
+// The largest object an offline write may produce: kube-apiserver's MaxRequestBodyBytes (3 MiB,
+// twice etcd's request limit), the most it would take as an update. The body is bounded by the
+// same figure (hub/forwarder.cc); a patch can still grow the object past it.
+constexpr std::size_t kMaxObjectBytes = std::size_t{3} << 20;
+
 const Value* member(const Value& object, const char* name) {
   if (!object.IsObject()) return nullptr;
   auto it = object.FindMember(name);
@@ -45,6 +50,26 @@ std::string object_ref(const hub::RequestInfo& info) {
          info.name + "\"";
 }
 
+// The body of a patch of media type `type`, or of an update, parsed (depth-bounded).
+std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::string_view body) {
+  Document parsed;
+  if (Status s = hub::parse_json(body, parsed); !s) {
+    return WriteRefusal{hub::bad_request_error("the request body is not valid JSON: " + s.error().message),
+                        "bad_body"};
+  }
+  // kube-apiserver counts operations before applying any, and answers 413.
+  if (type == "application/json-patch+json" && parsed.IsArray() &&
+      parsed.Size() > kMaxJsonPatchOperations) {
+    // Worded as apiserver's errors.NewRequestEntityTooLargeError.
+    hub::ApiError too_many{413, "RequestEntityTooLarge",
+                           "Request entity too large: The allowed maximum operations in a JSON patch is " +
+                               std::to_string(kMaxJsonPatchOperations) + ", got " +
+                               std::to_string(parsed.Size())};
+    return WriteRefusal{std::move(too_many), "too_large"};
+  }
+  return parsed;
+}
+
 // Applies the patch or takes the update; the preconditions on the result are checked later.
 std::variant<Document, WriteRefusal> patched(const Document& base, const hub::RequestInfo& info,
                                              std::string_view content_type, std::string_view body) {
@@ -65,14 +90,12 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const hub::Re
                    "merge patches, not " + type,
                    "unsupported_media_type");
   }
-  Document parsed;
-  parsed.Parse(body.data(), body.size());
-  if (parsed.HasParseError()) {
-    return refusal(hub::Failure::BadRequest, "the request body is not valid JSON", "bad_body");
-  }
+  auto body_doc = parse_body(type, body);
+  if (auto* refused = std::get_if<WriteRefusal>(&body_doc)) return std::move(*refused);
+  Document& parsed = std::get<Document>(body_doc);
   if (info.verb == "update") {
     if (!parsed.IsObject()) return refusal(hub::Failure::BadRequest, "the body is not an object", "bad_body");
-    return parsed;
+    return std::move(parsed);
   }
   doc.CopyFrom(base, doc.GetAllocator());
   Status applied;
@@ -107,8 +130,11 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
                                                             std::string_view body,
                                                             const AdmitWrite& admit) {
   Document base;
-  base.Parse(base_json.data(), base_json.size());
-  if (base.HasParseError() || !base.IsObject()) {
+  // Without metadata there is no resourceVersion to keep (and a /status write's result is this
+  // object): an apiserver object always has it.
+  const Value* base_metadata = nullptr;
+  if (hub::parse_json(base_json, base)) base_metadata = member(base, "metadata");
+  if (base_metadata == nullptr || !base_metadata->IsObject()) {
     return refusal(hub::Failure::Offline, "the cached " + object_ref(info) + " cannot be read",
                    "not_cached");
   }
@@ -160,17 +186,23 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
   if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
   else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
-  return hub::to_json(doc);
+  std::string json = hub::to_json(doc);
+  if (json.size() > kMaxObjectBytes) {
+    return refusal(hub::Failure::BodyTooLarge,
+                   "the " + info.verb + " makes " + object_ref(info) + " " +
+                       std::to_string(json.size()) + " bytes long, over the limit of " +
+                       std::to_string(kMaxObjectBytes),
+                   "too_large");
+  }
+  return json;
 }
 
 std::string carry_change(std::string_view base_json, std::string_view updated_json,
                          std::string_view copy_json) {
   if (copy_json == base_json) return std::string(updated_json);
   Document base, updated, copy;
-  base.Parse(base_json.data(), base_json.size());
-  updated.Parse(updated_json.data(), updated_json.size());
-  copy.Parse(copy_json.data(), copy_json.size());
-  if (base.HasParseError() || updated.HasParseError() || copy.HasParseError()) {
+  if (!hub::parse_json(base_json, base) || !hub::parse_json(updated_json, updated) ||
+      !hub::parse_json(copy_json, copy)) {
     return std::string(copy_json);
   }
   Document diff = create_merge_patch(base, updated);

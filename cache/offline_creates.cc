@@ -89,8 +89,7 @@ std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::
     if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
     if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
   } else {
-    doc.Parse(write.body.data(), write.body.size());
-    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
+    if (!hub::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
       return std::nullopt;
     }
   }
@@ -140,8 +139,7 @@ std::string created_object_name(std::string_view content_type, std::string_view 
     return meta ? meta->name : "";
   }
   Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return "";
+  if (!hub::parse_json(body, doc) || !doc.IsObject()) return "";
   auto metadata = doc.FindMember("metadata");
   if (metadata == doc.MemberEnd() || !metadata->value.IsObject()) return "";
   auto name = metadata->value.FindMember("name");
@@ -249,8 +247,7 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
     content_type = std::string(kProtobufMediaType);
   } else {
     Document event;
-    event.Parse(write.body.data(), write.body.size());
-    if (event.HasParseError() || !event.IsObject() || !event.HasMember("metadata") ||
+    if (!hub::parse_json(write.body, event) || !event.IsObject() || !event.HasMember("metadata") ||
         !event["metadata"].IsObject()) {
       journal_.count_refused("bad_body");
       const hub::ApiError unreadable = hub::bad_request_error("the event in the request body cannot be read");
@@ -313,8 +310,7 @@ net::awaitable<unsigned> OfflineCreates::request_token(const hub::RequestInfo& i
     if (const CachedCopy* pod = newest_copy(copies, info.component)) pod_json = pod->json;
   }
   Document pod;
-  if (pod_json) pod.Parse(pod_json->data(), pod_json->size());
-  const bool have_pod = pod_json && !pod.HasParseError() && pod.IsObject();
+  const bool have_pod = pod_json && hub::parse_json(*pod_json, pod) && pod.IsObject();
   if (!have_pod && key->bound_kind == "Pod" && !key->bound_name.empty()) {
     co_return co_await send_api_error(out, hub::Failure::Offline,
                                       "pod \"" + key->bound_name +

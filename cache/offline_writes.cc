@@ -43,8 +43,7 @@ std::optional<std::string> lease_update_json(std::string_view cached, std::strin
   auto envelope = unwrap_protobuf(body);
   auto lease = envelope ? decode_lease(envelope->raw) : std::nullopt;
   rapidjson::Document doc;
-  doc.Parse(cached.data(), cached.size());
-  if (!lease || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("metadata") ||
+  if (!lease || !hub::parse_json(cached, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
       !doc["metadata"].IsObject()) {
     return std::nullopt;
   }

@@ -78,11 +78,8 @@ std::string joined(const Path& path) {
 Rebase rebase_update(std::string_view base_json, std::string_view sent_json,
                      std::string_view current_json, bool status_write) {
   Document base, sent, current;
-  base.Parse(base_json.data(), base_json.size());
-  sent.Parse(sent_json.data(), sent_json.size());
-  current.Parse(current_json.data(), current_json.size());
-  if (base.HasParseError() || sent.HasParseError() || current.HasParseError() || !base.IsObject() ||
-      !sent.IsObject() || !current.IsObject()) {
+  if (!hub::parse_json(base_json, base) || !hub::parse_json(sent_json, sent) ||
+      !hub::parse_json(current_json, current) || !base.IsObject() || !sent.IsObject() || !current.IsObject()) {
     return {Rebase::Kind::Unreadable, "", "the journaled update or the cloud's object cannot be read"};
   }
   Document ours = change(base, sent, status_write);

@@ -5,6 +5,7 @@
 
 #include "cache/object_meta.h"
 #include "hub/json_frames.h"
+#include "hub/json_parse.h"
 #include "hub/log.h"
 
 namespace yurthub::cache {
@@ -106,8 +107,7 @@ class ListTap final : public TapBase, private hub::ListSink {
   }
   void read_list_metadata(std::string_view raw) {
     rapidjson::Document doc;
-    doc.Parse(raw.data(), raw.size());
-    if (doc.HasParseError() || !doc.IsObject()) return;
+    if (!hub::parse_json(raw, doc) || !doc.IsObject()) return;
     if (auto rv = doc.FindMember("resourceVersion"); rv != doc.MemberEnd() && rv->value.IsString()) {
       list_rv_ = parse_resource_version({rv->value.GetString(), rv->value.GetStringLength()});
     }

@@ -15,6 +15,7 @@
 
 #include "cache/offline_apply.h"
 #include "cache/protobuf_wire.h"
+#include "hub/json_parse.h"
 #include "hub/log.h"
 #include "hub/tls.h"
 
@@ -40,8 +41,7 @@ std::string member_string(const rapidjson::Value& object, const char* name) {
 
 std::optional<TokenRequestKey> key_from_json(std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject()) {
+  if (!hub::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject()) {
     return std::nullopt;
   }
   const auto& spec = doc["spec"];
@@ -102,8 +102,7 @@ std::optional<std::int64_t> jwt_expiry(std::string_view token) {
   if (read != payload.size()) return std::nullopt;
   json.resize(written);
   rapidjson::Document claims;
-  claims.Parse(json.data(), json.size());
-  if (claims.HasParseError() || !claims.IsObject()) return std::nullopt;
+  if (!hub::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
   auto exp = claims.FindMember("exp");
   if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
   return exp->value.GetInt64();
@@ -226,12 +225,12 @@ TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, hub::MetricsRegistry
 std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
   return std::make_unique<TokenTap>([this, digest = key.digest()](std::string body) {
     rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
+    const bool readable = static_cast<bool>(hub::parse_json(body, doc));
     const rapidjson::Value* status = doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
     const std::string token = status ? member_string(*status, "token") : "";
     auto expires = jwt_expiry(token);
     if (!expires && status) expires = parse_rfc3339(member_string(*status, "expirationTimestamp"));
-    if (doc.HasParseError() || token.empty() || !expires) {
+    if (!readable || token.empty() || !expires) {
       kept_.with({"unreadable"}).inc();
       return;
     }

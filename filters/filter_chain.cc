@@ -25,11 +25,12 @@ std::string key_of(const rapidjson::Value& object) {
 }
 
 // The JSON of an event's "object", as the apiserver sent it (re-serialized). REQUIRES: `raw` is
-// an event that parsed with an object.
+// an event that parsed with an object ("null" if it did not, rather than undefined behaviour).
 std::string original_object_json(std::string_view raw) {
   rapidjson::Document event;
-  event.Parse(raw.data(), raw.size());
-  return hub::to_json(event["object"]);
+  if (!hub::parse_json(raw, event) || !event.IsObject()) return "null";
+  auto it = event.FindMember("object");
+  return it == event.MemberEnd() ? "null" : hub::to_json(it->value);
 }
 
 // Writes `{"type":<type>,"object":<object>}\n`.
@@ -249,8 +250,11 @@ bool FilterChain::correct(std::string* out) {
   const auto view = view_();
   const bool ok = client_view_->for_each_stale(view, [&](ClientView::Entry& e) {
     rapidjson::Document event;
-    event.Parse(e.raw_event.data(), e.raw_event.size());
-    rapidjson::Value& object = event["object"];  // entries were recorded from parsed objects
+    // Entries were recorded from parsed events with an object, so this holds.
+    if (!hub::parse_json(e.raw_event, event) || !event.IsObject() || !event.HasMember("object")) {
+      return;
+    }
+    rapidjson::Value& object = event["object"];
     const Outcome outcome(run(object, event.GetAllocator(), *view), object);
     const ClientView::Seen seen = outcome.seen();
     const std::uint64_t digest = outcome.digest();

@@ -159,8 +159,6 @@ void GzipDecoder::Impl::next_header_field() {
 }
 
 Status GzipDecoder::Impl::header_step(std::string_view in, std::size_t* pos) {
-  const std::size_t start = *pos;
-  const auto at = [&] { return " at byte " + std::to_string(offset + start); };
   switch (state) {
     case State::kFixed:
       if (!take(in, pos, kFixedHeaderBytes)) return {};
@@ -182,7 +180,8 @@ Status GzipDecoder::Impl::header_step(std::string_view in, std::size_t* pos) {
       const std::uint32_t expect = header_crc.checksum() & 0xffff;
       if (!take(in, pos, 2)) return {};
       if ((field[0] | static_cast<std::uint32_t>(field[1]) << 8) != expect) {
-        return fail("header CRC mismatch" + at());
+        // Where the field starts, which it may have done in an earlier feed().
+        return fail("header CRC mismatch at byte " + std::to_string(offset + *pos - 2));
       }
       next_header_field();
       return {};

@@ -26,6 +26,7 @@
 
 #include "hub/http_io.h"
 #include "hub/json_frames.h"
+#include "hub/json_parse.h"
 #include "hub/log.h"
 #include "hub/result.h"
 #include "hub/url.h"
@@ -96,8 +97,7 @@ std::shared_ptr<const rapidjson::Document> copy_item(const rapidjson::Value& ite
 // The `message` of a Kubernetes Status body, else the start of the body.
 std::string status_message(std::string_view body) {
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (!doc.HasParseError()) {
+  if (parse_json(body, doc)) {
     std::string message = string_member(doc, "message");
     if (!message.empty()) return message;
   }
@@ -320,8 +320,10 @@ net::awaitable<Status> Informer::State::list() {
 // their Document, and a re-list that changes nothing publishes nothing.
 Status Informer::State::apply_list(const std::string& body) {
   rapidjson::Document list;
-  list.Parse(body.data(), body.size());
-  if (list.HasParseError() || !list.IsObject()) return make_error("list is not a JSON object");
+  if (Status parsed = parse_json(body, list); !parsed) {
+    return make_error("list is not a JSON object: " + parsed.error().message);
+  }
+  if (!list.IsObject()) return make_error("list is not a JSON object");
   const rapidjson::Value* items = member(list, "items");
   if (!items || !(items->IsArray() || items->IsNull())) return make_error("list has no items");
   std::string version = resource_version_of(list);
@@ -437,8 +439,7 @@ Informer::State::EventResult Informer::State::apply_event(std::string_view raw,
                                                           std::optional<ObjectMap>& working,
                                                           std::string& reason) {
   rapidjson::Document event;
-  event.Parse(raw.data(), raw.size());
-  const rapidjson::Value* object = event.HasParseError() ? nullptr : member(event, "object");
+  const rapidjson::Value* object = parse_json(raw, event) ? member(event, "object") : nullptr;
   if (!object || !object->IsObject()) {
     reason = "watch event without an object: " + std::string(raw.substr(0, 200));
     return EventResult::Failed;

@@ -4,6 +4,7 @@
 // Results are compared as compact JSON text, so member order and duplicates are checked too.
 #include "cache/json_patch.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -228,6 +229,59 @@ TEST(JsonPatchTest, PatchBufferMayBeFreedAfterApply) {
     std::fill(buffer.begin(), buffer.end(), 'X');
   }
   EXPECT_EQ(to_json(doc), R"({"a":"keep","b":{"name":"from-patch","l":["x"]}})");
+}
+
+// kube-apiserver's limits: at most 10000 operations, in its words.
+TEST(JsonPatchTest, MoreThanTenThousandOperationsAreRefused) {
+  std::string ops;
+  for (int i = 0; i < 10000; ++i) ops += R"({"op":"test","path":"/a","value":1},)";
+  rapidjson::Document doc = parse_json(R"({"a":1})");
+  EXPECT_TRUE(apply_json_patch(doc, parse_json("[" + ops.substr(0, ops.size() - 1) + "]")).ok());
+  const Status status =
+      apply_json_patch(doc, parse_json("[" + ops + R"({"op":"remove","path":"/a"}])"));
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message,
+            "The allowed maximum operations in a JSON patch is 10000, got 10001");
+  EXPECT_EQ(to_json(doc), R"({"a":1})");  // refused before any operation
+}
+
+// Each copy of /d into itself doubles the document: 1 KiB becomes 2^64 KiB in a 64-op patch. The
+// apiserver's json-patch refuses once copies added 3 MiB.
+TEST(JsonPatchTest, CopiesStopAtThreeMebibytesOfGrowth) {
+  rapidjson::Document doc = parse_json(R"({"d":[")" + std::string(1024, 'x') + R"("]})");
+  std::string ops;
+  for (int i = 0; i < 64; ++i)
+    ops += std::string(i ? "," : "") + R"({"op":"copy","from":"/d","path":"/d/-"})";
+  const Status status = apply_json_patch(doc, parse_json("[" + ops + "]"));
+  ASSERT_FALSE(status.ok());
+  // Copy i adds 2^i * 1029 - 1 bytes: copies 0..10 add about 2.1 MiB, copy 11 4.2 MiB in all.
+  EXPECT_THAT(
+      status.error().message,
+      ::testing::MatchesRegex(R"re(json patch operation 11 \(copy /d/-\): Unable to complete )re"
+                              "the copy, the accumulated size increase of copy is [0-9]+, "
+                              "exceeding the limit 3145728"));
+  EXPECT_LT(to_json(doc).size(), 4u << 20);
+}
+
+std::string nested_arrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// The result is bounded like a parse, since whoever reads it next recurses.
+TEST(JsonPatchTest, AResultNestedPastTheParseBoundIsRefused) {
+  std::string path;
+  for (int i = 0; i < 600; ++i) path += "/0";
+  rapidjson::Document doc = parse_json(R"({"a":)" + nested_arrays(601) + "}");
+  const std::string add =
+      R"([{"op":"add","path":"/a)" + path + R"(/-","value":)" + nested_arrays(500) + "}]";
+  Status status = apply_json_patch(doc, parse_json(add));
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message, "the patched document is nested more than 1000 levels deep");
+  doc = parse_json(R"({"a":)" + nested_arrays(601) + "}");
+  status = apply_json_patch(
+      doc, parse_json(R"([{"op":"copy","from":"/a","path":"/a)" + path + R"(/-"}])"));
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message, "json patch operation 0 (copy /a" + path +
+                                        "/-): the copy would nest the document more than 1000 "
+                                        "levels deep");
 }
 
 const std::vector<PatchCase> kMergePatchCases = {

@@ -34,6 +34,15 @@ TEST(ObjectMeta, ClusterScopedBookmarkAndBadInput) {
   EXPECT_EQ(object_meta(R"({"metadata":{"name":"x","resourceVersion":"12a"}})")->resource_version, 0u);
 }
 
+TEST(ObjectMeta, DeepNestingBeforeMetadataIsNoObjectNotAStackOverflow) {
+  const std::string deep = std::string(1u << 20, '[');
+  EXPECT_FALSE(object_meta(R"({"spec":)" + deep).has_value());
+  // Metadata first: read before the nesting starts, as the apiserver orders its members.
+  auto meta = object_meta(R"({"metadata":{"name":"x"},"spec":)" + deep);
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->name, "x");
+}
+
 TEST(ObjectMeta, EveryPodOfTheFixtureList) {
   std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/pods-watch.stream");
   std::string line;

@@ -40,6 +40,18 @@ hub::RequestInfo request(const char* method, const std::string& target, const ch
   return hub::classify_request(method, target, agent);
 }
 
+constexpr const char* kTestOp = R"({"op":"test","path":"/kind","value":"Pod"})";
+// Each copies metadata.labels into itself, doubling it.
+const std::string kCopyLabels = R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)";
+
+// A JSON patch of `count` operations, `op(i)` each.
+template <class Op>
+std::string many_ops(int count, Op op) {
+  std::string out = "[";
+  for (int i = 0; i < count; ++i) out += (i ? "," : "") + op(i);
+  return out + "]";
+}
+
 class OfflineWritesTest : public StoreFixture {
  protected:
   void SetUp() override {
@@ -207,9 +219,16 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
        R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default","resourceVersion":"39"}})", 409},
       {"PUT", "/api/v1/namespaces/default/pods/web-0", "application/vnd.kubernetes.protobuf", "k8s\0", 415},
       {"PATCH", "/api/v1/namespaces/default/pods/web-1", "application/merge-patch+json", "{}", 503},
+      // Untrusted JSON: nesting that once overflowed the writer's stack, the apiserver's limits.
+      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+       std::string(1u << 20, '['), 400},
+      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json",
+       many_ops(10001, [](int) { return std::string(kTestOp); }), 413},
+      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json",
+       many_ops(64, [](int i) { return kCopyLabels + std::to_string(i) + R"("})"; }), 422},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.type + " " + c.body);
+    SCOPED_TRACE(c.type + " " + c.body.substr(0, 100));
     // Object writes come with an operator's token (the node may not write a pod itself).
     const bool status_write = c.target.ends_with("/status");
     auto out = write(c.method, c.target, c.type, c.body, "kubelet/v1.32.4", status_write ? "" : kOperator);

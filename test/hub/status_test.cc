@@ -106,5 +106,26 @@ TEST(HopByHop, StrippedUnlessUpgrading) {
   EXPECT_EQ(upgrade.count(http::field::keep_alive), 0u);
 }
 
+// Found with test/fuzz/http_request_fuzz.cc's oracle: `Connection: Content-Length` used to strip
+// the request's Content-Length, and the forwarder then sent the body unframed, so the apiserver
+// read it as a second request on the hub's connection (request smuggling).
+TEST(Status, ConnectionCannotStripTheBodyFraming) {
+  namespace http = boost::beast::http;
+  http::fields length;
+  length.set(http::field::content_length, "51");
+  length.set(http::field::connection, "Content-Length, X-Private");
+  length.set("X-Private", "x");
+  strip_hop_by_hop(length, false);
+  EXPECT_EQ(length[http::field::content_length], "51");
+  EXPECT_EQ(length.count("X-Private"), 0u);
+  EXPECT_EQ(length.count(http::field::connection), 0u);
+
+  http::fields chunked;
+  chunked.set(http::field::transfer_encoding, "chunked");
+  chunked.set(http::field::connection, "transfer-encoding");
+  strip_hop_by_hop(chunked, false);
+  EXPECT_EQ(chunked[http::field::transfer_encoding], "chunked");
+}
+
 }  // namespace
 }  // namespace yurthub::hub

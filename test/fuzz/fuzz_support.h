@@ -1,0 +1,53 @@
+// Helpers shared by the libFuzzer targets in test/fuzz: the input as text, split into parts at
+// NUL bytes (which no JSON, selector or HTTP head the targets read may contain), chunked feeding
+// driven by the input's own bytes, and a check that aborts with a message, so an oracle failure
+// is a crash libFuzzer saves like any other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+namespace yurthub::fuzz {
+
+inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// The first `count` - 1 NUL-separated parts of `in`, then the rest (missing parts are empty).
+inline std::vector<std::string_view> split_parts(std::string_view in, std::size_t count) {
+  std::vector<std::string_view> parts;
+  while (parts.size() + 1 < count) {
+    const std::size_t nul = in.find('\0');
+    if (nul == std::string_view::npos) break;
+    parts.push_back(in.substr(0, nul));
+    in.remove_prefix(nul + 1);
+  }
+  parts.push_back(in);
+  parts.resize(count);
+  return parts;
+}
+
+// Splits `in` into pieces whose sizes cycle through 1..`seed` % 61 + 1 bytes, so one input is
+// framed both whole and in many small feeds.
+inline std::vector<std::string_view> chunks(std::string_view in, unsigned seed) {
+  std::vector<std::string_view> out;
+  const std::size_t period = seed % 61 + 1;
+  for (std::size_t i = 0, n = 1; i < in.size(); n = n % period + 1) {
+    out.push_back(in.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+// An oracle: aborts (a crash libFuzzer saves) when `ok` is false.
+inline void check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "fuzz check failed: %s\n", what);
+  std::abort();
+}
+
+}  // namespace yurthub::fuzz
