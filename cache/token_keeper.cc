@@ -240,7 +240,7 @@ std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
 
 void TokenKeeper::keep(const std::string& digest, std::string json, std::int64_t expires) {
   const std::int64_t now = now_();
-  CacheWriter::Task task = [digest, expires, now, value = std::to_string(expires) + "\n" + json](
+  CacheWriter::Task task = [digest, now, value = std::to_string(expires) + "\n" + json](
                                WriteTxn& txn) -> Status {
     // Expired answers go; past the bound, those that expire first.
     std::vector<std::pair<std::int64_t, std::string>> kept;
