@@ -87,26 +87,6 @@ std::string base64url(std::string_view bytes) {
   return out;
 }
 
-// When a JWT expires: its `exp` claim. kube-apiserver extends kubelet's 3607 s tokens to a year
-// (--service-account-extend-token-expiration) while status.expirationTimestamp still says 3607 s,
-// so the claim, not the status, says how long a kept token stays good.
-std::optional<std::int64_t> jwt_expiry(std::string_view token) {
-  const auto first = token.find('.');
-  const auto second = first == std::string_view::npos ? first : token.find('.', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  std::string payload(token.substr(first + 1, second - first - 1));
-  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  std::string json((payload.size() + 3) / 4 * 3, '\0');
-  namespace b64 = boost::beast::detail::base64;
-  auto [written, read] = b64::decode(json.data(), payload.data(), payload.size());
-  if (read != payload.size()) return std::nullopt;
-  json.resize(written);
-  rapidjson::Document claims;
-  if (!hub::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
-  auto exp = claims.FindMember("exp");
-  if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
-  return exp->value.GetInt64();
-}
 
 // The stored value: "<expiry seconds>\n<the apiserver's JSON>".
 std::optional<std::pair<std::int64_t, std::string_view>> split_kept(std::string_view value) {
@@ -137,6 +117,27 @@ class TokenTap final : public hub::ResponseTap {
 };
 
 }  // namespace
+
+// When a JWT expires: its `exp` claim. kube-apiserver extends kubelet's 3607 s tokens to a year
+// (--service-account-extend-token-expiration) while status.expirationTimestamp still says 3607 s,
+// so the claim, not the status, says how long a kept token stays good.
+std::optional<std::int64_t> jwt_expiry(std::string_view token) {
+  const auto first = token.find('.');
+  const auto second = first == std::string_view::npos ? first : token.find('.', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  std::string payload(token.substr(first + 1, second - first - 1));
+  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  std::string json((payload.size() + 3) / 4 * 3, '\0');
+  namespace b64 = boost::beast::detail::base64;
+  auto [written, read] = b64::decode(json.data(), payload.data(), payload.size());
+  if (read != payload.size()) return std::nullopt;
+  json.resize(written);
+  rapidjson::Document claims;
+  if (!hub::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
+  auto exp = claims.FindMember("exp");
+  if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
+  return exp->value.GetInt64();
+}
 
 std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
   std::tm tm{};

@@ -76,6 +76,9 @@ class TokenKeeper {
   hub::CounterFamily& kept_;
 };
 
+// When a JWT (the apiserver's token) expires: its `exp` claim; nullopt when it has none.
+std::optional<std::int64_t> jwt_expiry(std::string_view token);
+
 // "2026-11-23T10:00:05Z" (RFC 3339, optional fraction) as seconds since the epoch.
 std::optional<std::int64_t> parse_rfc3339(std::string_view text);
 
