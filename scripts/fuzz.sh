@@ -12,7 +12,7 @@ seconds=${1:-30}
 jobs=${YURTHUB_BUILD_JOBS:-$(nproc)}
 bash scripts/setup.sh  # clang and libclang-rt-14-dev (libFuzzer), if missing
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs"
+cmake --build --preset fuzz -j "$jobs" --target fuzz_targets
 
 dir=build/fuzz
 bash test/fuzz/seed_corpus.sh "$dir/seeds" >/dev/null
