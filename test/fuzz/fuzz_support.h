@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,6 +49,15 @@ inline void check(bool ok, const char* what) {
   if (ok) return;
   std::fprintf(stderr, "fuzz check failed: %s\n", what);
   std::abort();
+}
+
+// The split-invariance oracle of the streaming decoders: `run` (pieces -> a transcript of what
+// came out) gives the same transcript for the input fed whole and fed in small pieces.
+template <class Run>
+void check_split_invariance(const std::uint8_t* data, std::size_t size, Run run) {
+  const std::string_view in = as_text(data, size);
+  const std::string whole = run(std::vector<std::string_view>{in});
+  check(whole == run(chunks(in, size ? data[0] : 0)), "the output depends on how the bytes arrive");
 }
 
 }  // namespace yurthub::fuzz

@@ -26,9 +26,6 @@ std::string decode(const std::vector<std::string_view>& pieces) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view in = fuzz::as_text(data, size);
-  const std::string whole = decode({in});
-  fuzz::check(whole == decode(fuzz::chunks(in, size ? data[0] : 0)),
-              "decoding depends on how the bytes arrive");
+  fuzz::check_split_invariance(data, size, decode);
   return 0;
 }

@@ -28,9 +28,6 @@ std::string frame(const std::vector<std::string_view>& pieces) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view in = fuzz::as_text(data, size);
-  const std::string whole = frame({in});
-  const std::string pieces = frame(fuzz::chunks(in, size ? data[0] : 0));
-  fuzz::check(whole == pieces, "framing depends on how the bytes arrive");
+  fuzz::check_split_invariance(data, size, frame);
   return 0;
 }
