@@ -2,9 +2,10 @@
 # The README's first command: installs what is missing, builds, then runs the hub in front of the
 # bundled fake apiserver (test/fake_apiserver) and shows, with kubectl through the hub:
 # online proxying (get, watch, apply, whoami), filtering (kube-proxy's pool-scoped endpoints), the
-# hub's metrics, offline service from the node's cache when the cloud goes away (reads, and a
-# patch kept in the write journal), then the cloud coming back and receiving the journaled patch. Ports: the hub uses its real defaults (10261 proxy, 10268 HTTPS proxy, 10267 admin)
-# unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
+# hub's metrics, offline service from the node's cache when the cloud goes away (reads, a pod
+# status patch kept in the write journal, a label patch the node's identity may not make refused
+# with 403), then the cloud coming back and receiving the journaled patch. Ports: the hub uses its
+# real defaults (10261 proxy, 10268 HTTPS proxy, 10267 admin) unless YURTHUB_DEMO_PROXY_PORT / _SECURE_PORT / _ADMIN_PORT say otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -127,10 +128,12 @@ echo "(listed by kubectl's watch earlier, so cached; never listed, a 404 rather 
 run k get secrets -n default
 run k delete configmap demo-2 -n default
 echo "(deletes need the cloud: 503)"
-say "offline: a patch is applied to the node's cache and journaled for the cloud"
-run k label pod web-0 -n default edge-note=written-offline
-run k get pod web-0 -n default --show-labels
+say "offline: kubelet's status patch is applied to the node's cache and journaled for the cloud"
+run k patch pod web-0 -n default --subresource=status -p '{"status":{"message":"written offline"}}'
+run k get pod web-0 -n default -o jsonpath='{.status.message}{"\n"}'
 "$bin/cmd/yurthub" journal ls --disk-cache-path="$work/cache"
+echo "(what the node's identity may not write, the hub refuses offline as the apiserver would: 403)"
+run k label pod web-0 -n default edge-note=written-offline
 say "what the node has cached: yurthub cache ls"
 "$bin/cmd/yurthub" cache ls --disk-cache-path="$work/cache"
 
@@ -141,7 +144,7 @@ say "the cloud comes back: the hub probes it healthy and traffic flows again"
 start_apiserver
 for _ in $(seq 1 100); do k get nodes >/dev/null 2>&1 && break; sleep 0.2; done
 run k get nodes
-echo "(the journal is replayed: the cloud now has the label written offline)"
-for _ in $(seq 1 50); do kd get pod web-0 -n default --show-labels 2>/dev/null | grep -q edge-note && break; sleep 0.2; done
-run kd get pod web-0 -n default --show-labels
+echo "(the journal is replayed: the cloud now has the status written offline)"
+for _ in $(seq 1 50); do kd get pod web-0 -n default -o jsonpath='{.status.message}' 2>/dev/null | grep -q offline && break; sleep 0.2; done
+run kd get pod web-0 -n default -o jsonpath='{.status.message}{"\n"}'
 say "done; logs are in $work"
