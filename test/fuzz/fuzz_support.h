@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace yurthub::fuzz {
@@ -58,6 +60,20 @@ void check_split_invariance(const std::uint8_t* data, std::size_t size, Run run)
   const std::string_view in = as_text(data, size);
   const std::string whole = run(std::vector<std::string_view>{in});
   check(whole == run(chunks(in, size ? data[0] : 0)), "the output depends on how the bytes arrive");
+}
+
+// A selector parsed from `text` (cache/selector.h's LabelSelector or FieldSelector) and the
+// selector its canonical() form parses to, after the oracles every selector must pass: the
+// canonical form round-trips, and a selector covers itself. nullopt when `text` does not parse.
+template <class Selector>
+std::optional<std::pair<Selector, Selector>> parse_selector(std::string_view text) {
+  auto a = Selector::parse(text);
+  if (!a) return std::nullopt;
+  const std::string canonical = a->canonical();
+  auto reparsed = Selector::parse(canonical);
+  check(reparsed.ok() && reparsed->canonical() == canonical, "canonical() does not round-trip");
+  check(a->covers(*a), "a selector does not cover itself");
+  return std::pair<Selector, Selector>(std::move(*a), std::move(*reparsed));
 }
 
 }  // namespace yurthub::fuzz
