@@ -339,13 +339,14 @@ void merge(Value& target, const Value& patch, Allocator& allocator) {
 
 }  // namespace
 
+std::string too_many_operations(std::size_t operations) {
+  return "The allowed maximum operations in a JSON patch is " +
+         std::to_string(kMaxJsonPatchOperations) + ", got " + std::to_string(operations);
+}
+
 Status apply_json_patch(rapidjson::Document& target, const Value& patch) {
   if (!patch.IsArray()) return make_error("json patch must be an array of operations");
-  if (patch.Size() > kMaxJsonPatchOperations) {
-    return make_error("The allowed maximum operations in a JSON patch is " +
-                      std::to_string(kMaxJsonPatchOperations) + ", got " +
-                      std::to_string(patch.Size()));
-  }
+  if (patch.Size() > kMaxJsonPatchOperations) return make_error(too_many_operations(patch.Size()));
   std::size_t copied = 0;
   for (rapidjson::SizeType i = 0; i < patch.Size(); ++i) {
     std::string name = "json patch operation " + std::to_string(i);

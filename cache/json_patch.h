@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <rapidjson/document.h>
 
@@ -18,6 +19,9 @@ namespace yurthub::cache {
 // few kilobytes cannot double the document once per operation.
 inline constexpr std::size_t kMaxJsonPatchOperations = 10000;
 inline constexpr std::size_t kMaxJsonPatchCopyBytes = std::size_t{3} << 20;
+
+// The apiserver's words for a patch of `operations` operations, over kMaxJsonPatchOperations.
+std::string too_many_operations(std::size_t operations);
 
 // Applies the RFC 6902 operation array `patch` (add, remove, replace, move, copy, test) to
 // `target`, whose allocator is used for new values. JSON Pointers per RFC 6901 (`~0`, `~1`, `-` for

@@ -7,6 +7,7 @@
 #include "cache/json_patch.h"
 #include "cache/merge_patch_diff.h"
 #include "cache/strategic_merge.h"
+#include "hub/cache_hooks.h"
 #include "hub/json_parse.h"
 
 namespace yurthub::cache {
@@ -14,11 +15,6 @@ namespace {
 
 using rapidjson::Document;
 using rapidjson::Value;
-
-// The largest object an offline write may produce: kube-apiserver's MaxRequestBodyBytes (3 MiB,
-// twice etcd's request limit), the most it would take as an update. The body is bounded by the
-// same figure (hub/forwarder.cc); a patch can still grow the object past it.
-constexpr std::size_t kMaxObjectBytes = std::size_t{3} << 20;
 
 const Value* member(const Value& object, const char* name) {
   if (!object.IsObject()) return nullptr;
@@ -62,9 +58,7 @@ std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::st
       parsed.Size() > kMaxJsonPatchOperations) {
     // Worded as apiserver's errors.NewRequestEntityTooLargeError.
     hub::ApiError too_many{413, "RequestEntityTooLarge",
-                           "Request entity too large: The allowed maximum operations in a JSON patch is " +
-                               std::to_string(kMaxJsonPatchOperations) + ", got " +
-                               std::to_string(parsed.Size())};
+                           "Request entity too large: " + too_many_operations(parsed.Size())};
     return WriteRefusal{std::move(too_many), "too_large"};
   }
   return parsed;
@@ -187,11 +181,11 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
   else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
   std::string json = hub::to_json(doc);
-  if (json.size() > kMaxObjectBytes) {
+  if (json.size() > hub::kMaxOfflineWriteBytes) {
     return refusal(hub::Failure::BodyTooLarge,
                    "the " + info.verb + " makes " + object_ref(info) + " " +
                        std::to_string(json.size()) + " bytes long, over the limit of " +
-                       std::to_string(kMaxObjectBytes),
+                       std::to_string(hub::kMaxOfflineWriteBytes),
                    "too_large");
   }
   return json;

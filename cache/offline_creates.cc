@@ -55,7 +55,6 @@ std::string random_uid() {
          "-" + h.substr(20, 12);
 }
 
-
 // The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
 // protobuf body carries) with what the apiserver would add.
 std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::OfflineWrite& write) {

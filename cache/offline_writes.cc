@@ -27,7 +27,6 @@ bool is_event(const hub::RequestInfo& info) {
   return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
 }
 
-
 // What the writer task decided, read by the coroutine once the task is done.
 struct Outcome {
   std::optional<WriteRefusal> refused;
@@ -35,7 +34,6 @@ struct Outcome {
   std::vector<LocalChange> changes;   // one per updated copy
   std::optional<Journal::Append> appended;
 };
-
 
 // kubelet's lease renewal arrives as protobuf: the cached lease with the spec, name, uid and
 // resourceVersion the body carries, as a JSON update. nullopt when the body cannot be read.

@@ -87,7 +87,6 @@ std::string base64url(std::string_view bytes) {
   return out;
 }
 
-
 // The stored value: "<expiry seconds>\n<the apiserver's JSON>".
 std::optional<std::pair<std::int64_t, std::string_view>> split_kept(std::string_view value) {
   const auto newline = value.find('\n');

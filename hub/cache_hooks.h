@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -56,7 +57,13 @@ class ResponseWriter {
   virtual std::function<void()> waker() = 0;
 };
 
-// A write a client made while offline, as the Forwarder read it (the body whole, bounded).
+// kube-apiserver's MaxRequestBodyBytes (3 MiB, twice etcd's request limit): the Forwarder reads
+// an offline write's body up to it, and the cache refuses a write whose resulting object is
+// larger (a patch can grow the object past its own size).
+inline constexpr std::size_t kMaxOfflineWriteBytes = std::size_t{3} << 20;
+
+// A write a client made while offline, as the Forwarder read it (the body whole, bounded by
+// kMaxOfflineWriteBytes).
 struct OfflineWrite {
   std::string_view method;         // "PATCH", "PUT", "POST"
   std::string_view target;         // request-target as received

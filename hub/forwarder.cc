@@ -21,8 +21,6 @@ namespace {
 constexpr std::chrono::seconds kFiltersReadyWait{10};
 // How long a write waits for the replay of the same object's offline writes.
 constexpr std::chrono::seconds kReplayWait{30};
-// A write kept while offline is bounded like the apiserver's request body (3 MiB).
-constexpr std::size_t kMaxOfflineWriteBytes = 3u << 20;
 // A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
 constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
 
