@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -23,6 +25,19 @@ ClusterOptions with_flags(std::vector<std::string> flags) {
   ClusterOptions o = demo_cluster();
   o.hub_flags = std::move(flags);
   return o;
+}
+
+// A connection that has sent the head of a 100-byte ConfigMap POST as `user_agent`, then
+// `body_start`, and nothing more; -1 if it cannot connect.
+int start_slow_post(int port, const std::string& user_agent, std::string_view body_start) {
+  const int fd = connect_to(port, std::chrono::seconds(2));
+  if (fd < 0) return fd;
+  const std::string head = "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
+                           "User-Agent: " + user_agent +
+                           "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" +
+                           std::string(body_start);
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  return fd;
 }
 
 std::string read_some(int fd) {
@@ -86,12 +101,8 @@ TEST(HubLimits, ARequestBodyHasADeadlineWhateverItsPace) {
   Cluster cluster(with_flags({"--request-body-timeout=2s"}));
   cluster.start_apiserver();
   cluster.start_hub();
-  const int fd = connect_to(cluster.proxy_port(), std::chrono::seconds(2));
+  const int fd = start_slow_post(cluster.proxy_port(), "slowloris/1", "");
   ASSERT_GE(fd, 0);
-  const std::string head =
-      "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
-      "User-Agent: slowloris/1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
-  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
   const auto started = std::chrono::steady_clock::now();
   bool closed = false;
   for (int i = 0; i < 40 && !closed; ++i) {  // 40 bytes over 20 s, were the hub to wait
@@ -114,12 +125,8 @@ TEST(HubLimits, KubeletsHeartbeatsKeepSlotsOfTheirOwn) {
   cluster.start_hub();
   ASSERT_TRUE(cluster.hub_running()) << cluster.hub().log();
   // One request holds the only slot: its body never comes.
-  const int fd = connect_to(cluster.proxy_port(), std::chrono::seconds(2));
+  const int fd = start_slow_post(cluster.proxy_port(), "kubectl/1", "{");
   ASSERT_GE(fd, 0);
-  const std::string head =
-      "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
-      "User-Agent: kubectl/1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
-  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(http_request(cluster.proxy_port(), "GET", "/api/v1/namespaces/default/pods",
                          {{"User-Agent", "kube-proxy/v1.26.1"}})
