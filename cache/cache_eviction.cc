@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "cache/cache_writer.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 

@@ -3,7 +3,7 @@
 
 namespace yurthub::cache {
 
-CacheMetrics::CacheMetrics(hub::MetricsRegistry& r)
+CacheMetrics::CacheMetrics(base::MetricsRegistry& r)
     : lookups(r.counter("node_yurthub_cache_requests_total",
                         "Offline reads answered from the cache (hit) or not found in it (miss).",
                         {"verb", "result"})),

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "cache/selector.h"
+#include "kube/selector.h"
 
 namespace yurthub::cache {
 namespace {
@@ -64,7 +64,7 @@ std::vector<std::string> CachePolicy::agents() const {
   return {agents->names.begin(), agents->names.end()};
 }
 
-bool CachePolicy::cacheable(const hub::RequestInfo& info) const {
+bool CachePolicy::cacheable(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || !is_agent(info.component)) return false;
   if (info.verb != "get" && info.verb != "list" && info.verb != "watch") return false;
   if (!info.subresource.empty() && info.subresource != "status") return false;
@@ -75,12 +75,12 @@ bool CachePolicy::cacheable(const hub::RequestInfo& info) const {
   return true;
 }
 
-std::optional<ListIdentity> CachePolicy::identity(const hub::RequestInfo& info) const {
+std::optional<ListIdentity> CachePolicy::identity(const kube::RequestInfo& info) const {
   ListIdentity id{info.component, info.api_group, info.api_version, info.resource, "", "", ""};
   if (info.verb == "get") return id.get_set();
   id.namespace_name = info.namespace_name;
-  auto label = LabelSelector::parse(info.label_selector);
-  auto field = FieldSelector::parse(info.field_selector);
+  auto label = kube::LabelSelector::parse(info.label_selector);
+  auto field = kube::FieldSelector::parse(info.field_selector);
   if (!label || !field) return std::nullopt;
   id.label_selector = label->canonical();
   id.field_selector = field->canonical();

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cache/list_identity.h"
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 
 namespace yurthub::cache {
 
@@ -32,10 +32,10 @@ class CachePolicy {
   std::vector<std::string> agents() const;  // sorted, for logs; "*" if every component
 
   // Whether the response to this request is cached.
-  bool cacheable(const hub::RequestInfo& info) const;
+  bool cacheable(const kube::RequestInfo& info) const;
   // The object set a cacheable request reads or feeds. nullopt when a selector does not parse
   // (the apiserver will reject the request anyway).
-  std::optional<ListIdentity> identity(const hub::RequestInfo& info) const;
+  std::optional<ListIdentity> identity(const kube::RequestInfo& info) const;
 
  private:
   struct Agents {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "cache/list_identity.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {

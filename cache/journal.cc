@@ -3,7 +3,7 @@
 // Forwarder through NodeCache::write_pending (lookups).
 #include "cache/journal.h"
 
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 
@@ -27,7 +27,7 @@ std::string journal_object_key(std::string_view group, std::string_view version,
   return key += name;
 }
 
-Journal::Journal(hub::MetricsRegistry& r, JournalLimits limits)
+Journal::Journal(base::MetricsRegistry& r, JournalLimits limits)
     : limits_(limits),
       entries_gauge_(r.gauge("node_yurthub_journal_entries",
                              "Offline writes waiting in the journal to be replayed.", {})),

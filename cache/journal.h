@@ -20,8 +20,8 @@
 
 #include "cache/journal_entry.h"
 #include "cache/store.h"
-#include "hub/metrics.h"
-#include "hub/result.h"
+#include "base/metrics.h"
+#include "base/result.h"
 
 namespace yurthub::cache {
 
@@ -38,7 +38,7 @@ const char* drop_reason_label(DropReason reason);
 
 class Journal {
  public:
-  Journal(hub::MetricsRegistry& registry, JournalLimits limits);
+  Journal(base::MetricsRegistry& registry, JournalLimits limits);
 
   // Rebuilds the index from the store (at startup). Undecodable entries are counted and left for
   // the replay to remove.
@@ -80,14 +80,14 @@ class Journal {
   void update_gauges_locked();
 
   JournalLimits limits_;
-  hub::GaugeFamily& entries_gauge_;
-  hub::GaugeFamily& bytes_gauge_;
-  hub::GaugeFamily& oldest_gauge_;
-  hub::CounterFamily& appended_;
-  hub::CounterFamily& removed_;
-  hub::CounterFamily& conflicts_merged_;
-  hub::CounterFamily& retries_;
-  hub::CounterFamily& refused_;
+  base::GaugeFamily& entries_gauge_;
+  base::GaugeFamily& bytes_gauge_;
+  base::GaugeFamily& oldest_gauge_;
+  base::CounterFamily& appended_;
+  base::CounterFamily& removed_;
+  base::CounterFamily& conflicts_merged_;
+  base::CounterFamily& retries_;
+  base::CounterFamily& refused_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::map<std::uint64_t, Info> entries_;

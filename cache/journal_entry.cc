@@ -6,7 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "hub/json_parse.h"
+#include "base/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -65,7 +65,7 @@ std::string encode_journal_entry(const JournalEntry& entry) {
 
 std::optional<JournalEntry> decode_journal_entry(std::uint64_t seq, std::string_view bytes) {
   rapidjson::Document doc;
-  if (!hub::parse_json(bytes, doc) || !doc.IsObject()) return std::nullopt;
+  if (!base::parse_json(bytes, doc) || !doc.IsObject()) return std::nullopt;
   auto v = doc.FindMember("v");
   if (v == doc.MemberEnd() || !v->value.IsInt() || v->value.GetInt() != kEntryVersion) {
     return std::nullopt;

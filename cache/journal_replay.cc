@@ -8,15 +8,15 @@
 
 #include "cache/replay_rebase.h"
 #include "cache/writer_task.h"
-#include "hub/http_io.h"
-#include "hub/json_parse.h"
-#include "hub/local_client.h"
-#include "hub/log.h"
+#include "net/http_io.h"
+#include "base/json_parse.h"
+#include "net/local_client.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 std::string describe(const JournalEntry& e) {
   return "journal entry " + std::to_string(e.seq) + " (" + e.method + " " + e.target + " by " +
@@ -31,28 +31,28 @@ JournalReplay::JournalReplay(Store& store, CacheWriter& writer, Journal& journal
 void JournalReplay::start(hub::ReplayContext context) {
   if (running_.exchange(true)) return;
   context_ = std::move(context);
-  net::co_spawn(context_.executor, run(), net::detached);
+  asio::co_spawn(context_.executor, run(), asio::detached);
 }
 
 void JournalReplay::stop() {
   if (stopping_.exchange(true) || !running_) return;
-  net::post(context_.executor, [this] {
+  asio::post(context_.executor, [this] {
     if (timer_ != nullptr) timer_->cancel();
   });
 }
 
-net::awaitable<void> JournalReplay::sleep(std::chrono::milliseconds how_long) {
+asio::awaitable<void> JournalReplay::sleep(std::chrono::milliseconds how_long) {
   timer_->expires_after(how_long);
-  co_await timer_->async_wait(hub::kNoThrow);
+  co_await timer_->async_wait(net::kNoThrow);
 }
 
-net::awaitable<void> JournalReplay::run() {
+asio::awaitable<void> JournalReplay::run() {
   // The timer lives in this coroutine's frame, so it goes with the executor's io_context even if
   // the loop never gets to finish.
-  net::steady_timer timer(context_.executor);
+  asio::steady_timer timer(context_.executor);
   timer_ = &timer;
   struct Forget {
-    net::steady_timer*& timer;
+    asio::steady_timer*& timer;
     ~Forget() { timer = nullptr; }
   } forget{timer_};
   auto backoff = options_.backoff_initial;
@@ -70,7 +70,7 @@ net::awaitable<void> JournalReplay::run() {
   }
 }
 
-net::awaitable<bool> JournalReplay::pass() {
+asio::awaitable<bool> JournalReplay::pass() {
   std::vector<std::pair<std::uint64_t, std::optional<JournalEntry>>> entries;
   store_.read()->scan_journal([&](std::uint64_t seq, std::string_view bytes) {
     entries.emplace_back(seq, decode_journal_entry(seq, bytes));
@@ -105,32 +105,32 @@ net::awaitable<bool> JournalReplay::pass() {
   co_return waiting.empty();
 }
 
-net::awaitable<Result<hub::LocalResponse>> JournalReplay::send(const JournalEntry& entry,
+asio::awaitable<Result<net::LocalResponse>> JournalReplay::send(const JournalEntry& entry,
                                                               std::string method,
                                                               std::string content_type,
                                                               std::string body) {
-  hub::LocalRequest request{std::move(method), entry.target,
+  net::LocalRequest request{std::move(method), entry.target,
                             {{"Content-Type", std::move(content_type)},
                              {"User-Agent", entry.user_agent},
                              {"Authorization", entry.authorization},
                              {"Accept", "application/json"},
                              {std::string(hub::kReplayHeader), context_.replay_token}},
                             std::move(body)};
-  auto response = co_await hub::local_request(context_.executor, context_.proxy_host,
+  auto response = co_await net::local_request(context_.executor, context_.proxy_host,
                                               context_.proxy_port, std::move(request),
                                               options_.request_timeout);
   if (!response) journal_.count_retry("network");
   co_return response;
 }
 
-net::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry& entry) {
+asio::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry& entry) {
   auto response = co_await send(entry, entry.method, entry.content_type, entry.body);
   if (!response) co_return Attempt{Outcome::Retry, response.error().message};
   if (response->status == 409 && entry.method == "PUT") co_return co_await merge_stale_update(entry);
   co_return judge(entry, response->status, response->body);
 }
 
-net::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const JournalEntry& entry) {
+asio::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const JournalEntry& entry) {
   // As a client would: read the cloud's object again and make the change on it (replay_rebase.h).
   auto current = co_await send(entry, "GET", "", "");
   if (!current) co_return Attempt{Outcome::Retry, current.error().message};
@@ -179,7 +179,7 @@ JournalReplay::Attempt JournalReplay::judge(const JournalEntry& entry, unsigned 
   return {Outcome::Dropped, detail};  // 404, 422 and other 4xx: the cloud will never take it
 }
 
-net::awaitable<void> JournalReplay::remove(std::uint64_t seq, const char* outcome) {
+asio::awaitable<void> JournalReplay::remove(std::uint64_t seq, const char* outcome) {
   CacheWriter::Task task = [seq](WriteTxn& txn) { return txn.delete_journal(seq); };
   Status removed = co_await run_in_writer(writer_, std::move(task));
   if (!removed) {

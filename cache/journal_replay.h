@@ -30,8 +30,8 @@
 #include "cache/cache_writer.h"
 #include "cache/journal.h"
 #include "cache/store.h"
-#include "hub/cache_hooks.h"
-#include "hub/local_client.h"
+#include "hub/hooks/cache_hooks.h"
+#include "net/local_client.h"
 
 namespace yurthub::cache {
 
@@ -67,7 +67,7 @@ class JournalReplay {
   boost::asio::awaitable<bool> pass();  // false when an entry must be retried
   boost::asio::awaitable<Attempt> replay(const JournalEntry& entry);
   // Sends `entry` (or what it became) through the proxy port with its client's headers.
-  boost::asio::awaitable<Result<hub::LocalResponse>> send(const JournalEntry& entry,
+  boost::asio::awaitable<Result<net::LocalResponse>> send(const JournalEntry& entry,
                                                           std::string method,
                                                           std::string content_type,
                                                           std::string body);

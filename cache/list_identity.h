@@ -17,7 +17,7 @@ struct ListIdentity {
   std::string version;         // "v1"
   std::string resource;        // "pods"
   std::string namespace_name;  // "" = all namespaces (or a cluster-scoped resource)
-  std::string label_selector;  // canonical text (cache::LabelSelector::canonical)
+  std::string label_selector;  // canonical text (kube::LabelSelector::canonical)
   std::string field_selector;  // canonical text, or kGetSet for the set fed by GETs
 
   static constexpr std::string_view kGetSet = "\x01get";

@@ -8,7 +8,7 @@
 
 #include "cache/lmdb_store.h"
 #include "cache/store_codec.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache::lmdb {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "cache/store.h"
 #include "cache/store_files.h"
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::cache::lmdb {
 

@@ -27,7 +27,7 @@
 #include "cache/store.h"
 #include "cache/store_codec.h"
 #include "cache/store_files.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {

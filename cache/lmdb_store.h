@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::cache {
 

@@ -8,14 +8,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "cache/field_labels.h"
+#include "kube/field_labels.h"
 #include "cache/local_events.h"
-#include "cache/selector.h"
-#include "hub/json_parse.h"
-#include "hub/status.h"
+#include "kube/selector.h"
+#include "base/json_parse.h"
+#include "kube/status.h"
 
 namespace yurthub::cache {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 namespace {
 
@@ -54,7 +54,7 @@ namespace {
 // The cached list to answer a request from: complete, in the request's namespace or all, with
 // selectors covering the request's; the exact identity first, else the most recently synced.
 std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted,
-                                      const LabelSelector& label, const FieldSelector& field) {
+                                      const kube::LabelSelector& label, const kube::FieldSelector& field) {
   std::optional<ListChoice> best;
   const auto prefix = ListIdentity::resource_prefix(wanted.component, wanted.group, wanted.version,
                                                     wanted.resource);
@@ -62,8 +62,8 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
     auto id = ListIdentity::parse(key);
     if (!id || id->is_get_set() || !record.complete || record.set_id == 0) continue;
     if (!id->namespace_name.empty() && id->namespace_name != wanted.namespace_name) continue;
-    auto cached_label = LabelSelector::parse(id->label_selector);
-    auto cached_field = FieldSelector::parse(id->field_selector);
+    auto cached_label = kube::LabelSelector::parse(id->label_selector);
+    auto cached_field = kube::FieldSelector::parse(id->field_selector);
     if (!cached_label || !cached_field || !cached_label->covers(label) || !cached_field->covers(field)) continue;
     if (*id == wanted) return ListChoice{*id, record};
     if (!best || record.synced_unix > best->record.synced_unix) best = ListChoice{*id, record};
@@ -104,7 +104,7 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
   if (read != b64.size()) return std::nullopt;
   raw.resize(written);
   rapidjson::Document doc;
-  if (!hub::parse_json(raw, doc) || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
+  if (!base::parse_json(raw, doc) || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
       !doc.HasMember("n") || !doc["n"].IsString() || !doc.HasMember("m") || !doc["m"].IsString()) {
     return std::nullopt;
   }
@@ -118,11 +118,11 @@ namespace {
 
 // Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
 // local change.
-bool watch_selects(const LabelSelector& label, const FieldSelector& field, const std::string& name,
+bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field, const std::string& name,
                    const LocalChange& change) {
   if (!name.empty() && name != change.name) return false;
   rapidjson::Document doc;
-  return hub::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
+  return base::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
          field.matches(doc);
 }
 
@@ -130,7 +130,7 @@ bool watch_selects(const LabelSelector& label, const FieldSelector& field, const
 
 namespace {
 
-net::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std::string body) {
+asio::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std::string body) {
   // Not `if (!co_await ...)` as the coroutine's first statement: g++ 12 miscompiles that shape
   // (the frame is resumed in a state it never reached: SIGILL or a garbage reference).
   const bool started = co_await out.start(code, "application/json");
@@ -142,40 +142,40 @@ net::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std:
 
 }  // namespace
 
-net::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
+asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
                                         std::string detail) {
-  return send_status(out, hub::api_error(failure, detail));
+  return send_status(out, kube::api_error(failure, detail));
 }
 
-net::awaitable<unsigned> send_status(hub::ResponseWriter& out, const hub::ApiError& error) {
-  return send_json(out, error.code, hub::status_body(error));
+asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const kube::ApiError& error) {
+  return send_json(out, error.code, kube::status_body(error));
 }
 
-std::optional<std::string> invalid_selector(const hub::RequestInfo& info) {
+std::optional<std::string> invalid_selector(const kube::RequestInfo& info) {
   // The parse errors without the selector parser's own prefix: the apiserver says only why.
   auto why = [](const Error& error, std::string_view prefix) {
     std::string_view message = error.message;
     if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
     return std::string(message);
   };
-  auto label = LabelSelector::parse(info.label_selector);
+  auto label = kube::LabelSelector::parse(info.label_selector);
   if (!label) {
     return why(label.error(), "invalid label selector \"" + info.label_selector + "\": ");
   }
-  auto field = FieldSelector::parse(info.field_selector);
+  auto field = kube::FieldSelector::parse(info.field_selector);
   if (!field) {
     return why(field.error(), "invalid field selector \"" + info.field_selector + "\": ");
   }
-  return unsupported_field_label(info.api_group, info.resource, *field);
+  return kube::unsupported_field_label(info.api_group, info.resource, *field);
 }
 
-net::awaitable<unsigned> LocalProxy::serve(const hub::RequestInfo& info,
+asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
                                            const std::optional<ListIdentity>& identity,
                                            hub::ResponseWriter& out) {
   unsigned code = 0;
   const bool selects = info.is_resource_request && (info.verb == "list" || info.verb == "watch");
   const std::optional<std::string> bad_selector = selects ? invalid_selector(info) : std::nullopt;
-  const hub::ApiError bad_request = hub::bad_request_error(bad_selector.value_or(""));
+  const kube::ApiError bad_request = kube::bad_request_error(bad_selector.value_or(""));
   if (bad_selector) code = co_await send_status(out, bad_request);
   else if (!identity) code = co_await discovery(info, out);
   else if (info.verb == "get") code = co_await get(info, *identity, out);
@@ -185,7 +185,7 @@ net::awaitable<unsigned> LocalProxy::serve(const hub::RequestInfo& info,
   co_return code;
 }
 
-net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const ListIdentity& identity,
+asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info, const ListIdentity& identity,
                                          hub::ResponseWriter& out) {
   auto view = store_.read();
   // The object may sit in the get set and in any of the component's lists: take the newest.
@@ -204,7 +204,7 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
   metrics_.lookups.with({"get", best ? "hit" : "miss"}).inc();
   view.reset();  // no read transaction is held while a client reads (it would pin LMDB's pages)
   if (!best) {
-    co_return co_await send_api_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, kube::Failure::NotFound,
                                   info.resource + " \"" + info.name + "\" not found");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
@@ -213,11 +213,11 @@ net::awaitable<unsigned> LocalProxy::get(const hub::RequestInfo& info, const Lis
   co_return 200;
 }
 
-net::awaitable<unsigned> LocalProxy::discovery(const hub::RequestInfo& info, hub::ResponseWriter& out) {
+asio::awaitable<unsigned> LocalProxy::discovery(const kube::RequestInfo& info, hub::ResponseWriter& out) {
   auto document = store_.read()->discovery(info.path);
   metrics_.lookups.with({"discovery", document ? "hit" : "miss"}).inc();
   if (!document) {
-    co_return co_await send_api_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, kube::Failure::NotFound,
                                   "the server could not find the requested resource");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
@@ -226,10 +226,10 @@ net::awaitable<unsigned> LocalProxy::discovery(const hub::RequestInfo& info, hub
   co_return 200;
 }
 
-net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const ListIdentity& identity,
+asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const ListIdentity& identity,
                                           hub::ResponseWriter& out) {
-  auto label = LabelSelector::parse(info.label_selector);
-  auto field = FieldSelector::parse(info.field_selector);
+  auto label = kube::LabelSelector::parse(info.label_selector);
+  auto field = kube::FieldSelector::parse(info.field_selector);
   auto view = store_.read();
   std::optional<ListChoice> choice;
   if (label && field) choice = choose_list(*view, identity, *label, *field);
@@ -237,7 +237,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   if (!choice) {
     view.reset();
     // Never an empty list for something never listed: kubelet would take it as "no pods".
-    co_return co_await send_api_error(out, hub::Failure::NotFound,
+    co_return co_await send_api_error(out, kube::Failure::NotFound,
                                   info.resource + " is not cached on this node for " +
                                       info.component + " (the node is offline)");
   }
@@ -248,7 +248,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
     if (!from || from->set != record.set_id) {
       view.reset();
       co_return co_await send_api_error(
-          out, hub::Failure::Expired,
+          out, kube::Failure::Expired,
           "The provided continue parameter is too old to display a consistent list result. You "
           "can start a new list without the continue parameter.");
     }
@@ -266,7 +266,7 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
              [&](std::string_view ns, std::string_view name, const StoredObject& object) {
                if (filter_labels || filter_fields) {
                  rapidjson::Document doc;
-                 if (!hub::parse_json(object.json, doc) || !doc.IsObject()) return true;
+                 if (!base::parse_json(object.json, doc) || !doc.IsObject()) return true;
                  if (filter_labels && !label->matches_object(doc)) return true;
                  if (filter_fields && !field->matches(doc)) return true;
                }
@@ -309,13 +309,13 @@ net::awaitable<unsigned> LocalProxy::list(const hub::RequestInfo& info, const Li
   co_return 200;
 }
 
-net::awaitable<unsigned> LocalProxy::watch(const hub::RequestInfo& info, const ListIdentity& identity,
+asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info, const ListIdentity& identity,
                                            hub::ResponseWriter& out) {
   // The record that gives bookmarks their kind and resourceVersion: this identity's, else a list
   // that covers the request.
   std::optional<ListRecord> record;
-  const auto label = LabelSelector::parse(info.label_selector);
-  const auto field = FieldSelector::parse(info.field_selector);
+  const auto label = kube::LabelSelector::parse(info.label_selector);
+  const auto field = kube::FieldSelector::parse(info.field_selector);
   {
     auto view = store_.read();
     record = view->list(identity.key());

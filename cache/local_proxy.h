@@ -23,9 +23,9 @@
 #include "cache/list_identity.h"
 #include "cache/local_events.h"
 #include "cache/store.h"
-#include "hub/cache_hooks.h"
-#include "hub/request_info.h"
-#include "hub/status.h"
+#include "hub/hooks/cache_hooks.h"
+#include "kube/request_info.h"
+#include "kube/status.h"
 
 namespace yurthub::cache {
 
@@ -41,18 +41,18 @@ class LocalProxy {
 
   // `identity`: the request's ListIdentity (CachePolicy::identity), nullopt for discovery.
   // Returns the HTTP code sent, 0 if the client left before a response was sent.
-  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
                                          const std::optional<ListIdentity>& identity,
                                          hub::ResponseWriter& out);
 
  private:
-  boost::asio::awaitable<unsigned> get(const hub::RequestInfo& info, const ListIdentity& identity,
+  boost::asio::awaitable<unsigned> get(const kube::RequestInfo& info, const ListIdentity& identity,
                                        hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> list(const hub::RequestInfo& info, const ListIdentity& identity,
+  boost::asio::awaitable<unsigned> list(const kube::RequestInfo& info, const ListIdentity& identity,
                                         hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> watch(const hub::RequestInfo& info, const ListIdentity& identity,
+  boost::asio::awaitable<unsigned> watch(const kube::RequestInfo& info, const ListIdentity& identity,
                                          hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> discovery(const hub::RequestInfo& info, hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> discovery(const kube::RequestInfo& info, hub::ResponseWriter& out);
 
   Store& store_;
   CacheMetrics& metrics_;
@@ -66,13 +66,13 @@ std::string as_get_response(std::string_view json, const ListRecord& record);
 
 // Why the apiserver would refuse the request's label or field selector (a 400), nullopt if it
 // would take them.
-std::optional<std::string> invalid_selector(const hub::RequestInfo& info);
+std::optional<std::string> invalid_selector(const kube::RequestInfo& info);
 
-// Answers with the Status of `failure` (hub/status.h). Returns the code sent, 0 if the client left.
-boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, hub::Failure failure,
+// Answers with the Status of `failure` (kube/status.h). Returns the code sent, 0 if the client left.
+boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
                                                 std::string detail);
 // Answers with `error`'s Status. Returns the code sent, 0 if the client left.
-boost::asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const hub::ApiError& error);
+boost::asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const kube::ApiError& error);
 
 // Offline continue tokens: "yh1." + base64url of {"s":set,"n":namespace,"m":name}. Any other
 // token (e.g. the apiserver's, from before the link dropped) cannot be resumed: 410 Expired.

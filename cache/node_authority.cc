@@ -105,7 +105,7 @@ bool is_forbidden_node_label(std::string_view key) {
          !ends_with_label_namespace(prefix, "node.kubernetes.io");
 }
 
-hub::ApiError NodeAuthority::denied(const hub::RequestInfo& info, std::string_view why) const {
+kube::ApiError NodeAuthority::denied(const kube::RequestInfo& info, std::string_view why) const {
   // responsewriters.forbiddenMessage: the resource with its subresource, the scope.
   std::string resource = info.resource;
   if (!info.subresource.empty()) resource += "/" + info.subresource;
@@ -114,15 +114,15 @@ hub::ApiError NodeAuthority::denied(const hub::RequestInfo& info, std::string_vi
   message += info.namespace_name.empty() ? " at the cluster scope"
                                          : " in the namespace \"" + info.namespace_name + "\"";
   if (!why.empty()) message += ": " + std::string(why);
-  return hub::forbidden_error({info.name, info.api_group, info.resource}, sanitized(message));
+  return kube::forbidden_error({info.name, info.api_group, info.resource}, sanitized(message));
 }
 
-hub::ApiError NodeAuthority::admission(const hub::RequestInfo& info, std::string_view name,
+kube::ApiError NodeAuthority::admission(const kube::RequestInfo& info, std::string_view name,
                                        std::string_view why) const {
-  return hub::forbidden_error({std::string(name), info.api_group, info.resource}, why);
+  return kube::forbidden_error({std::string(name), info.api_group, info.resource}, why);
 }
 
-std::optional<hub::ApiError> NodeAuthority::authorize(const hub::RequestInfo& info,
+std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& info,
                                                       std::string_view create_name) const {
   const std::string& g = info.api_group;
   const std::string& r = info.resource;
@@ -208,7 +208,7 @@ std::optional<hub::ApiError> NodeAuthority::authorize(const hub::RequestInfo& in
   return std::nullopt;
 }
 
-std::optional<hub::ApiError> NodeAuthority::admit_node(const hub::RequestInfo& info,
+std::optional<kube::ApiError> NodeAuthority::admit_node(const kube::RequestInfo& info,
                                                        const Value& before,
                                                        const Value& after) const {
   const std::string quoted_node = "\"" + node_ + "\"";
@@ -235,7 +235,7 @@ std::optional<hub::ApiError> NodeAuthority::admit_node(const hub::RequestInfo& i
   return std::nullopt;
 }
 
-std::optional<hub::ApiError> NodeAuthority::admit_update(const hub::RequestInfo& info,
+std::optional<kube::ApiError> NodeAuthority::admit_update(const kube::RequestInfo& info,
                                                          const Value& before,
                                                          const Value& after) const {
   if (info.api_group.empty() && info.resource == "nodes") return admit_node(info, before, after);
@@ -261,7 +261,7 @@ bool NodeAuthority::runs_as(const Value& pod, std::string_view service_account) 
   return string_at(pod, "spec", "nodeName") == node_ && account == service_account;
 }
 
-std::optional<hub::ApiError> NodeAuthority::admit_token_request(const hub::RequestInfo& info,
+std::optional<kube::ApiError> NodeAuthority::admit_token_request(const kube::RequestInfo& info,
                                                                 const BoundObject& bound,
                                                                 const Value* pod) const {
   // The authorizer's edge first: a pod on this node runs as the service account.

@@ -20,8 +20,8 @@
 
 #include <rapidjson/document.h>
 
-#include "hub/request_info.h"
-#include "hub/status.h"
+#include "kube/request_info.h"
+#include "kube/status.h"
 
 namespace yurthub::cache {
 
@@ -33,11 +33,11 @@ class NodeAuthority {
 
   // The authorizer's decision on the request line alone (verb, resource, subresource,
   // namespace, name). `create_name` is the created object's name (from the body), for creates.
-  std::optional<hub::ApiError> authorize(const hub::RequestInfo& info,
+  std::optional<kube::ApiError> authorize(const kube::RequestInfo& info,
                                          std::string_view create_name = {}) const;
 
   // NodeRestriction on an update or patch: the cached object before and the result after.
-  std::optional<hub::ApiError> admit_update(const hub::RequestInfo& info,
+  std::optional<kube::ApiError> admit_update(const kube::RequestInfo& info,
                                             const rapidjson::Value& before,
                                             const rapidjson::Value& after) const;
 
@@ -46,7 +46,7 @@ class NodeAuthority {
   struct BoundObject {
     std::string kind, api_version, name, uid;
   };
-  std::optional<hub::ApiError> admit_token_request(const hub::RequestInfo& info,
+  std::optional<kube::ApiError> admit_token_request(const kube::RequestInfo& info,
                                                    const BoundObject& bound,
                                                    const rapidjson::Value* pod) const;
 
@@ -56,10 +56,10 @@ class NodeAuthority {
 
  private:
   std::string user() const { return "system:node:" + node_; }
-  hub::ApiError denied(const hub::RequestInfo& info, std::string_view why) const;
-  hub::ApiError admission(const hub::RequestInfo& info, std::string_view name,
+  kube::ApiError denied(const kube::RequestInfo& info, std::string_view why) const;
+  kube::ApiError admission(const kube::RequestInfo& info, std::string_view name,
                           std::string_view why) const;
-  std::optional<hub::ApiError> admit_node(const hub::RequestInfo& info,
+  std::optional<kube::ApiError> admit_node(const kube::RequestInfo& info,
                                           const rapidjson::Value& before,
                                           const rapidjson::Value& after) const;
 

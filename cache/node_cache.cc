@@ -2,7 +2,7 @@
 #include "cache/node_cache.h"
 
 #include "cache/response_taps.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
@@ -24,7 +24,7 @@ constexpr std::size_t kMaxIdentityKeyBytes = 400;
 }  // namespace
 
 Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
-                                                   hub::MetricsRegistry& registry) {
+                                                   base::MetricsRegistry& registry) {
   auto opened = open_lmdb_store_or_reset(options.store);
   auto& resets = registry.counter("node_yurthub_cache_resets_total",
                                   "Caches found unusable at start (corrupt, or written by a newer "
@@ -44,7 +44,7 @@ Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
 }
 
 NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
-                     hub::MetricsRegistry& registry)
+                     base::MetricsRegistry& registry)
     : store_(std::move(store)),
       metrics_(registry),
       writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
@@ -66,11 +66,11 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
 
 NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
 
-bool NodeCache::is_discovery(const hub::RequestInfo& info) const {
+bool NodeCache::is_discovery(const kube::RequestInfo& info) const {
   return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
 }
 
-bool NodeCache::keeps_answer(const hub::RequestInfo& info) const {
+bool NodeCache::keeps_answer(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || !policy_.is_agent(info.component)) return false;
   const bool lease_write = info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
                            info.subresource.empty() &&
@@ -78,17 +78,17 @@ bool NodeCache::keeps_answer(const hub::RequestInfo& info) const {
   return lease_write || wants_request_body(info);
 }
 
-bool NodeCache::wants_request_body(const hub::RequestInfo& info) const {
+bool NodeCache::wants_request_body(const kube::RequestInfo& info) const {
   return info.is_resource_request && info.verb == "create" && info.api_group.empty() &&
          info.resource == "serviceaccounts" && info.subresource == "token" &&
          policy_.is_agent(info.component);
 }
 
-bool NodeCache::cacheable(const hub::RequestInfo& info) const {
+bool NodeCache::cacheable(const kube::RequestInfo& info) const {
   return policy_.cacheable(info) || is_discovery(info) || keeps_answer(info);
 }
 
-std::unique_ptr<hub::ResponseTap> NodeCache::tap(const hub::RequestInfo& info, unsigned status,
+std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,
                                                  std::string_view content_type,
                                                  std::string_view request_body) {
   if (keeps_answer(info)) {
@@ -124,12 +124,12 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const hub::RequestInfo& info, u
   return make_watch_tap(*writer_, metrics_, *identity, stale);
 }
 
-bool NodeCache::serves_offline(const hub::RequestInfo& info) const {
+bool NodeCache::serves_offline(const kube::RequestInfo& info) const {
   // Reads only: a kept answer (lease write, TokenRequest) is a write, answered by serve_offline_write.
   return policy_.cacheable(info) || is_discovery(info);
 }
 
-boost::asio::awaitable<unsigned> NodeCache::serve_offline(const hub::RequestInfo& info,
+boost::asio::awaitable<unsigned> NodeCache::serve_offline(const kube::RequestInfo& info,
                                                           hub::ResponseWriter& writer) {
   std::optional<ListIdentity> identity;
   if (!is_discovery(info)) {
@@ -139,17 +139,17 @@ boost::asio::awaitable<unsigned> NodeCache::serve_offline(const hub::RequestInfo
   co_return co_await local_.serve(info, identity, writer);
 }
 
-bool NodeCache::serves_offline_write(const hub::RequestInfo& info) const {
+bool NodeCache::serves_offline_write(const kube::RequestInfo& info) const {
   return writes_.handles(info);
 }
 
-boost::asio::awaitable<unsigned> NodeCache::serve_offline_write(const hub::RequestInfo& info,
+boost::asio::awaitable<unsigned> NodeCache::serve_offline_write(const kube::RequestInfo& info,
                                                                 const hub::OfflineWrite& write,
                                                                 hub::ResponseWriter& writer) {
   co_return co_await writes_.serve(info, write, writer);
 }
 
-bool NodeCache::write_pending(const hub::RequestInfo& info) const {
+bool NodeCache::write_pending(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || info.name.empty() || journal_.empty()) return false;
   return journal_.pending(journal_object_key(info.api_group, info.api_version, info.resource,
                                              info.namespace_name, info.name));

@@ -19,8 +19,8 @@
 #include "cache/node_authority.h"
 #include "cache/token_keeper.h"
 #include "cache/store.h"
-#include "hub/cache_hooks.h"
-#include "hub/metrics.h"
+#include "hub/hooks/cache_hooks.h"
+#include "base/metrics.h"
 
 namespace yurthub::cache {
 
@@ -38,26 +38,26 @@ class NodeCache : public hub::CacheHooks {
   };
 
   static Result<std::unique_ptr<NodeCache>> open(const Options& options,
-                                                 hub::MetricsRegistry& registry);
+                                                 base::MetricsRegistry& registry);
   ~NodeCache() override;
 
   CachePolicy& policy() { return policy_; }
   CacheWriter& writer() { return *writer_; }
   Store& store() { return *store_; }
 
-  bool cacheable(const hub::RequestInfo& info) const override;
-  bool wants_request_body(const hub::RequestInfo& info) const override;
-  std::unique_ptr<hub::ResponseTap> tap(const hub::RequestInfo& info, unsigned status,
+  bool cacheable(const kube::RequestInfo& info) const override;
+  bool wants_request_body(const kube::RequestInfo& info) const override;
+  std::unique_ptr<hub::ResponseTap> tap(const kube::RequestInfo& info, unsigned status,
                                         std::string_view content_type,
                                         std::string_view request_body) override;
-  bool serves_offline(const hub::RequestInfo& info) const override;
-  boost::asio::awaitable<unsigned> serve_offline(const hub::RequestInfo& info,
+  bool serves_offline(const kube::RequestInfo& info) const override;
+  boost::asio::awaitable<unsigned> serve_offline(const kube::RequestInfo& info,
                                                  hub::ResponseWriter& writer) override;
-  bool serves_offline_write(const hub::RequestInfo& info) const override;
-  boost::asio::awaitable<unsigned> serve_offline_write(const hub::RequestInfo& info,
+  bool serves_offline_write(const kube::RequestInfo& info) const override;
+  boost::asio::awaitable<unsigned> serve_offline_write(const kube::RequestInfo& info,
                                                        const hub::OfflineWrite& write,
                                                        hub::ResponseWriter& writer) override;
-  bool write_pending(const hub::RequestInfo& info) const override;
+  bool write_pending(const kube::RequestInfo& info) const override;
   void start_replay(hub::ReplayContext context) override;
   // Stops the replay and waits for the writer's tasks, whose completions post to the hub's
   // executors: call after the Hub stopped running and before it is destroyed.
@@ -66,10 +66,10 @@ class NodeCache : public hub::CacheHooks {
   Journal& journal() { return journal_; }
 
  private:
-  NodeCache(std::unique_ptr<Store> store, const Options& options, hub::MetricsRegistry& registry);
-  bool is_discovery(const hub::RequestInfo& info) const;
+  NodeCache(std::unique_ptr<Store> store, const Options& options, base::MetricsRegistry& registry);
+  bool is_discovery(const kube::RequestInfo& info) const;
   // A cache agent's lease write or TokenRequest, whose answer the cache keeps.
-  bool keeps_answer(const hub::RequestInfo& info) const;
+  bool keeps_answer(const kube::RequestInfo& info) const;
 
   std::unique_ptr<Store> store_;
   CacheMetrics metrics_;

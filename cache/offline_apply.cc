@@ -4,11 +4,11 @@
 
 #include <rapidjson/document.h>
 
-#include "cache/json_patch.h"
-#include "cache/merge_patch_diff.h"
-#include "cache/strategic_merge.h"
-#include "hub/cache_hooks.h"
-#include "hub/json_parse.h"
+#include "kube/json_patch.h"
+#include "kube/merge_patch_diff.h"
+#include "kube/strategic_merge.h"
+#include "hub/hooks/cache_hooks.h"
+#include "base/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -37,11 +37,11 @@ void set_copy(Document& object, const char* name, const Value* from) {
   object.AddMember(key, copy, object.GetAllocator());
 }
 
-WriteRefusal refusal(hub::Failure failure, std::string message, const char* reason) {
+WriteRefusal refusal(kube::Failure failure, std::string message, const char* reason) {
   return WriteRefusal{failure, std::move(message), reason};
 }
 
-std::string object_ref(const hub::RequestInfo& info) {
+std::string object_ref(const kube::RequestInfo& info) {
   return info.resource + (info.api_group.empty() ? "" : "." + info.api_group) + " \"" +
          info.name + "\"";
 }
@@ -49,28 +49,28 @@ std::string object_ref(const hub::RequestInfo& info) {
 // The body of a patch of media type `type`, or of an update, parsed (depth-bounded).
 std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::string_view body) {
   Document parsed;
-  if (Status s = hub::parse_json(body, parsed); !s) {
-    return WriteRefusal{hub::bad_request_error("the request body is not valid JSON: " + s.error().message),
+  if (Status s = base::parse_json(body, parsed); !s) {
+    return WriteRefusal{kube::bad_request_error("the request body is not valid JSON: " + s.error().message),
                         "bad_body"};
   }
   // kube-apiserver counts operations before applying any, and answers 413.
   if (type == "application/json-patch+json" && parsed.IsArray() &&
-      parsed.Size() > kMaxJsonPatchOperations) {
+      parsed.Size() > kube::kMaxJsonPatchOperations) {
     // Worded as apiserver's errors.NewRequestEntityTooLargeError.
-    hub::ApiError too_many{413, "RequestEntityTooLarge",
-                           "Request entity too large: " + too_many_operations(parsed.Size())};
+    kube::ApiError too_many{413, "RequestEntityTooLarge",
+                           "Request entity too large: " + kube::too_many_operations(parsed.Size())};
     return WriteRefusal{std::move(too_many), "too_large"};
   }
   return parsed;
 }
 
 // Applies the patch or takes the update; the preconditions on the result are checked later.
-std::variant<Document, WriteRefusal> patched(const Document& base, const hub::RequestInfo& info,
+std::variant<Document, WriteRefusal> patched(const Document& base, const kube::RequestInfo& info,
                                              std::string_view content_type, std::string_view body) {
   Document doc;
   const std::string type = media_type(content_type);
   if (info.verb == "update" && type != "application/json") {
-    return refusal(hub::Failure::UnsupportedMediaType,
+    return refusal(kube::Failure::UnsupportedMediaType,
                    "the node is offline and the hub cannot read an update sent as " + type +
                        "; send it as application/json",
                    "unsupported_media_type");
@@ -79,7 +79,7 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const hub::Re
                            type == "application/merge-patch+json" ||
                            type == "application/strategic-merge-patch+json";
   if (info.verb == "patch" && !known_patch) {
-    return refusal(hub::Failure::UnsupportedMediaType,
+    return refusal(kube::Failure::UnsupportedMediaType,
                    "the node is offline and the hub applies only JSON, merge and strategic "
                    "merge patches, not " + type,
                    "unsupported_media_type");
@@ -88,23 +88,23 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const hub::Re
   if (auto* refused = std::get_if<WriteRefusal>(&body_doc)) return std::move(*refused);
   Document& parsed = std::get<Document>(body_doc);
   if (info.verb == "update") {
-    if (!parsed.IsObject()) return refusal(hub::Failure::BadRequest, "the body is not an object", "bad_body");
+    if (!parsed.IsObject()) return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
     return std::move(parsed);
   }
   doc.CopyFrom(base, doc.GetAllocator());
   Status applied;
   if (type == "application/json-patch+json") {
     if (!parsed.IsArray()) {
-      return refusal(hub::Failure::BadRequest, "a JSON patch must be an array", "bad_body");
+      return refusal(kube::Failure::BadRequest, "a JSON patch must be an array", "bad_body");
     }
-    applied = apply_json_patch(doc, parsed);
+    applied = kube::apply_json_patch(doc, parsed);
   } else if (type == "application/merge-patch+json") {
-    applied = apply_merge_patch(doc, parsed);
+    applied = kube::apply_merge_patch(doc, parsed);
   } else {
-    applied = apply_strategic_merge_patch(doc, parsed);
+    applied = kube::apply_strategic_merge_patch(doc, parsed);
   }
-  if (!applied) return refusal(hub::Failure::Invalid, applied.error().message, "invalid");
-  if (!doc.IsObject()) return refusal(hub::Failure::Invalid, "the patched object is not a JSON object", "invalid");
+  if (!applied) return refusal(kube::Failure::Invalid, applied.error().message, "invalid");
+  if (!doc.IsObject()) return refusal(kube::Failure::Invalid, "the patched object is not a JSON object", "invalid");
   return doc;
 }
 
@@ -119,7 +119,7 @@ std::string media_type(std::string_view content_type) {
 
 std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base_json,
                                                             std::uint64_t base_rv,
-                                                            const hub::RequestInfo& info,
+                                                            const kube::RequestInfo& info,
                                                             std::string_view content_type,
                                                             std::string_view body,
                                                             const AdmitWrite& admit) {
@@ -127,9 +127,9 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   // Without metadata there is no resourceVersion to keep (and a /status write's result is this
   // object): an apiserver object always has it.
   const Value* base_metadata = nullptr;
-  if (hub::parse_json(base_json, base)) base_metadata = member(base, "metadata");
+  if (base::parse_json(base_json, base)) base_metadata = member(base, "metadata");
   if (base_metadata == nullptr || !base_metadata->IsObject()) {
-    return refusal(hub::Failure::Offline, "the cached " + object_ref(info) + " cannot be read",
+    return refusal(kube::Failure::Offline, "the cached " + object_ref(info) + " cannot be read",
                    "not_cached");
   }
   auto result = patched(base, info, content_type, body);
@@ -143,14 +143,14 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   const std::string base_uid = metadata_string(base, "uid");
   const std::string uid = metadata_string(doc, "uid");
   if (!uid.empty() && uid != base_uid) {
-    return refusal(hub::Failure::Conflict,
+    return refusal(kube::Failure::Conflict,
                    "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " +
                        base_uid,
                    "conflict");
   }
   const std::string rv = metadata_string(doc, "resourceVersion");
   if (info.verb == "update" && !rv.empty() && rv != std::to_string(base_rv)) {
-    return refusal(hub::Failure::Conflict,
+    return refusal(kube::Failure::Conflict,
                    "Operation cannot be fulfilled on " + object_ref(info) +
                        ": the object has been modified; please apply your changes to the latest "
                        "version and try again",
@@ -158,7 +158,7 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   }
   const std::string name = metadata_string(doc, "name");
   if (name != info.name || metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
-    return refusal(hub::Failure::Invalid,
+    return refusal(kube::Failure::Invalid,
                    "the name of the object (" + name + ") does not match the name on the URL (" +
                        info.name + ")",
                    "invalid");
@@ -180,9 +180,9 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
   if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
   else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
-  std::string json = hub::to_json(doc);
+  std::string json = base::to_json(doc);
   if (json.size() > hub::kMaxOfflineWriteBytes) {
-    return refusal(hub::Failure::BodyTooLarge,
+    return refusal(kube::Failure::BodyTooLarge,
                    "the " + info.verb + " makes " + object_ref(info) + " " +
                        std::to_string(json.size()) + " bytes long, over the limit of " +
                        std::to_string(hub::kMaxOfflineWriteBytes),
@@ -195,13 +195,13 @@ std::string carry_change(std::string_view base_json, std::string_view updated_js
                          std::string_view copy_json) {
   if (copy_json == base_json) return std::string(updated_json);
   Document base, updated, copy;
-  if (!hub::parse_json(base_json, base) || !hub::parse_json(updated_json, updated) ||
-      !hub::parse_json(copy_json, copy)) {
+  if (!base::parse_json(base_json, base) || !base::parse_json(updated_json, updated) ||
+      !base::parse_json(copy_json, copy)) {
     return std::string(copy_json);
   }
-  Document diff = create_merge_patch(base, updated);
-  if (!apply_merge_patch(copy, diff) || !copy.IsObject()) return std::string(copy_json);
-  return hub::to_json(copy);
+  Document diff = kube::create_merge_patch(base, updated);
+  if (!kube::apply_merge_patch(copy, diff) || !copy.IsObject()) return std::string(copy_json);
+  return base::to_json(copy);
 }
 
 }  // namespace yurthub::cache

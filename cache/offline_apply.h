@@ -13,24 +13,24 @@
 
 #include <rapidjson/document.h>
 
-#include "hub/request_info.h"
-#include "hub/status.h"
+#include "kube/request_info.h"
+#include "kube/status.h"
 
 namespace yurthub::cache {
 
 // Why a write is answered with an error instead of being applied and journaled.
 struct WriteRefusal {
-  WriteRefusal(hub::Failure failure, const std::string& message, const char* label)
-      : error(hub::api_error(failure, message)), reason(label) {}
-  WriteRefusal(hub::ApiError refusal, const char* label) : error(std::move(refusal)), reason(label) {}
+  WriteRefusal(kube::Failure failure, const std::string& message, const char* label)
+      : error(kube::api_error(failure, message)), reason(label) {}
+  WriteRefusal(kube::ApiError refusal, const char* label) : error(std::move(refusal)), reason(label) {}
 
-  hub::ApiError error;  // the Status the client gets
+  kube::ApiError error;  // the Status the client gets
   const char* reason;   // the `reason` label of node_yurthub_journal_refused_total
 };
 
 // Admission of a patched object, before the apiserver's registry strategy narrows it (a /status
 // write keeps only status): `before` is the cached object, `patched` the write's result.
-using AdmitWrite = std::function<std::optional<hub::ApiError>(const rapidjson::Value& before,
+using AdmitWrite = std::function<std::optional<kube::ApiError>(const rapidjson::Value& before,
                                                               const rapidjson::Value& patched)>;
 
 // Applies the client's write to `base` (the newest cached copy: a JSON object with kind and
@@ -41,7 +41,7 @@ using AdmitWrite = std::function<std::optional<hub::ApiError>(const rapidjson::V
 // With `admit`, the patched object is admitted first, as the apiserver's admission does.
 std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base,
                                                             std::uint64_t base_rv,
-                                                            const hub::RequestInfo& info,
+                                                            const kube::RequestInfo& info,
                                                             std::string_view content_type,
                                                             std::string_view body,
                                                             const AdmitWrite& admit = {});

@@ -9,16 +9,16 @@
 #include "cache/cached_copies.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
-#include "cache/protobuf_wire.h"
+#include "kube/protobuf_wire.h"
 #include "cache/writer_task.h"
-#include "hub/json_parse.h"
-#include "hub/log.h"
-#include "hub/tls.h"
+#include "base/json_parse.h"
+#include "base/log.h"
+#include "net/tls.h"
 
 namespace yurthub::cache {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 using rapidjson::Document;
 using rapidjson::Value;
 
@@ -31,12 +31,12 @@ std::int64_t unix_now() {
       .count();
 }
 
-bool is_event(const hub::RequestInfo& info) {
+bool is_event(const kube::RequestInfo& info) {
   return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
 }
 
 bool is_protobuf(std::string_view content_type) {
-  return media_type(content_type) == kProtobufMediaType;
+  return media_type(content_type) == kube::kProtobufMediaType;
 }
 
 std::string random_suffix() {
@@ -49,7 +49,7 @@ std::string random_suffix() {
 
 // A uid for an object the hub creates itself (a lease while offline): random, in the UUID form.
 std::string random_uid() {
-  auto hex = hub::random_token();
+  auto hex = net::random_token();
   std::string h = hex ? *hex : std::string(32, '0');
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20, 12);
@@ -57,11 +57,11 @@ std::string random_uid() {
 
 // The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
 // protobuf body carries) with what the apiserver would add.
-std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::OfflineWrite& write) {
+std::optional<std::string> local_lease(const kube::RequestInfo& info, const hub::OfflineWrite& write) {
   Document doc;
   if (is_protobuf(write.content_type)) {
-    auto envelope = unwrap_protobuf(write.body);
-    auto lease = envelope ? decode_lease(envelope->raw) : std::nullopt;
+    auto envelope = kube::unwrap_protobuf(write.body);
+    auto lease = envelope ? kube::decode_lease(envelope->raw) : std::nullopt;
     if (!lease) return std::nullopt;
     doc.Parse(R"({"metadata":{},"spec":{}})");
     auto& a = doc.GetAllocator();
@@ -88,7 +88,7 @@ std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::
     if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
     if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
   } else {
-    if (!hub::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
+    if (!base::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
       return std::nullopt;
     }
   }
@@ -100,7 +100,7 @@ std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::
   // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's lease
   // replaces this one as soon as kubelet reads it online.
   metadata.AddMember("resourceVersion", "1", a);
-  metadata.AddMember("creationTimestamp", Value(format_time(unix_now(), 0, false).c_str(), a), a);
+  metadata.AddMember("creationTimestamp", Value(kube::format_time(unix_now(), 0, false).c_str(), a), a);
   doc.RemoveMember("kind");
   doc.RemoveMember("apiVersion");
   Document out;
@@ -110,12 +110,12 @@ std::optional<std::string> local_lease(const hub::RequestInfo& info, const hub::
   for (auto& m : doc.GetObject()) {
     out.AddMember(Value(m.name, out.GetAllocator()), Value(m.value, out.GetAllocator()), out.GetAllocator());
   }
-  return hub::to_json(out);
+  return base::to_json(out);
 }
 
 }  // namespace
 
-JournalEntry journal_entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write,
+JournalEntry journal_entry_for(const kube::RequestInfo& info, const hub::OfflineWrite& write,
                                std::string body, std::string_view name) {
   JournalEntry e;
   e.created_unix = unix_now();
@@ -133,12 +133,12 @@ JournalEntry journal_entry_for(const hub::RequestInfo& info, const hub::OfflineW
 
 std::string created_object_name(std::string_view content_type, std::string_view body) {
   if (is_protobuf(content_type)) {
-    auto envelope = unwrap_protobuf(body);
-    auto meta = envelope ? decode_object_metadata(envelope->raw) : std::nullopt;
+    auto envelope = kube::unwrap_protobuf(body);
+    auto meta = envelope ? kube::decode_object_metadata(envelope->raw) : std::nullopt;
     return meta ? meta->name : "";
   }
   Document doc;
-  if (!hub::parse_json(body, doc) || !doc.IsObject()) return "";
+  if (!base::parse_json(body, doc) || !doc.IsObject()) return "";
   auto metadata = doc.FindMember("metadata");
   if (metadata == doc.MemberEnd() || !metadata->value.IsObject()) return "";
   auto name = metadata->value.FindMember("name");
@@ -149,7 +149,7 @@ OfflineCreates::OfflineCreates(CacheWriter& writer, Store& store, Journal& journ
                                TokenKeeper& tokens, const NodeAuthority* authority)
     : writer_(writer), store_(store), journal_(journal), tokens_(tokens), authority_(authority) {}
 
-net::awaitable<unsigned> OfflineCreates::serve(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineCreates::serve(const kube::RequestInfo& info,
                                                const hub::OfflineWrite& write, bool as_node,
                                                hub::ResponseWriter& out) {
   if (is_event(info) && info.subresource.empty() && !info.namespace_name.empty()) {
@@ -168,11 +168,11 @@ net::awaitable<unsigned> OfflineCreates::serve(const hub::RequestInfo& info,
       info.subresource == "token") {
     co_return co_await request_token(info, write, out);
   }
-  co_return co_await send_api_error(out, hub::Failure::Offline,
+  co_return co_await send_api_error(out, kube::Failure::Offline,
                                     "creating " + info.resource + " needs the apiserver");
 }
 
-net::awaitable<unsigned> OfflineCreates::exists_or_offline(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineCreates::exists_or_offline(const kube::RequestInfo& info,
                                                            const std::string& name,
                                                            hub::ResponseWriter& out) {
   auto view = store_.read();
@@ -182,21 +182,21 @@ net::awaitable<unsigned> OfflineCreates::exists_or_offline(const hub::RequestInf
                            .empty();
   view.reset();
   // Errors are named before co_await: g++ 12 frees temporaries of a co_await expression wrongly.
-  const hub::ApiError exists = hub::already_exists_error({name, info.api_group, info.resource});
+  const kube::ApiError exists = kube::already_exists_error({name, info.api_group, info.resource});
   if (cached) co_return co_await send_status(out, exists);
-  co_return co_await send_api_error(out, hub::Failure::Offline,
+  co_return co_await send_api_error(out, kube::Failure::Offline,
                                     info.resource + " \"" + name +
                                         "\" is not cached on this node, so whether it exists is "
                                         "unknown until the apiserver is back");
 }
 
-net::awaitable<unsigned> OfflineCreates::create_lease(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& info,
                                                       const hub::OfflineWrite& write,
                                                       hub::ResponseWriter& out) {
   const std::string name = created_object_name(write.content_type, write.body);
   auto json = local_lease(info, write);
   if (name.empty() || !json) {
-    const hub::ApiError unreadable = hub::bad_request_error("the lease in the request body cannot be read");
+    const kube::ApiError unreadable = kube::bad_request_error("the lease in the request body cannot be read");
     co_return co_await send_status(out, unreadable);
   }
   const ListIdentity get_set =
@@ -221,11 +221,11 @@ net::awaitable<unsigned> OfflineCreates::create_lease(const hub::RequestInfo& in
   };
   Status written = co_await run_in_writer(writer_, std::move(task));
   if (exists) {
-    const hub::ApiError conflict = hub::already_exists_error({name, info.api_group, info.resource});
+    const kube::ApiError conflict = kube::already_exists_error({name, info.api_group, info.resource});
     co_return co_await send_status(out, conflict);
   }
   if (!written) {
-    co_return co_await send_api_error(out, hub::Failure::Offline,
+    co_return co_await send_api_error(out, kube::Failure::Offline,
                                       "the lease could not be stored on the node: " + written.error().message);
   }
   if (!co_await out.start(201, "application/json")) co_return 0;
@@ -234,7 +234,7 @@ net::awaitable<unsigned> OfflineCreates::create_lease(const hub::RequestInfo& in
   co_return 201;
 }
 
-net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& info,
                                                       const hub::OfflineWrite& write,
                                                       hub::ResponseWriter& out) {
   std::string body = write.body;
@@ -243,13 +243,13 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
   if (is_protobuf(write.content_type)) {
     // Kept and replayed as sent; kubelet always names its events.
     name = created_object_name(write.content_type, write.body);
-    content_type = std::string(kProtobufMediaType);
+    content_type = std::string(kube::kProtobufMediaType);
   } else {
     Document event;
-    if (!hub::parse_json(write.body, event) || !event.IsObject() || !event.HasMember("metadata") ||
+    if (!base::parse_json(write.body, event) || !event.IsObject() || !event.HasMember("metadata") ||
         !event["metadata"].IsObject()) {
       journal_.count_refused("bad_body");
-      const hub::ApiError unreadable = hub::bad_request_error("the event in the request body cannot be read");
+      const kube::ApiError unreadable = kube::bad_request_error("the event in the request body cannot be read");
       co_return co_await send_status(out, unreadable);
     }
     Value& metadata = event["metadata"];
@@ -263,11 +263,11 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
       metadata.AddMember("name", Value((prefix + random_suffix()).c_str(), alloc), alloc);
     }
     name = metadata["name"].GetString();
-    body = hub::to_json(event);
+    body = base::to_json(event);
   }
   if (name.empty()) {
     journal_.count_refused("bad_body");
-    const hub::ApiError unnamed = hub::bad_request_error("the event in the request body has no name");
+    const kube::ApiError unnamed = kube::bad_request_error("the event in the request body has no name");
     co_return co_await send_status(out, unnamed);
   }
   JournalEntry entry = journal_entry_for(info, write, body, name);
@@ -282,7 +282,7 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
   if (!written) {
     if (appended) journal_.abort_append(*appended);
     journal_.count_refused("full");
-    co_return co_await send_api_error(out, hub::Failure::JournalFull, written.error().message);
+    co_return co_await send_api_error(out, kube::Failure::JournalFull, written.error().message);
   }
   journal_.commit_append(*appended);
   // The created object, as the client sent it (protobuf answers protobuf: client-go decodes by
@@ -293,12 +293,12 @@ net::awaitable<unsigned> OfflineCreates::create_event(const hub::RequestInfo& in
   co_return 201;
 }
 
-net::awaitable<unsigned> OfflineCreates::request_token(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineCreates::request_token(const kube::RequestInfo& info,
                                                        const hub::OfflineWrite& write,
                                                        hub::ResponseWriter& out) {
   auto key = read_token_request(info, write.content_type, write.body);
   if (!key) {
-    const hub::ApiError unreadable = hub::bad_request_error("the TokenRequest in the request body cannot be read");
+    const kube::ApiError unreadable = kube::bad_request_error("the TokenRequest in the request body cannot be read");
     co_return co_await send_status(out, unreadable);
   }
   // The pod the token is bound to, as the node has it cached: NodeRestriction's checks need it.
@@ -309,9 +309,9 @@ net::awaitable<unsigned> OfflineCreates::request_token(const hub::RequestInfo& i
     if (const CachedCopy* pod = newest_copy(copies, info.component)) pod_json = pod->json;
   }
   Document pod;
-  const bool have_pod = pod_json && hub::parse_json(*pod_json, pod) && pod.IsObject();
+  const bool have_pod = pod_json && base::parse_json(*pod_json, pod) && pod.IsObject();
   if (!have_pod && key->bound_kind == "Pod" && !key->bound_name.empty()) {
-    co_return co_await send_api_error(out, hub::Failure::Offline,
+    co_return co_await send_api_error(out, kube::Failure::Offline,
                                       "pod \"" + key->bound_name +
                                           "\" is not cached on this node, so a token bound to it "
                                           "cannot be checked");
@@ -320,7 +320,7 @@ net::awaitable<unsigned> OfflineCreates::request_token(const hub::RequestInfo& i
     const NodeAuthority::BoundObject bound{key->bound_kind, key->bound_api_version, key->bound_name,
                                            key->bound_uid};
     if (auto refused = authority_->admit_token_request(info, bound, have_pod ? &pod : nullptr)) {
-      const hub::ApiError forbidden = std::move(*refused);
+      const kube::ApiError forbidden = std::move(*refused);
       co_return co_await send_status(out, forbidden);
     }
   }

@@ -23,7 +23,7 @@
 #include "cache/journal.h"
 #include "cache/node_authority.h"
 #include "cache/token_keeper.h"
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache {
 
@@ -33,22 +33,22 @@ class OfflineCreates {
                  const NodeAuthority* authority);
 
   // Answers a create (authorized already). Returns the HTTP code sent, 0 if the client left.
-  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
                                          const hub::OfflineWrite& write, bool as_node,
                                          hub::ResponseWriter& out);
 
  private:
-  boost::asio::awaitable<unsigned> create_event(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> create_event(const kube::RequestInfo& info,
                                                 const hub::OfflineWrite& write,
                                                 hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> create_lease(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> create_lease(const kube::RequestInfo& info,
                                                 const hub::OfflineWrite& write,
                                                 hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> request_token(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> request_token(const kube::RequestInfo& info,
                                                  const hub::OfflineWrite& write,
                                                  hub::ResponseWriter& out);
   // 409 when the named object is cached, else a 503 saying why it cannot be created.
-  boost::asio::awaitable<unsigned> exists_or_offline(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> exists_or_offline(const kube::RequestInfo& info,
                                                      const std::string& name,
                                                      hub::ResponseWriter& out);
 
@@ -63,7 +63,7 @@ class OfflineCreates {
 std::string created_object_name(std::string_view content_type, std::string_view body);
 
 // The journal entry of an offline write of object `name` (its body as given), made now.
-JournalEntry journal_entry_for(const hub::RequestInfo& info, const hub::OfflineWrite& write,
+JournalEntry journal_entry_for(const kube::RequestInfo& info, const hub::OfflineWrite& write,
                                std::string body, std::string_view name);
 
 }  // namespace yurthub::cache

@@ -9,21 +9,21 @@
 #include "cache/list_identity.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
-#include "cache/protobuf_wire.h"
+#include "kube/protobuf_wire.h"
 #include "cache/writer_task.h"
-#include "hub/json_parse.h"
-#include "hub/log.h"
+#include "base/json_parse.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
-bool is_lease(const hub::RequestInfo& info) {
+bool is_lease(const kube::RequestInfo& info) {
   return info.api_group == "coordination.k8s.io" && info.resource == "leases";
 }
 
-bool is_event(const hub::RequestInfo& info) {
+bool is_event(const kube::RequestInfo& info) {
   return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
 }
 
@@ -38,10 +38,10 @@ struct Outcome {
 // kubelet's lease renewal arrives as protobuf: the cached lease with the spec, name, uid and
 // resourceVersion the body carries, as a JSON update. nullopt when the body cannot be read.
 std::optional<std::string> lease_update_json(std::string_view cached, std::string_view body) {
-  auto envelope = unwrap_protobuf(body);
-  auto lease = envelope ? decode_lease(envelope->raw) : std::nullopt;
+  auto envelope = kube::unwrap_protobuf(body);
+  auto lease = envelope ? kube::decode_lease(envelope->raw) : std::nullopt;
   rapidjson::Document doc;
-  if (!lease || !hub::parse_json(cached, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
+  if (!lease || !base::parse_json(cached, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
       !doc["metadata"].IsObject()) {
     return std::nullopt;
   }
@@ -63,7 +63,7 @@ std::optional<std::string> lease_update_json(std::string_view cached, std::strin
   if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
   if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
   set(doc, "spec", std::move(spec));
-  return hub::to_json(doc);
+  return base::to_json(doc);
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ OfflineWrites::OfflineWrites(CacheWriter& writer, Store& store, Journal& journal
       authority_(authority),
       creates_(writer, store, journal, tokens, authority) {}
 
-bool OfflineWrites::handles(const hub::RequestInfo& info) const {
+bool OfflineWrites::handles(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || info.component.empty() || !policy_.is_agent(info.component)) {
     return false;
   }
@@ -96,12 +96,12 @@ bool OfflineWrites::handles(const hub::RequestInfo& info) const {
   return !info.name.empty() && (info.subresource.empty() || info.subresource == "status");
 }
 
-net::awaitable<unsigned> OfflineWrites::serve(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
                                               const hub::OfflineWrite& write,
                                               hub::ResponseWriter& out) {
   // The hub's own credentials are the node's: what the apiserver would refuse them is refused.
   const bool as_node = write.authorization.empty() && authority_ != nullptr;
-  const std::optional<hub::ApiError> denied =
+  const std::optional<kube::ApiError> denied =
       as_node ? authority_->authorize(info, info.verb == "create"
                                                 ? created_object_name(write.content_type, write.body)
                                                 : std::string())
@@ -114,7 +114,7 @@ net::awaitable<unsigned> OfflineWrites::serve(const hub::RequestInfo& info,
   co_return code;
 }
 
-net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& info,
+asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& info,
                                                      const hub::OfflineWrite& write, bool as_node,
                                                      hub::ResponseWriter& out) {
   const bool lease = is_lease(info);
@@ -123,7 +123,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
   JournalEntry entry = journal_entry_for(info, write, write.body, info.name);
   // kubelet's lease renewals are protobuf: applied through their JSON form.
   const bool protobuf_lease =
-      lease && info.verb == "update" && media_type(write.content_type) == kProtobufMediaType;
+      lease && info.verb == "update" && media_type(write.content_type) == kube::kProtobufMediaType;
   AdmitWrite admit;
   if (as_node) {
     admit = [this, &info](const rapidjson::Value& before, const rapidjson::Value& patched) {
@@ -136,7 +136,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
         txn, {info.api_group, info.api_version, info.resource, info.namespace_name, info.name});
     const CachedCopy* base = newest_copy(copies, info.component);
     if (base == nullptr) {
-      outcome->refused = WriteRefusal{hub::Failure::Offline,
+      outcome->refused = WriteRefusal{kube::Failure::Offline,
                                       info.resource + " \"" + info.name +
                                           "\" is not cached on this node, so it cannot be changed "
                                           "while offline",
@@ -147,7 +147,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
     if (protobuf_lease) {
       converted = lease_update_json(base->json, write.body);
       if (!converted) {
-        outcome->refused = WriteRefusal{hub::bad_request_error("the lease in the request body cannot be read"),
+        outcome->refused = WriteRefusal{kube::bad_request_error("the lease in the request body cannot be read"),
                                         "bad_body"};
         return make_error("refused");
       }
@@ -178,7 +178,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
     if (info.verb == "update") entry.base = base->json;
     auto appended = journal_.stage_append(txn, std::move(entry), false);
     if (!appended) {
-      outcome->refused = WriteRefusal{hub::Failure::JournalFull, appended.error().message, "full"};
+      outcome->refused = WriteRefusal{kube::Failure::JournalFull, appended.error().message, "full"};
       return make_error("refused");
     }
     outcome->appended = std::move(*appended);
@@ -195,7 +195,7 @@ net::awaitable<unsigned> OfflineWrites::write_object(const hub::RequestInfo& inf
                   << " " << info.namespace_name << "/" << info.name << ": "
                   << written.error().message;
     journal_.count_refused("store");
-    co_return co_await send_api_error(out, hub::Failure::Offline,
+    co_return co_await send_api_error(out, kube::Failure::Offline,
                                       "the write could not be stored on the node: " +
                                           written.error().message);
   }

@@ -25,7 +25,7 @@
 #include "cache/node_authority.h"
 #include "cache/offline_creates.h"
 #include "cache/token_keeper.h"
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache {
 
@@ -38,13 +38,13 @@ class OfflineWrites {
                 const NodeAuthority* authority);
 
   // Whether `info` is a write this unit answers while offline (see the table above).
-  bool handles(const hub::RequestInfo& info) const;
+  bool handles(const kube::RequestInfo& info) const;
   // Answers it. Returns the HTTP code sent, 0 if the client left first.
-  boost::asio::awaitable<unsigned> serve(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
                                          const hub::OfflineWrite& write, hub::ResponseWriter& out);
 
  private:
-  boost::asio::awaitable<unsigned> write_object(const hub::RequestInfo& info,
+  boost::asio::awaitable<unsigned> write_object(const kube::RequestInfo& info,
                                                 const hub::OfflineWrite& write, bool as_node,
                                                 hub::ResponseWriter& out);
 

@@ -6,9 +6,9 @@
 
 #include <rapidjson/document.h>
 
-#include "cache/json_patch.h"
-#include "cache/merge_patch_diff.h"
-#include "hub/json_parse.h"
+#include "kube/json_patch.h"
+#include "kube/merge_patch_diff.h"
+#include "base/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -18,7 +18,7 @@ using rapidjson::Value;
 
 // The merge patch base -> changed, narrowed to what a write to the target changes.
 Document change(const Value& base, const Value& changed, bool status_write) {
-  Document diff = create_merge_patch(base, changed);
+  Document diff = kube::create_merge_patch(base, changed);
   if (!diff.IsObject()) return diff;
   for (auto it = diff.MemberBegin(); it != diff.MemberEnd();) {
     const bool is_status = std::string_view(it->name.GetString()) == "status";
@@ -78,8 +78,8 @@ std::string joined(const Path& path) {
 Rebase rebase_update(std::string_view base_json, std::string_view sent_json,
                      std::string_view current_json, bool status_write) {
   Document base, sent, current;
-  if (!hub::parse_json(base_json, base) || !hub::parse_json(sent_json, sent) ||
-      !hub::parse_json(current_json, current) || !base.IsObject() || !sent.IsObject() || !current.IsObject()) {
+  if (!base::parse_json(base_json, base) || !base::parse_json(sent_json, sent) ||
+      !base::parse_json(current_json, current) || !base.IsObject() || !sent.IsObject() || !current.IsObject()) {
     return {Rebase::Kind::Unreadable, "", "the journaled update or the cloud's object cannot be read"};
   }
   Document ours = change(base, sent, status_write);
@@ -106,12 +106,12 @@ Rebase rebase_update(std::string_view base_json, std::string_view sent_json,
   }
   Document result;
   result.CopyFrom(current, result.GetAllocator());
-  if (Status applied = apply_merge_patch(result, ours); !applied || !result.IsObject()) {
+  if (Status applied = kube::apply_merge_patch(result, ours); !applied || !result.IsObject()) {
     return {Rebase::Kind::Unreadable, "", "the offline change cannot be applied to the cloud's object"};
   }
   if (result == current) return {Rebase::Kind::Nothing, "", ""};
   // The cloud's resourceVersion: a writer between our read and this update makes it a 409 again.
-  return {Rebase::Kind::Put, hub::to_json(result), ""};
+  return {Rebase::Kind::Put, base::to_json(result), ""};
 }
 
 }  // namespace yurthub::cache

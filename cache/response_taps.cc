@@ -3,10 +3,10 @@
 
 #include <rapidjson/document.h>
 
-#include "cache/object_meta.h"
-#include "hub/json_frames.h"
-#include "hub/json_parse.h"
-#include "hub/log.h"
+#include "kube/object_meta.h"
+#include "base/json_frames.h"
+#include "base/json_parse.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
@@ -73,7 +73,7 @@ class TapBase : public hub::ResponseTap {
   bool broken_ = false;
 };
 
-class ListTap final : public TapBase, private hub::ListSink {
+class ListTap final : public TapBase, private base::ListSink {
  public:
   ListTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity, bool continuation)
       : TapBase(writer, metrics, identity.key()), framer_(*this), continuation_(continuation),
@@ -107,9 +107,9 @@ class ListTap final : public TapBase, private hub::ListSink {
   }
   void read_list_metadata(std::string_view raw) {
     rapidjson::Document doc;
-    if (!hub::parse_json(raw, doc) || !doc.IsObject()) return;
+    if (!base::parse_json(raw, doc) || !doc.IsObject()) return;
     if (auto rv = doc.FindMember("resourceVersion"); rv != doc.MemberEnd() && rv->value.IsString()) {
-      list_rv_ = parse_resource_version({rv->value.GetString(), rv->value.GetStringLength()});
+      list_rv_ = kube::parse_resource_version({rv->value.GetString(), rv->value.GetStringLength()});
     }
     if (auto c = doc.FindMember("continue"); c != doc.MemberEnd() && c->value.IsString()) {
       has_continue_ = c->value.GetStringLength() > 0;
@@ -125,7 +125,7 @@ class ListTap final : public TapBase, private hub::ListSink {
     queue(std::move(first));
   }
   void item(std::string_view raw) override {
-    auto meta = object_meta(raw);
+    auto meta = kube::object_meta(raw);
     if (!meta || meta->name.empty()) {
       fail("framing", "a list item without metadata.name");
       return;
@@ -141,7 +141,7 @@ class ListTap final : public TapBase, private hub::ListSink {
   void items_end() override {}
   void end() override {}
 
-  hub::ListFramer framer_;
+  base::ListFramer framer_;
   bool continuation_;
   std::uint64_t token_;
   std::string kind_, api_version_;
@@ -151,7 +151,7 @@ class ListTap final : public TapBase, private hub::ListSink {
 };
 
 // Captures the two members of one watch event: {"type":"...","object":{...}}.
-class EventSink final : public hub::ListSink {
+class EventSink final : public base::ListSink {
  public:
   std::string type;
   std::string object;
@@ -184,7 +184,7 @@ class WatchTap final : public TapBase {
   void event(std::string_view raw) {
     if (broken_) return;
     EventSink sink;
-    hub::ListFramer members(sink);
+    base::ListFramer members(sink);
     if (Status s = members.feed(raw); !s || !members.done()) {
       fail("framing", "a watch event that is not a JSON object");
       return;
@@ -194,7 +194,7 @@ class WatchTap final : public TapBase {
     else if (sink.type == "DELETED") kind = OpKind::Delete;
     else if (sink.type == "BOOKMARK") kind = OpKind::Bookmark;
     else return;  // ERROR (e.g. 410 Expired) carries a Status, not an object
-    auto meta = object_meta(sink.object);
+    auto meta = kube::object_meta(sink.object);
     if (!meta || (kind != OpKind::Bookmark && meta->name.empty())) {
       fail("framing", "a watch event without object metadata");
       return;
@@ -207,7 +207,7 @@ class WatchTap final : public TapBase {
     queue(std::move(o));
   }
 
-  hub::WatchFramer framer_;
+  base::WatchFramer framer_;
 };
 
 // A whole small body: a GET's object or a discovery document.
@@ -233,7 +233,7 @@ class WholeBodyTap final : public TapBase {
       o.json = std::move(body_);
       queue(std::move(o));
     } else {
-      auto meta = object_meta(body_);
+      auto meta = kube::object_meta(body_);
       if (!meta || meta->name.empty()) return;  // not an object (e.g. a Status): nothing to keep
       CacheOp o = op(OpKind::Upsert);
       o.namespace_name = std::move(meta->namespace_name);

@@ -1,5 +1,5 @@
 // Response taps: what the cache does with the body of one cacheable response as it is relayed.
-//   list      frames items one by one (hub/json_frames.h) and queues ListBegin/ListItem/ListEnd;
+//   list      frames items one by one (base/json_frames.h) and queues ListBegin/ListItem/ListEnd;
 //   watch     frames events and queues Upsert/Delete/Bookmark, in order;
 //   object    a GET: keeps the body (bounded) and queues one Upsert into the resource's get set;
 //   discovery keeps the document (bounded) and queues it.
@@ -14,7 +14,7 @@
 #include "cache/cache_metrics.h"
 #include "cache/cache_writer.h"
 #include "cache/list_identity.h"
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache {
 

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::cache {
 

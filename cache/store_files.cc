@@ -10,7 +10,7 @@
 #include <mutex>
 #include <set>
 
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::cache {
 

@@ -14,10 +14,10 @@
 #include <rapidjson/writer.h>
 
 #include "cache/offline_apply.h"
-#include "cache/protobuf_wire.h"
-#include "hub/json_parse.h"
-#include "hub/log.h"
-#include "hub/tls.h"
+#include "kube/protobuf_wire.h"
+#include "base/json_parse.h"
+#include "base/log.h"
+#include "net/tls.h"
 
 namespace yurthub::cache {
 namespace {
@@ -41,7 +41,7 @@ std::string member_string(const rapidjson::Value& object, const char* name) {
 
 std::optional<TokenRequestKey> key_from_json(std::string_view body) {
   rapidjson::Document doc;
-  if (!hub::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject()) {
+  if (!base::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject()) {
     return std::nullopt;
   }
   const auto& spec = doc["spec"];
@@ -64,9 +64,9 @@ std::optional<TokenRequestKey> key_from_json(std::string_view body) {
 }
 
 std::optional<TokenRequestKey> key_from_protobuf(std::string_view body) {
-  auto envelope = unwrap_protobuf(body);
+  auto envelope = kube::unwrap_protobuf(body);
   if (!envelope) return std::nullopt;
-  auto fields = decode_token_request(envelope->raw);
+  auto fields = kube::decode_token_request(envelope->raw);
   if (!fields) return std::nullopt;
   TokenRequestKey key;
   key.audiences = std::move(fields->audiences);
@@ -132,7 +132,7 @@ std::optional<std::int64_t> jwt_expiry(std::string_view token) {
   if (read != payload.size()) return std::nullopt;
   json.resize(written);
   rapidjson::Document claims;
-  if (!hub::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
+  if (!base::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
   auto exp = claims.FindMember("exp");
   if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
   return exp->value.GetInt64();
@@ -187,14 +187,14 @@ std::string TokenRequestKey::digest() const {
   return out;
 }
 
-std::optional<TokenRequestKey> read_token_request(const hub::RequestInfo& info,
+std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
                                                   std::string_view content_type,
                                                   std::string_view body) {
   if (info.resource != "serviceaccounts" || info.subresource != "token" || info.name.empty()) {
     return std::nullopt;
   }
   const std::string type = media_type(content_type);
-  auto key = type == kProtobufMediaType ? key_from_protobuf(body)
+  auto key = type == kube::kProtobufMediaType ? key_from_protobuf(body)
              : type == "application/json" ? key_from_json(body)
                                           : std::nullopt;
   if (!key) return std::nullopt;
@@ -204,12 +204,12 @@ std::optional<TokenRequestKey> read_token_request(const hub::RequestInfo& info,
   return key;
 }
 
-TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, hub::MetricsRegistry& registry, Clock now)
+TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now)
     : store_(store),
       writer_(writer),
       now_(std::move(now)),
       fake_key_([] {
-        auto key = hub::random_token();
+        auto key = net::random_token();
         return key ? std::move(*key) : std::string("yurthub-offline");
       }()),
       answers_(registry.counter("node_yurthub_offline_token_requests_total",
@@ -225,7 +225,7 @@ TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, hub::MetricsRegistry
 std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
   return std::make_unique<TokenTap>([this, digest = key.digest()](std::string body) {
     rapidjson::Document doc;
-    const bool readable = static_cast<bool>(hub::parse_json(body, doc));
+    const bool readable = static_cast<bool>(base::parse_json(body, doc));
     const rapidjson::Value* status = doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
     const std::string token = status ? member_string(*status, "token") : "";
     auto expires = jwt_expiry(token);
@@ -333,7 +333,7 @@ std::string TokenKeeper::fake(const TokenRequestKey& key) const {
   w.EndObject();
   w.Key("status"); w.StartObject();
   w.Key("token"); put(w, jwt);
-  w.Key("expirationTimestamp"); put(w, format_time(expires, 0, false));
+  w.Key("expirationTimestamp"); put(w, kube::format_time(expires, 0, false));
   w.EndObject();
   w.EndObject();
   return std::string(out.GetString(), out.GetSize());

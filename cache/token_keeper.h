@@ -24,9 +24,9 @@
 
 #include "cache/cache_writer.h"
 #include "cache/store.h"
-#include "hub/cache_hooks.h"
-#include "hub/metrics.h"
-#include "hub/request_info.h"
+#include "hub/hooks/cache_hooks.h"
+#include "base/metrics.h"
+#include "kube/request_info.h"
 
 namespace yurthub::cache {
 
@@ -42,7 +42,7 @@ struct TokenRequestKey {
 
 // Reads the key of a TokenRequest to `info` (POST .../serviceaccounts/<name>/token); nullopt when
 // the body is neither a JSON nor a protobuf TokenRequest.
-std::optional<TokenRequestKey> read_token_request(const hub::RequestInfo& info,
+std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
                                                   std::string_view content_type,
                                                   std::string_view body);
 
@@ -51,7 +51,7 @@ class TokenKeeper {
   static constexpr std::size_t kMaxKept = 4096;
   using Clock = std::function<std::int64_t()>;  // seconds since the epoch
 
-  TokenKeeper(Store& store, CacheWriter& writer, hub::MetricsRegistry& registry, Clock now);
+  TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now);
 
   // Keeps the apiserver's answer to the request with `key` if it is a 201 TokenRequest.
   std::unique_ptr<hub::ResponseTap> tap(TokenRequestKey key);
@@ -72,8 +72,8 @@ class TokenKeeper {
   CacheWriter& writer_;
   Clock now_;
   std::string fake_key_;  // HMAC key of fake tokens: random, never stored
-  hub::CounterFamily& answers_;
-  hub::CounterFamily& kept_;
+  base::CounterFamily& answers_;
+  base::CounterFamily& kept_;
 };
 
 // When a JWT (the apiserver's token) expires: its `exp` claim; nullopt when it has none.

@@ -13,8 +13,8 @@
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
 #include "hub/hub.h"
-#include "hub/kubeconfig.h"
-#include "hub/log.h"
+#include "kube/kubeconfig.h"
+#include "base/log.h"
 #include "hub/options.h"
 #include "hub/version.h"
 
@@ -42,7 +42,7 @@ int cache_command(int argc, char** argv) {
 }
 
 std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOptions& o,
-                                                      yurthub::hub::MetricsRegistry& registry,
+                                                      yurthub::base::MetricsRegistry& registry,
                                                       std::string& error) {
   yurthub::cache::NodeCache::Options cache;
   cache.node_name = o.node_name;
@@ -82,19 +82,19 @@ int main(int argc, char** argv) {
   for (const auto& flag : options->ignored_flags) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
-  auto credentials = hub::load_kubeconfig(options->kubeconfig);
+  auto credentials = kube::load_kubeconfig(options->kubeconfig);
   if (!credentials) return fail(credentials.error().message, 2);
-  auto upstream_tls = hub::make_upstream_tls(*credentials);
+  auto upstream_tls = net::make_upstream_tls(*credentials);
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   std::shared_ptr<boost::asio::ssl::context> server_tls;
   if (!options->tls_cert_file.empty() || !options->tls_private_key_file.empty()) {
-    auto loaded = hub::make_server_tls(options->tls_cert_file, options->tls_private_key_file);
+    auto loaded = net::make_server_tls(options->tls_cert_file, options->tls_private_key_file);
     if (!loaded) return fail(loaded.error().message, 2);
     server_tls = std::move(*loaded);
   }
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
-  hub::MetricsRegistry registry;
+  base::MetricsRegistry registry;
   std::unique_ptr<cache::NodeCache> node_cache;
   if (options->working_mode == hub::WorkingMode::Edge) {
     std::string error;
@@ -117,7 +117,10 @@ int main(int argc, char** argv) {
   filter_settings.node_name = options->node_name;
   filter_settings.nodepool_name = options->nodepool_name;
   filter_settings.hub_port = static_cast<unsigned short>(options->proxy_secure_port);
-  const auto address = filters::in_cluster_hub_address(*options, server_tls != nullptr);
+  const auto address = filters::in_cluster_hub_address(
+      {options->bind_proxy_address, options->bind_proxy_secure_address, options->enable_dummy_if,
+       options->dummy_if_ip},
+      server_tls != nullptr);
   filter_settings.hub_host = address.host;
   if (address.host.empty()) {
     YH_LOG(Warning) << "masterservice, forwardkubesvctraffic and serviceenvupdater leave objects "
@@ -144,7 +147,7 @@ int main(int argc, char** argv) {
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
   filter_manager.set_hub_port(hub.secure_port());
   filter_manager.start(
-      [&hub](hub::InformerOptions o, hub::Informer::OnChange on_change) {
+      [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
         return hub.make_informer(std::move(o), std::move(on_change));
       },
       [&hub] { hub.notify_filters_changed(); });

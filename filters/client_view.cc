@@ -1,7 +1,7 @@
 // What each client was sent of reactive resources; see client_view.h.
 #include "filters/client_view.h"
 
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::filters {
 

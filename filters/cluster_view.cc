@@ -21,7 +21,7 @@ ClusterView build_cluster_view(const ViewInputs& in) {
   view.node_synced = in.node_synced;
   view.pools_synced = in.pools_synced;
   view.services_synced = in.services_synced;
-  view.services = in.services ? in.services : std::make_shared<const hub::ObjectMap>();
+  view.services = in.services ? in.services : std::make_shared<const net::ObjectMap>();
 
   view.pool_name = in.nodepool_flag;
   if (view.pool_name.empty() && in.node) {
@@ -53,8 +53,8 @@ bool topology_changed(const ClusterView& before, const ClusterView& after) {
   }
   if (before.services == after.services) return false;
   // Services present in only one view matter only if they carry the annotation.
-  const hub::ObjectMap& a = *before.services;
-  const hub::ObjectMap& b = *after.services;
+  const net::ObjectMap& a = *before.services;
+  const net::ObjectMap& b = *after.services;
   for (const auto& [key, service] : a) {
     auto it = b.find(key);
     const std::string now = it == b.end() ? std::string() : topology_of(*it->second);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "filters/filter.h"
-#include "hub/informer.h"
+#include "net/informer.h"
 
 namespace yurthub::filters {
 
@@ -16,10 +16,10 @@ struct ViewInputs {
   std::string nodepool_flag;   // --nodepool-name (wins over the node's label)
   std::string hub_host;        // where in-cluster clients reach the hub ("" = unknown)
   unsigned short hub_port = 10268;
-  hub::ObjectSnapshot node;    // the informer of this node (at most one object), or null
+  net::ObjectSnapshot node;    // the informer of this node (at most one object), or null
   // NodePools from apps.openyurt.io/v1beta2, or v1beta1 when v1beta2 is not served.
-  hub::ObjectSnapshot pools;
-  hub::ObjectSnapshot services;
+  net::ObjectSnapshot pools;
+  net::ObjectSnapshot services;
   bool node_synced = false;
   bool pools_synced = false;
   bool services_synced = false;

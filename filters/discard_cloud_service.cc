@@ -15,7 +15,7 @@ class DiscardCloudServiceFilter final : public ObjectFilter {
  public:
   std::string_view name() const override { return "discardcloudservice"; }
 
-  bool handles(const hub::RequestInfo& request) const override {
+  bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
   }
 

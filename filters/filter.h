@@ -13,8 +13,8 @@
 
 #include <rapidjson/document.h>
 
-#include "hub/informer.h"
-#include "hub/request_info.h"
+#include "net/informer.h"
+#include "kube/request_info.h"
 
 namespace yurthub::filters {
 
@@ -30,7 +30,7 @@ struct ClusterView {
   bool pool_known = false;
   std::set<std::string> pool_nodes;
   // Services by "namespace/name", as the apiserver sent them (never null once synced).
-  hub::ObjectSnapshot services;
+  net::ObjectSnapshot services;
   // Where in-cluster clients reach this hub over HTTPS (the masterservice family of filters
   // rewrite the kubernetes Service to it). Empty host: unknown, so those filters pass objects
   // through unchanged rather than point pods at an address nobody serves.
@@ -54,7 +54,7 @@ class ObjectFilter {
   // The name used in flags and in yurt-hub-cfg ("servicetopology").
   virtual std::string_view name() const = 0;
   // Whether this filter applies to responses of this request (resource, group/version, verb).
-  virtual bool handles(const hub::RequestInfo& request) const = 0;
+  virtual bool handles(const kube::RequestInfo& request) const = 0;
   // Whether `view` has what this filter needs; when not, objects pass through unchanged.
   virtual bool ready(const ClusterView& view) const = 0;
   // Transforms one object of the handled resource in place. An object of an unexpected shape

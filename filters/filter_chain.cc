@@ -2,8 +2,8 @@
 #include "filters/filter_chain.h"
 
 #include "filters/object_access.h"
-#include "hub/json_parse.h"
-#include "hub/log.h"
+#include "base/json_parse.h"
+#include "base/log.h"
 
 namespace yurthub::filters {
 
@@ -28,9 +28,9 @@ std::string key_of(const rapidjson::Value& object) {
 // an event that parsed with an object ("null" if it did not, rather than undefined behaviour).
 std::string original_object_json(std::string_view raw) {
   rapidjson::Document event;
-  if (!hub::parse_json(raw, event) || !event.IsObject()) return "null";
+  if (!base::parse_json(raw, event) || !event.IsObject()) return "null";
   auto it = event.FindMember("object");
-  return it == event.MemberEnd() ? "null" : hub::to_json(it->value);
+  return it == event.MemberEnd() ? "null" : base::to_json(it->value);
 }
 
 // Writes `{"type":<type>,"object":<object>}\n`.
@@ -46,7 +46,7 @@ struct Outcome {
   std::string json;
 
   Outcome(Verdict v, const rapidjson::Value& object) : verdict(v) {
-    if (v == Verdict::Modified) json = hub::to_json(object);
+    if (v == Verdict::Modified) json = base::to_json(object);
   }
   ClientView::Seen seen() const {
     return verdict == Verdict::Modified ? ClientView::Seen::Modified
@@ -62,10 +62,10 @@ struct Outcome {
 
 // Re-emits a framed list with its items filtered: members in the order received, dropped items
 // left out.
-class FilterChain::ListWriter final : public hub::ListSink {
+class FilterChain::ListWriter final : public base::ListSink {
  public:
   explicit ListWriter(FilterChain& chain) : chain_(chain) {}
-  hub::ListFramer framer{*this};
+  base::ListFramer framer{*this};
   std::string* out = nullptr;
   View view;
 
@@ -83,7 +83,7 @@ class FilterChain::ListWriter final : public hub::ListSink {
   }
   void item(std::string_view raw) override {
     rapidjson::Document doc;
-    const bool parsed = hub::parse_insitu(raw, chain_.scratch_, doc) && doc.IsObject();
+    const bool parsed = base::parse_insitu(raw, chain_.scratch_, doc) && doc.IsObject();
     Verdict verdict = Verdict::Keep;
     if (!parsed) chain_.count_parse_failure();
     else verdict = chain_.run(doc, doc.GetAllocator(), *view);
@@ -165,10 +165,10 @@ void FilterChain::count_parse_failure() {
 Status FilterChain::feed(std::string_view bytes, std::string* out) {
   switch (shape_) {
     case Shape::Object:
-      if (object_.size() + bytes.size() > hub::kMaxFramedValueBytes) {
+      if (object_.size() + bytes.size() > base::kMaxFramedValueBytes) {
         metrics_.framing_failures.with({}).inc();
         return make_error("object larger than " +
-                               std::to_string(hub::kMaxFramedValueBytes >> 20) + " MiB");
+                               std::to_string(base::kMaxFramedValueBytes >> 20) + " MiB");
       }
       object_.append(bytes);
       return {};
@@ -196,7 +196,7 @@ Status FilterChain::finish(std::string* out) {
   }
   if (shape_ != Shape::Object) return {};
   rapidjson::Document doc;
-  const bool parsed = hub::parse_insitu(object_, scratch_, doc) && doc.IsObject();
+  const bool parsed = base::parse_insitu(object_, scratch_, doc) && doc.IsObject();
   Verdict verdict = Verdict::Keep;
   if (!parsed) {
     count_parse_failure();
@@ -205,7 +205,7 @@ Status FilterChain::finish(std::string* out) {
   }
   // A dropped get is answered as sent: a filter hides objects from lists and watches, and a
   // fabricated 404 for an object that exists would be a lie the client cannot tell.
-  if (verdict == Verdict::Modified) hub::append_json(doc, out);
+  if (verdict == Verdict::Modified) base::append_json(doc, out);
   else out->append(object_);
   object_.clear();
   return {};
@@ -213,7 +213,7 @@ Status FilterChain::finish(std::string* out) {
 
 void FilterChain::on_event(std::string_view raw, const View& view, std::string* out) {
   rapidjson::Document event;
-  const bool parsed = hub::parse_insitu(raw, scratch_, event) && event.IsObject();
+  const bool parsed = base::parse_insitu(raw, scratch_, event) && event.IsObject();
   std::string_view type;
   rapidjson::Value* object = nullptr;
   if (parsed) {
@@ -251,7 +251,7 @@ bool FilterChain::correct(std::string* out) {
   const bool ok = client_view_->for_each_stale(view, [&](ClientView::Entry& e) {
     rapidjson::Document event;
     // Entries were recorded from parsed events with an object, so this holds.
-    if (!hub::parse_json(e.raw_event, event) || !event.IsObject() || !event.HasMember("object")) {
+    if (!base::parse_json(e.raw_event, event) || !event.IsObject() || !event.HasMember("object")) {
       return;
     }
     rapidjson::Value& object = event["object"];

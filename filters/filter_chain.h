@@ -22,8 +22,8 @@
 #include "filters/client_view.h"
 #include "filters/filter.h"
 #include "filters/filter_metrics.h"
-#include "hub/filter_hooks.h"
-#include "hub/json_frames.h"
+#include "hub/hooks/filter_hooks.h"
+#include "base/json_frames.h"
 
 namespace yurthub::filters {
 
@@ -59,9 +59,9 @@ class FilterChain final : public hub::ResponseFilter {
 
   // node_yurthub_filter_objects_total's series of each filter, looked up once per response.
   struct Counters {
-    hub::Counter* seen;
-    hub::Counter* modified;
-    hub::Counter* dropped;
+    base::Counter* seen;
+    base::Counter* modified;
+    base::Counter* dropped;
   };
 
   Shape shape_;
@@ -76,7 +76,7 @@ class FilterChain final : public hub::ResponseFilter {
 
   std::string object_;                     // Shape::Object: the body so far
   std::unique_ptr<ListWriter> list_;       // Shape::List
-  std::optional<hub::WatchFramer> watch_;  // Shape::Watch
+  std::optional<base::WatchFramer> watch_;  // Shape::Watch
   std::string scratch_;  // the in-situ parse of the object or event being filtered
 };
 

@@ -4,11 +4,11 @@
 #include <algorithm>
 
 #include "filters/filter_chain.h"
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::filters {
 
-FilterManager::FilterManager(FilterManagerSettings settings, hub::MetricsRegistry& registry)
+FilterManager::FilterManager(FilterManagerSettings settings, base::MetricsRegistry& registry)
     : settings_(std::move(settings)), metrics_(registry) {
   assignment_.store(std::make_shared<const FilterAssignment>(
       FilterAssignment::build(settings_.flags, {})));
@@ -46,18 +46,18 @@ void FilterManager::start(const InformerFactory& make_informer,
   }
   make_informer_ = make_informer;
   on_topology_change_ = std::move(on_topology_change);
-  auto changed = [this](hub::ObjectSnapshot) { rebuild_view(); };
-  hub::InformerOptions node;
+  auto changed = [this](net::ObjectSnapshot) { rebuild_view(); };
+  net::InformerOptions node;
   node.name = "node";
   node.path = "/api/v1/nodes";
   node.field_selector = "metadata.name=" + settings_.node_name;
   node_ = make_informer_(node, changed);
-  hub::InformerOptions pools;
+  net::InformerOptions pools;
   pools.name = "nodepools";
   pools.path = "/apis/apps.openyurt.io/v1beta2/nodepools";
   pools.missing_is_empty = true;  // a cluster without OpenYurt's CRDs has no pools
   pools_ = make_informer_(pools, changed);
-  hub::InformerOptions services;
+  net::InformerOptions services;
   services.name = "services";
   services.path = "/api/v1/services";
   services_ = make_informer_(services, changed);
@@ -81,15 +81,15 @@ void FilterManager::set_hub_port(unsigned short port) {
 
 void FilterManager::rebuild_view() {
   if (pools_ && pools_->missing() && !pools_v1beta1_ && make_informer_) {
-    hub::InformerOptions o;
+    net::InformerOptions o;
     o.name = "nodepools-v1beta1";
     o.path = "/apis/apps.openyurt.io/v1beta1/nodepools";
     o.missing_is_empty = true;
-    pools_v1beta1_ = make_informer_(o, [this](hub::ObjectSnapshot) { rebuild_view(); });
+    pools_v1beta1_ = make_informer_(o, [this](net::ObjectSnapshot) { rebuild_view(); });
     pools_v1beta1_->start();
   }
   const bool use_v1beta1 = pools_->missing() && pools_v1beta1_;
-  hub::Informer& pools = use_v1beta1 ? *pools_v1beta1_ : *pools_;
+  net::Informer& pools = use_v1beta1 ? *pools_v1beta1_ : *pools_;
   ViewInputs in = settings_inputs();
   in.node = node_->snapshot();
   in.pools = pools.snapshot();
@@ -119,7 +119,7 @@ std::optional<std::string> FilterManager::not_ready_reason() const {
   return "filters waiting for the first list of:" + missing;
 }
 
-std::vector<const ObjectFilter*> FilterManager::chain_for(const hub::RequestInfo& info) const {
+std::vector<const ObjectFilter*> FilterManager::chain_for(const kube::RequestInfo& info) const {
   std::vector<const ObjectFilter*> chain;
   if (!info.is_resource_request || !info.subresource.empty()) return chain;
   // Tables and metadata-only objects are not the objects filters read.
@@ -130,7 +130,7 @@ std::vector<const ObjectFilter*> FilterManager::chain_for(const hub::RequestInfo
   return chain;
 }
 
-std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const hub::RequestInfo& info) {
+std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const kube::RequestInfo& info) {
   auto chain = chain_for(info);
   if (chain.empty()) return nullptr;
   FilterChain::Shape shape = FilterChain::Shape::Object;

@@ -19,9 +19,9 @@
 #include "filters/cluster_view.h"
 #include "filters/filter_config.h"
 #include "filters/filter_metrics.h"
-#include "hub/filter_hooks.h"
-#include "hub/informer.h"
-#include "hub/metrics.h"
+#include "hub/hooks/filter_hooks.h"
+#include "net/informer.h"
+#include "base/metrics.h"
 
 namespace yurthub::filters {
 
@@ -36,10 +36,10 @@ struct FilterManagerSettings {
 class FilterManager final : public hub::FilterHooks {
  public:
   // Makes an informer that lists and watches through the hub's own proxy port.
-  using InformerFactory = std::function<std::unique_ptr<hub::Informer>(
-      hub::InformerOptions options, hub::Informer::OnChange on_change)>;
+  using InformerFactory = std::function<std::unique_ptr<net::Informer>(
+      net::InformerOptions options, net::Informer::OnChange on_change)>;
 
-  FilterManager(FilterManagerSettings settings, hub::MetricsRegistry& registry);
+  FilterManager(FilterManagerSettings settings, base::MetricsRegistry& registry);
   ~FilterManager() override;
 
   // The data of yurt-hub-cfg, each time it changes.
@@ -56,10 +56,10 @@ class FilterManager final : public hub::FilterHooks {
   FilterMetrics& metrics() { return metrics_; }
 
   bool ready() const override { return ready_.load(); }
-  std::unique_ptr<hub::ResponseFilter> filter(const hub::RequestInfo& info) override;
+  std::unique_ptr<hub::ResponseFilter> filter(const kube::RequestInfo& info) override;
 
  private:
-  std::vector<const ObjectFilter*> chain_for(const hub::RequestInfo& info) const;
+  std::vector<const ObjectFilter*> chain_for(const kube::RequestInfo& info) const;
   void rebuild_view();
   // The ViewInputs that come from the flags (no informer snapshots yet).
   ViewInputs settings_inputs() const;
@@ -73,10 +73,10 @@ class FilterManager final : public hub::FilterHooks {
   std::string last_config_description_;
   InformerFactory make_informer_;
   std::function<void()> on_topology_change_;
-  std::unique_ptr<hub::Informer> node_;
-  std::unique_ptr<hub::Informer> pools_;           // apps.openyurt.io/v1beta2
-  std::unique_ptr<hub::Informer> pools_v1beta1_;   // only when v1beta2 is not served
-  std::unique_ptr<hub::Informer> services_;
+  std::unique_ptr<net::Informer> node_;
+  std::unique_ptr<net::Informer> pools_;           // apps.openyurt.io/v1beta2
+  std::unique_ptr<net::Informer> pools_v1beta1_;   // only when v1beta2 is not served
+  std::unique_ptr<net::Informer> services_;
 };
 
 }  // namespace yurthub::filters

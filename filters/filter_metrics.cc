@@ -3,7 +3,7 @@
 
 namespace yurthub::filters {
 
-FilterMetrics::FilterMetrics(hub::MetricsRegistry& r)
+FilterMetrics::FilterMetrics(base::MetricsRegistry& r)
     : objects(r.counter("node_yurthub_filter_objects_total",
                         "Objects each response filter saw, modified and dropped.",
                         {"filter", "result"})),

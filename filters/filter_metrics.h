@@ -2,24 +2,24 @@
 // by every FilterChain (any worker thread; the counters are atomic).
 #pragma once
 
-#include "hub/metrics.h"
+#include "base/metrics.h"
 
 namespace yurthub::filters {
 
 struct FilterMetrics {
-  explicit FilterMetrics(hub::MetricsRegistry& registry);
+  explicit FilterMetrics(base::MetricsRegistry& registry);
 
   // node_yurthub_filter_objects_total{filter,result="seen"|"modified"|"dropped"}.
-  hub::CounterFamily& objects;
+  base::CounterFamily& objects;
   // node_yurthub_filter_parse_failures_total{filter}: objects a filter would have seen but that
   // could not be parsed (they pass through unchanged).
-  hub::CounterFamily& parse_failures;
+  base::CounterFamily& parse_failures;
   // node_yurthub_filter_corrections_total{result="event"|"relist"}: corrected watch events sent
   // after a Service or pool change, and watches ended for a re-list because they could not be.
-  hub::CounterFamily& corrections;
+  base::CounterFamily& corrections;
   // node_yurthub_filter_framing_failures_total: responses cut short because they were not
   // well-formed JSON.
-  hub::CounterFamily& framing_failures;
+  base::CounterFamily& framing_failures;
 };
 
 }  // namespace yurthub::filters

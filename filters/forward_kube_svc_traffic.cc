@@ -11,7 +11,7 @@ class ForwardKubeSvcTrafficFilter final : public ObjectFilter {
  public:
   std::string_view name() const override { return "forwardkubesvctraffic"; }
 
-  bool handles(const hub::RequestInfo& request) const override {
+  bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "discovery.k8s.io", {"v1"}, "endpointslices",
                            {"list", "watch"});
   }

@@ -31,7 +31,7 @@ bool is_local_address(const std::string& address) {
   return found;
 }
 
-HubAddress in_cluster_hub_address(const hub::HubOptions& o, bool https_served) {
+HubAddress in_cluster_hub_address(const HubAddressFlags& o, bool https_served) {
   if (!https_served) {
     return {"", "the HTTPS proxy port is off (no --tls-cert-file/--tls-private-key-file)"};
   }

@@ -9,7 +9,6 @@
 
 #include <string>
 
-#include "hub/options.h"
 
 namespace yurthub::filters {
 
@@ -18,7 +17,15 @@ struct HubAddress {
   std::string why;
 };
 
-HubAddress in_cluster_hub_address(const hub::HubOptions& options, bool https_served);
+// The flags that decide the address (YurtHub's names), copied from the hub's options by cmd/.
+struct HubAddressFlags {
+  std::string bind_proxy_address;         // --bind-proxy-address
+  std::string bind_proxy_secure_address;  // --bind-proxy-secure-address
+  bool enable_dummy_if = true;            // --enable-dummy-if
+  std::string dummy_if_ip;                // --dummy-if-ip
+};
+
+HubAddress in_cluster_hub_address(const HubAddressFlags& flags, bool https_served);
 
 // Whether `address` (an IP literal) is configured on an interface of this machine.
 bool is_local_address(const std::string& address);

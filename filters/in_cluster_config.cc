@@ -51,7 +51,7 @@ class InClusterConfigFilter final : public ObjectFilter {
  public:
   std::string_view name() const override { return "inclusterconfig"; }
 
-  bool handles(const hub::RequestInfo& request) const override {
+  bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "", {"v1"}, "configmaps", {"get", "list", "watch"});
   }
 

@@ -46,7 +46,7 @@ class NodePortIsolationFilter final : public ObjectFilter {
  public:
   std::string_view name() const override { return "nodeportisolation"; }
 
-  bool handles(const hub::RequestInfo& request) const override {
+  bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
   }
 

@@ -11,7 +11,7 @@
 
 #include <rapidjson/document.h>
 
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 
 namespace yurthub::filters {
 
@@ -109,7 +109,7 @@ rapidjson::SizeType retain_if(rapidjson::Value& array, Keep&& keep) {
 
 // Whether `request` is a plain (no subresource) request for `resource` in `group` ("" = core) at
 // one of `versions`, with one of `verbs`.
-inline bool request_matches(const hub::RequestInfo& request, std::string_view group,
+inline bool request_matches(const kube::RequestInfo& request, std::string_view group,
                             std::initializer_list<std::string_view> versions,
                             std::string_view resource,
                             std::initializer_list<std::string_view> verbs) {

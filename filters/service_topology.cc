@@ -120,7 +120,7 @@ class ServiceTopologyFilter final : public ObjectFilter {
  public:
   std::string_view name() const override { return "servicetopology"; }
 
-  bool handles(const hub::RequestInfo& request) const override {
+  bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "discovery.k8s.io", {"v1", "v1beta1"}, "endpointslices",
                            {"list", "watch"}) ||
            request_matches(request, "", {"v1"}, "endpoints", {"list", "watch"});

@@ -11,10 +11,10 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
-#include "hub/http_io.h"
+#include "net/http_io.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -71,17 +71,17 @@ std::string render_process_metrics() {
   return out.str();
 }
 
-AdminServer::AdminServer(const MetricsRegistry& registry, ReadinessCheck readiness)
+AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness)
     : registry_(registry), readiness_(std::move(readiness)) {}
 
-net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
+asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(64 * 1024);
   for (;;) {
     http::request_parser<http::empty_body> parser;
     parser.header_limit(16 * 1024);
     stream.expires_after(std::chrono::seconds(60));
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, net::kNoThrow);
     if (ec) break;
     const auto& req = parser.get();
     const std::string_view target(req.target().data(), req.target().size());
@@ -89,24 +89,24 @@ net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
     const bool keep_alive = req.keep_alive();
     bool written = false;
     if (path == "/v1/healthz") {
-      written = co_await write_simple_response(stream, req.version(), keep_alive, 200, "text/plain", "OK");
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200, "text/plain", "OK");
     } else if (path == "/v1/readyz") {
       const auto not_ready = readiness_();
       const unsigned code = not_ready ? 500 : 200;
-      written = co_await write_simple_response(stream, req.version(), keep_alive, code,
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
                                                "text/plain", not_ready.value_or("OK"));
     } else if (path == "/metrics") {
-      written = co_await write_simple_response(stream, req.version(), keep_alive, 200,
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200,
                                                "text/plain; version=0.0.4; charset=utf-8",
                                                registry_.render() + render_process_metrics());
     } else {
-      written = co_await write_simple_response(stream, req.version(), keep_alive, 404,
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, 404,
                                                "text/plain", "404 page not found\n");
     }
     if (!written || !keep_alive) break;
   }
   boost::system::error_code ignored;
-  stream.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace yurthub::hub

@@ -11,7 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "hub/metrics.h"
+#include "base/metrics.h"
 
 namespace yurthub::hub {
 
@@ -20,11 +20,11 @@ class AdminServer {
   // Returns nullopt when ready, else why not.
   using ReadinessCheck = std::function<std::optional<std::string>()>;
 
-  AdminServer(const MetricsRegistry& registry, ReadinessCheck readiness);
+  AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness);
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
 
  private:
-  const MetricsRegistry& registry_;
+  const base::MetricsRegistry& registry_;
   ReadinessCheck readiness_;
 };
 

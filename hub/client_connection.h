@@ -11,9 +11,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
-#include "hub/cache_hooks.h"
-#include "hub/filter_hooks.h"
-#include "hub/streams.h"
+#include "hub/hooks/cache_hooks.h"
+#include "hub/hooks/filter_hooks.h"
+#include "net/streams.h"
 #include "hub/upstream_pool.h"
 
 namespace yurthub::hub {
@@ -50,7 +50,7 @@ struct ActiveUpstream {
   // Ends the exchange from outside: records why and aborts whatever it is waiting on.
   void stop(const char* reason) {
     if (stop_reason == nullptr) stop_reason = reason;
-    if (connection != nullptr) cancel_socket(connection->stream);
+    if (connection != nullptr) net::cancel_socket(connection->stream);
     if (wake != nullptr) wake->cancel();
   }
 };

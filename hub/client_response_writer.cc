@@ -6,10 +6,10 @@
 #include <boost/beast/http.hpp>
 
 #include "hub/client_stream.h"
-#include "hub/http_framing.h"
+#include "net/http_framing.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -38,23 +38,23 @@ ClientResponseWriter<Stream>::~ClientResponseWriter() {
 }
 
 template <class Stream>
-net::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece, bool last) {
+asio::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece, bool last) {
   if (failed_ || !framer_) co_return false;
   const auto buffers = framer_->frame(piece, last);
-  if (net::buffer_size(buffers) == 0) co_return true;
+  if (asio::buffer_size(buffers) == 0) co_return true;
   const bool ok = co_await write_to_client(client_, buffers, streaming_);
   failed_ = !ok;
   co_return ok;
 }
 
 template <class Stream>
-net::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::string_view content_type) {
+asio::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::string_view content_type) {
   http::response<http::empty_body> res{static_cast<http::status>(status), version_};
   res.set(http::field::content_type, content_type);
   res.set(http::field::cache_control, "no-cache, private");
   if (chunked_) res.chunked(true);
   res.keep_alive(keep_alive_);
-  framer_.emplace(message_head(res), chunked_);
+  framer_.emplace(net::message_head(res), chunked_);
   if (!streaming_) co_return true;  // the head goes out with the first piece
   // A watch's client must see the head at once, not with the first event.
   start_client_watch(client_);
@@ -62,26 +62,26 @@ net::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::s
 }
 
 template <class Stream>
-net::awaitable<bool> ClientResponseWriter<Stream>::write(std::string_view bytes) {
+asio::awaitable<bool> ClientResponseWriter<Stream>::write(std::string_view bytes) {
   if (bytes.empty()) co_return !failed_;
   body_bytes_ += bytes.size();
   co_return co_await send(bytes, false);
 }
 
 template <class Stream>
-net::awaitable<bool> ClientResponseWriter<Stream>::finish() {
+asio::awaitable<bool> ClientResponseWriter<Stream>::finish() {
   if (finished_) co_return !failed_;
   finished_ = true;
   co_return co_await send({}, true);
 }
 
 template <class Stream>
-net::awaitable<std::optional<std::string>> ClientResponseWriter<Stream>::wait_until(
+asio::awaitable<std::optional<std::string>> ClientResponseWriter<Stream>::wait_until(
     std::chrono::steady_clock::time_point deadline) {
   auto& active = client_->active;
   if (active.stop_reason) co_return std::string(active.stop_reason);
   client_->wake_timer.expires_at(deadline);
-  co_await client_->wake_timer.async_wait(kNoThrow);
+  co_await client_->wake_timer.async_wait(net::kNoThrow);
   if (active.stop_reason) co_return std::string(active.stop_reason);
   co_return std::nullopt;
 }
@@ -90,13 +90,13 @@ template <class Stream>
 std::function<void()> ClientResponseWriter<Stream>::waker() {
   std::weak_ptr<ClientConnection<Stream>> weak = client_;
   return [weak, executor = client_->wake_timer.get_executor()] {
-    net::post(executor, [weak] {
+    asio::post(executor, [weak] {
       if (auto client = weak.lock()) client->wake_timer.cancel();
     });
   };
 }
 
-template class ClientResponseWriter<PlainStream>;
-template class ClientResponseWriter<TlsStream>;
+template class ClientResponseWriter<net::PlainStream>;
+template class ClientResponseWriter<net::TlsStream>;
 
 }  // namespace yurthub::hub

@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 #include "hub/client_connection.h"
-#include "hub/http_framing.h"
+#include "net/http_framing.h"
 
 namespace yurthub::hub {
 
@@ -40,13 +40,13 @@ class ClientResponseWriter : public ResponseWriter {
   bool keep_alive_;
   bool streaming_;
   bool chunked_;
-  std::optional<BodyFramer> framer_;  // from start()
+  std::optional<net::BodyFramer> framer_;  // from start()
   bool finished_ = false;
   bool failed_ = false;
   std::uint64_t body_bytes_ = 0;
 };
 
-extern template class ClientResponseWriter<PlainStream>;
-extern template class ClientResponseWriter<TlsStream>;
+extern template class ClientResponseWriter<net::PlainStream>;
+extern template class ClientResponseWriter<net::TlsStream>;
 
 }  // namespace yurthub::hub

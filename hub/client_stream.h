@@ -14,8 +14,8 @@
 #include <boost/beast/core/buffers_suffix.hpp>
 
 #include "hub/client_connection.h"
-#include "hub/http_framing.h"
-#include "hub/http_io.h"
+#include "net/http_framing.h"
+#include "net/http_io.h"
 
 namespace yurthub::hub {
 
@@ -26,7 +26,7 @@ boost::asio::awaitable<void> watch_client(std::shared_ptr<ClientConnection<Strea
   // left: end the stream instead of waiting for the next event.
   char sink[512];
   for (;;) {
-    auto [ec, n] = co_await client->stream.async_read_some(boost::asio::buffer(sink), kNoThrow);
+    auto [ec, n] = co_await client->stream.async_read_some(boost::asio::buffer(sink), net::kNoThrow);
     if (!client->watching_client) co_return;
     if (ec) {
       client->active.stop("client_gone");
@@ -50,7 +50,7 @@ template <class Stream>
 void stop_client_watch(ClientConnection<Stream>& client) {
   if (!client.watching_client) return;
   client.watching_client = false;
-  cancel_socket(client.stream);  // wakes the watcher's pending read
+  net::cancel_socket(client.stream);  // wakes the watcher's pending read
 }
 
 // Cancels the client socket if the next write does not finish within kClientIoTimeout.
@@ -60,7 +60,7 @@ void arm_write_watchdog(const std::shared_ptr<ClientConnection<Stream>>& client)
   client->write_watchdog.async_wait(
       [weak = std::weak_ptr<ClientConnection<Stream>>(client)](boost::system::error_code ec) {
         if (ec) return;
-        if (auto c = weak.lock()) cancel_socket(c->stream);
+        if (auto c = weak.lock()) net::cancel_socket(c->stream);
       });
 }
 
@@ -69,7 +69,7 @@ void arm_write_watchdog(const std::shared_ptr<ClientConnection<Stream>>& client)
 // cancel the watchdog). Returns the bytes written; 0 for TLS, or when nothing could be written.
 template <class Stream, class Buffers>
 std::size_t write_now(Stream& stream, const Buffers& buffers, boost::system::error_code& ec) {
-  if constexpr (std::is_same_v<Stream, PlainStream>) {
+  if constexpr (std::is_same_v<Stream, net::PlainStream>) {
     auto& socket = stream.socket();
     if (!socket.non_blocking()) socket.non_blocking(true, ec);  // would_block, not a wait
     if (ec) return 0;
@@ -98,7 +98,7 @@ boost::asio::awaitable<bool> write_to_client(const std::shared_ptr<ClientConnect
   rest.consume(now);
   if (streaming) arm_write_watchdog(client);
   else boost::beast::get_lowest_layer(client->stream).expires_after(kClientIoTimeout);
-  auto [wec, n] = co_await boost::asio::async_write(client->stream, rest, kNoThrow);
+  auto [wec, n] = co_await boost::asio::async_write(client->stream, rest, net::kNoThrow);
   if (streaming) client->write_watchdog.cancel();
   co_return !wec;
 }
@@ -113,7 +113,7 @@ boost::asio::awaitable<bool> write_streaming(const std::shared_ptr<ClientConnect
 // The last chunk of a chunked response, so a client can tell a clean end from a cut.
 template <class Stream>
 boost::asio::awaitable<bool> end_chunked_stream(const std::shared_ptr<ClientConnection<Stream>>& client) {
-  co_return co_await write_streaming(client, boost::asio::buffer(kLastChunk.data(), kLastChunk.size()));
+  co_return co_await write_streaming(client, boost::asio::buffer(net::kLastChunk.data(), net::kLastChunk.size()));
 }
 
 }  // namespace yurthub::hub

@@ -8,7 +8,7 @@
 
 #include <boost/beast/http.hpp>
 
-#include "hub/status.h"
+#include "kube/status.h"
 
 namespace yurthub::hub {
 
@@ -22,7 +22,7 @@ struct ForwardResult {
   bool offline = false;      // answered by the cache
   std::uint64_t request_bytes = 0;
   std::uint64_t response_bytes = 0;
-  std::optional<Failure> failure;    // set when the hub answered with its own error
+  std::optional<kube::Failure> failure;    // set when the hub answered with its own error
   const char* stream_end = nullptr;  // why a stream ended before the apiserver ended it
 };
 

@@ -4,15 +4,15 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 #include "hub/client_response_writer.h"
-#include "hub/http_framing.h"
-#include "hub/http_io.h"
-#include "hub/log.h"
+#include "net/http_framing.h"
+#include "net/http_io.h"
+#include "base/log.h"
 #include "hub/response_relay.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 namespace {
@@ -24,13 +24,13 @@ constexpr std::chrono::seconds kReplayWait{30};
 // A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
 constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
 
-bool is_write(const RequestInfo& info) {
+bool is_write(const kube::RequestInfo& info) {
   return info.verb == "create" || info.verb == "update" || info.verb == "patch" ||
          info.verb == "delete" || info.verb == "deletecollection";
 }
 
 // Whether the request's Connection header names a header that frames or routes it. The hub frames
-// the body from its parser anyway (set_body_framing), but such a request is no honest client's:
+// the body from its parser anyway (net::set_body_framing), but such a request is no honest client's:
 // its upstream connection is not reused and the client's connection is closed after it.
 bool names_framing_in_connection(const http::fields& fields) {
   const auto it = fields.find(http::field::connection);
@@ -56,7 +56,7 @@ void strip_borrowed_identity(http::fields& fields) {
 
 // How long the apiserver may take to send the response header: its own request timeout (60 s,
 // or the client's `timeout`/`timeoutSeconds`) plus a margin.
-std::chrono::seconds response_header_timeout(const RequestInfo& info) {
+std::chrono::seconds response_header_timeout(const kube::RequestInfo& info) {
   if (info.timeout_seconds && *info.timeout_seconds > 0 && !info.is_watch()) {
     return std::chrono::seconds(*info.timeout_seconds + 15);
   }
@@ -64,11 +64,11 @@ std::chrono::seconds response_header_timeout(const RequestInfo& info) {
 }
 
 // Errors reading from a client while relaying its request body.
-std::optional<Failure> client_body_failure(const boost::system::error_code& ec) {
-  if (ec == http::error::body_limit) return Failure::BodyTooLarge;
+std::optional<kube::Failure> client_body_failure(const boost::system::error_code& ec) {
+  if (ec == http::error::body_limit) return kube::Failure::BodyTooLarge;
   if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
       ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return Failure::BadRequest;
+    return kube::Failure::BadRequest;
   }
   return std::nullopt;  // the client went away or timed out: nobody to answer
 }
@@ -97,23 +97,23 @@ void Forwarder<Stream>::upstream_failed(std::size_t server, const char* kind) {
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
-                                                         const RequestInfo& info,
+asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
+                                                         const kube::RequestInfo& info,
                                                          bool client_keep_alive) {
   auto& req = parser.get();
   client_version_ = req.version();
   // A body has this long to arrive, whatever its pace: a fresh timeout per read would let a
   // client trickling a byte at a time hold a slot for ever.
   body_deadline_ = std::chrono::steady_clock::now() + shared_.options.request_body_timeout;
-  const bool upgrade = is_upgrade_request(req);
+  const bool upgrade = net::is_upgrade_request(req);
   const bool has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
-  const Identity identity = carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
+  const Identity identity = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
   const bool framing_doubt = names_framing_in_connection(req);
   if (framing_doubt) client_keep_alive = false;
   if (identity == Identity::Bearer) client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
   if (auto replay = req.find(kReplayHeader); replay != req.end()) {
-    replaying_ = secrets_equal(replay->value(), shared_.replay_token);
+    replaying_ = net::secrets_equal(replay->value(), shared_.replay_token);
     req.erase(kReplayHeader);
   }
   CacheHooks* cache = shared_.cache;
@@ -128,14 +128,14 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
                                            std::chrono::milliseconds(100));
     if (!ready) {
-      co_return co_await fail(Failure::FiltersNotReady,
+      co_return co_await fail(kube::Failure::FiltersNotReady,
                               "the informers of nodes, nodepools and services have not synced",
                               parser, client_keep_alive, ForwardResult{});
     }
   }
-  strip_hop_by_hop(req, upgrade);
+  net::strip_hop_by_hop(req, upgrade);
   const auto length = parser.content_length();
-  set_body_framing(req, parser.chunked(), length ? std::optional<std::uint64_t>(*length) : std::nullopt);
+  net::set_body_framing(req, parser.chunked(), length ? std::optional<std::uint64_t>(*length) : std::nullopt);
   req.version(11);
   if (framing_doubt) req.keep_alive(false);  // the apiserver closes it: never back in the pool
   if (identity == Identity::Hub) {
@@ -156,7 +156,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     if (!read.complete) co_return ForwardResult{};  // the client went away
     body_read_ = true;
     // Sent whole, framed by its length.
-    set_body_framing(req, false, request_body_.size());
+    net::set_body_framing(req, false, request_body_.size());
   }
 
   if (shared_.health && !shared_.health->initial_probes_done()) {
@@ -175,7 +175,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
         [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); },
         kReplayWait, std::chrono::milliseconds(100));
     if (!replayed) {
-      co_return co_await fail(Failure::ReplayPending, info.resource + " \"" + info.name + "\"",
+      co_return co_await fail(kube::Failure::ReplayPending, info.resource + " \"" + info.name + "\"",
                               parser, client_keep_alive, ForwardResult{});
     }
   }
@@ -187,10 +187,10 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     auto server = shared_.servers.pick(tried);
     if (!server) {
       if (last_error.empty()) {
-        co_return co_await unreachable(Failure::NoHealthyServer, "every apiserver is unhealthy",
+        co_return co_await unreachable(kube::Failure::NoHealthyServer, "every apiserver is unhealthy",
                                        parser, info, client_keep_alive, result);
       }
-      co_return co_await unreachable(Failure::UpstreamUnreachable, last_error, parser, info,
+      co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
                                      client_keep_alive, result);
     }
     const ServerAddress& address = shared_.servers.address(*server);
@@ -226,7 +226,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     boost::system::error_code ec;
     if (sent) {
       beast::get_lowest_layer(up->stream).expires_after(response_header_timeout(info));
-      auto [rec, rn] = co_await http::async_read_header(up->stream, up->buffer, rp, kNoThrow);
+      auto [rec, rn] = co_await http::async_read_header(up->stream, up->buffer, rp, net::kNoThrow);
       ec = rec;
     }
     if (!sent || ec) {
@@ -238,16 +238,16 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
       }
       if (ec == beast::error::timeout) {
         upstream_failed(*server, "timeout");
-        co_return co_await unreachable(Failure::UpstreamTimeout, address.url, parser, info, false, result);
+        co_return co_await unreachable(kube::Failure::UpstreamTimeout, address.url, parser, info, false, result);
       }
       if (ec && ec.category() == http::make_error_code(http::error::bad_version).category() &&
           ec != http::error::end_of_stream && ec != http::error::partial_message) {
         upstream_failed(*server, "bad_response");
-        co_return co_await fail(Failure::BadUpstreamResponse, address.url + ": " + ec.message(),
+        co_return co_await fail(kube::Failure::BadUpstreamResponse, address.url + ": " + ec.message(),
                                 parser, false, result);
       }
       upstream_failed(*server, "closed");
-      co_return co_await unreachable(Failure::UpstreamClosed, address.url, parser, info, false, result);
+      co_return co_await unreachable(kube::Failure::UpstreamClosed, address.url, parser, info, false, result);
     }
     ResponseRelay<Stream> relay(client_, worker_);
     if (upgrade && rp.get().result() == http::status::switching_protocols) {
@@ -270,28 +270,28 @@ net::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
 }
 
 template <class Stream>
-net::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
+asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
                                                    std::chrono::steady_clock::duration limit,
                                                    std::chrono::milliseconds period) {
-  net::steady_timer timer(client_->write_watchdog.get_executor());
+  asio::steady_timer timer(client_->write_watchdog.get_executor());
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline || shared_.draining) co_return false;
     timer.expires_after(period);
-    co_await timer.async_wait(kNoThrow);
+    co_await timer.async_wait(net::kNoThrow);
   }
   co_return true;
 }
 
 template <class Stream>
-net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
+asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
                                                      ForwardResult& result, bool& client_failed) {
   auto& req = parser.get();
-  BodyFramer framer(message_head(req), req.chunked());
+  net::BodyFramer framer(net::message_head(req), req.chunked());
   if (body_read_) {
     result.request_bytes += request_body_.size();
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] = co_await net::async_write(up.stream, framer.frame(request_body_, true), kNoThrow);
+    auto [wec, wn] = co_await asio::async_write(up.stream, framer.frame(request_body_, true), net::kNoThrow);
     co_return !wec;
   }
   char* buf = client_->relay();
@@ -309,42 +309,42 @@ net::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Req
       if (piece.empty() && !parser.is_done()) continue;  // a chunk header, no data yet
     }
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] = co_await net::async_write(up.stream, framer.frame(piece, parser.is_done()), kNoThrow);
+    auto [wec, wn] = co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
     if (wec) co_return false;
   } while (!framer.done());
   co_return true;
 }
 
 template <class Stream>
-net::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(RequestParser& parser,
+asio::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(RequestParser& parser,
                                                                              char* buf) {
   auto& req = parser.get();
   req.body().data = buf;
   req.body().size = kRelayBufferBytes;
   beast::get_lowest_layer(client_->stream)
       .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, body_deadline_));
-  auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, kNoThrow);
+  auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
   if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
   co_return ec;
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> Forwarder<Stream>::unreachable(Failure failure,
+asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(kube::Failure failure,
                                                              const std::string& detail,
                                                              RequestParser& parser,
-                                                             const RequestInfo& info,
+                                                             const kube::RequestInfo& info,
                                                              bool keep_alive,
                                                              ForwardResult result) {
   CacheHooks* cache = shared_.cache;
   // With no healthy apiserver every read the cache can answer is answered locally. When a server
   // the health checker still trusts fails, gets and lists fall back to the cache (as YurtHub); a
   // watch does not, since it would then be held until a server turns healthy, which it already is.
-  const bool offline = failure == Failure::NoHealthyServer || info.verb == "get" || info.verb == "list";
+  const bool offline = failure == kube::Failure::NoHealthyServer || info.verb == "get" || info.verb == "list";
   if (cache && offline && cache->serves_offline(info)) {
     co_return co_await answer_offline(parser, info, keep_alive, result);
   }
   // Writes are journaled only when no apiserver is healthy: then nothing of them was sent.
-  if (cache && failure == Failure::NoHealthyServer && !replaying_ &&
+  if (cache && failure == kube::Failure::NoHealthyServer && !replaying_ &&
       cache->serves_offline_write(info)) {
     co_return co_await answer_offline_write(parser, info, keep_alive, result);
   }
@@ -352,8 +352,8 @@ net::awaitable<ForwardResult> Forwarder<Stream>::unreachable(Failure failure,
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& parser,
-                                                                const RequestInfo& info,
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& parser,
+                                                                const kube::RequestInfo& info,
                                                                 bool keep_alive,
                                                                 ForwardResult result,
                                                                 const OfflineWrite* write) {
@@ -377,7 +377,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& p
 }
 
 template <class Stream>
-net::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_whole_body(
+asio::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_whole_body(
     RequestParser& parser, std::size_t limit) {
   auto& req = parser.get();
   char* buf = client_->relay();
@@ -385,14 +385,14 @@ net::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_who
     const auto ec = co_await read_body_piece(parser, buf);
     if (ec) co_return BodyRead{false, client_body_failure(ec)};
     request_body_.append(buf, kRelayBufferBytes - req.body().size);
-    if (request_body_.size() > limit) co_return BodyRead{false, Failure::BodyTooLarge};
+    if (request_body_.size() > limit) co_return BodyRead{false, kube::Failure::BodyTooLarge};
   }
   co_return BodyRead{true, std::nullopt};
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestParser& parser,
-                                                                      const RequestInfo& info,
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestParser& parser,
+                                                                      const kube::RequestInfo& info,
                                                                       bool keep_alive,
                                                                       ForwardResult result) {
   auto& req = parser.get();
@@ -400,7 +400,7 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPar
     const BodyRead read = co_await read_whole_body(parser, kMaxOfflineWriteBytes);
     if (read.failure) {
       // Named: g++ 12 destroys a conditional's temporary in a co_await expression twice.
-      const std::string why = *read.failure == Failure::BodyTooLarge
+      const std::string why = *read.failure == kube::Failure::BodyTooLarge
                                   ? "an offline write is kept up to " +
                                         std::to_string(kMaxOfflineWriteBytes >> 20) + " MiB"
                                   : std::string("while reading the request body");
@@ -425,26 +425,26 @@ net::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPar
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> Forwarder<Stream>::fail(Failure failure, const std::string& detail,
+asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure, const std::string& detail,
                                                       RequestParser& parser, bool keep_alive,
                                                       ForwardResult result) {
-  const ApiError error = api_error(failure, detail);
+  const kube::ApiError error = kube::api_error(failure, detail);
   // A request whose body was not read to the end leaves the connection unusable.
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
   const std::optional<int> retry_after =
-      failure == Failure::FiltersNotReady || failure == Failure::ReplayPending
+      failure == kube::Failure::FiltersNotReady || failure == kube::Failure::ReplayPending
           ? std::optional<int>(1)
           : std::nullopt;
   const bool written =
-      co_await write_api_error(client_->stream, client_version_, keep_alive, error, retry_after);
+      co_await net::write_api_error(client_->stream, client_version_, keep_alive, error, retry_after);
   result.failure = failure;
   result.status = written ? error.code : 0;
   result.keep_alive = written && keep_alive;
   co_return result;
 }
 
-template class Forwarder<PlainStream>;
-template class Forwarder<TlsStream>;
+template class Forwarder<net::PlainStream>;
+template class Forwarder<net::TlsStream>;
 
 }  // namespace yurthub::hub

@@ -19,7 +19,7 @@
 
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {
@@ -31,7 +31,7 @@ class Forwarder {
 
   // Forwards the request whose header `parser` has read (its body, if any, is still unread).
   // `client_keep_alive`: the client allows another request on this connection.
-  boost::asio::awaitable<ForwardResult> forward(RequestParser& parser, const RequestInfo& info,
+  boost::asio::awaitable<ForwardResult> forward(RequestParser& parser, const kube::RequestInfo& info,
                                                 bool client_keep_alive);
 
  private:
@@ -47,24 +47,24 @@ class Forwarder {
   // Reads the rest of the request body into request_body_, at most `limit` bytes.
   struct BodyRead {
     bool complete = false;            // read to its end
-    std::optional<Failure> failure;   // what to answer; neither: the client went away
+    std::optional<kube::Failure> failure;   // what to answer; neither: the client went away
   };
   boost::asio::awaitable<BodyRead> read_whole_body(RequestParser& parser, std::size_t limit);
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.
-  boost::asio::awaitable<ForwardResult> unreachable(Failure failure, const std::string& detail,
-                                                    RequestParser& parser, const RequestInfo& info,
+  boost::asio::awaitable<ForwardResult> unreachable(kube::Failure failure, const std::string& detail,
+                                                    RequestParser& parser, const kube::RequestInfo& info,
                                                     bool keep_alive, ForwardResult result);
   // Answers from the cache: a read, or (with `write`) a write the cache journals.
-  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const RequestInfo& info,
+  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const kube::RequestInfo& info,
                                                        bool keep_alive, ForwardResult result,
                                                        const OfflineWrite* write = nullptr);
   // Reads the whole body of a write the cache answers while offline, then answer_offline().
   boost::asio::awaitable<ForwardResult> answer_offline_write(RequestParser& parser,
-                                                             const RequestInfo& info,
+                                                             const kube::RequestInfo& info,
                                                              bool keep_alive, ForwardResult result);
-  boost::asio::awaitable<ForwardResult> fail(Failure failure, const std::string& detail,
+  boost::asio::awaitable<ForwardResult> fail(kube::Failure failure, const std::string& detail,
                                              RequestParser& parser, bool keep_alive,
                                              ForwardResult result);
   void upstream_failed(std::size_t server, const char* kind);
@@ -81,7 +81,7 @@ class Forwarder {
   std::chrono::steady_clock::time_point body_deadline_;  // the whole body by then
 };
 
-extern template class Forwarder<PlainStream>;
-extern template class Forwarder<TlsStream>;
+extern template class Forwarder<net::PlainStream>;
+extern template class Forwarder<net::TlsStream>;
 
 }  // namespace yurthub::hub

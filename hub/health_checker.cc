@@ -8,11 +8,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 #include "hub/upstream_pool.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -44,8 +44,8 @@ HealthChecker::Settings HealthChecker::settings_from(const HubOptions& o) {
   return s;
 }
 
-HealthChecker::HealthChecker(net::any_io_executor executor, ServerSet& servers,
-                             const UpstreamTls& tls, Settings settings, HubMetrics& metrics,
+HealthChecker::HealthChecker(asio::any_io_executor executor, ServerSet& servers,
+                             const net::UpstreamTls& tls, Settings settings, HubMetrics& metrics,
                              std::function<void(std::size_t, bool)> on_change)
     : executor_(std::move(executor)),
       servers_(servers),
@@ -56,28 +56,28 @@ HealthChecker::HealthChecker(net::any_io_executor executor, ServerSet& servers,
       states_(servers.size(), HealthState(settings.healthy_threshold)),
       last_failure_(servers.size()) {
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    wake_.push_back(std::make_unique<net::steady_timer>(executor_));
+    wake_.push_back(std::make_unique<asio::steady_timer>(executor_));
   }
 }
 
 void HealthChecker::start() {
   for (std::size_t i = 0; i < servers_.size(); ++i) {
-    net::co_spawn(executor_, run_server(i), net::detached);
+    asio::co_spawn(executor_, run_server(i), asio::detached);
   }
 }
 
 void HealthChecker::stop() {
-  net::post(executor_, [this] {
+  asio::post(executor_, [this] {
     stopped_ = true;
     for (auto& timer : wake_) timer->cancel();
   });
 }
 
 void HealthChecker::probe_soon(std::size_t server) {
-  net::post(executor_, [this, server] { wake_[server]->cancel(); });
+  asio::post(executor_, [this, server] { wake_[server]->cancel(); });
 }
 
-net::awaitable<void> HealthChecker::run_server(std::size_t server) {
+asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
   const std::string& url = servers_.address(server).url;
   while (!stopped_) {
     bool success = false;
@@ -99,11 +99,11 @@ net::awaitable<void> HealthChecker::run_server(std::size_t server) {
     }
     if (first) ++initial_done_;
     wake_[server]->expires_after(settings_.interval);
-    co_await wake_[server]->async_wait(net::as_tuple(net::use_awaitable));
+    co_await wake_[server]->async_wait(asio::as_tuple(asio::use_awaitable));
   }
 }
 
-net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
+asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   const ServerAddress& address = servers_.address(server);
   const auto started = std::chrono::steady_clock::now();
   auto conn = co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
@@ -120,7 +120,7 @@ net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   req.set(http::field::user_agent, "yurthub/health-probe");
   if (!tls_.hub_token.empty()) req.set(http::field::authorization, "Bearer " + tls_.hub_token);
   req.keep_alive(false);
-  auto [wec, wn] = co_await http::async_write(stream, req, net::as_tuple(net::use_awaitable));
+  auto [wec, wn] = co_await http::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
   if (wec) {
     last_failure_[server] = "sending the probe: " + wec.message();
     co_return false;
@@ -129,7 +129,7 @@ net::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024);
   auto [rec, rn] =
-      co_await http::async_read((*conn)->stream, (*conn)->buffer, parser, net::as_tuple(net::use_awaitable));
+      co_await http::async_read((*conn)->stream, (*conn)->buffer, parser, asio::as_tuple(asio::use_awaitable));
   if (rec) {
     last_failure_[server] = "reading the probe's answer: " + rec.message();
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();

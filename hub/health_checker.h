@@ -23,7 +23,7 @@
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
-#include "hub/tls.h"
+#include "net/tls.h"
 
 namespace yurthub::hub {
 
@@ -54,7 +54,7 @@ class HealthChecker {
   static Settings settings_from(const HubOptions& options);
 
   // `on_change(server, healthy)` runs on the checker's executor after the ServerSet was updated.
-  HealthChecker(boost::asio::any_io_executor executor, ServerSet& servers, const UpstreamTls& tls,
+  HealthChecker(boost::asio::any_io_executor executor, ServerSet& servers, const net::UpstreamTls& tls,
                 Settings settings, HubMetrics& metrics,
                 std::function<void(std::size_t, bool)> on_change);
 
@@ -71,7 +71,7 @@ class HealthChecker {
 
   boost::asio::any_io_executor executor_;
   ServerSet& servers_;
-  const UpstreamTls& tls_;
+  const net::UpstreamTls& tls_;
   Settings settings_;
   HubMetrics& metrics_;
   std::function<void(std::size_t, bool)> on_change_;

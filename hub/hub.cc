@@ -5,16 +5,16 @@
 
 #include <boost/asio/post.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 #include "hub/proxy_session.h"
 #include "hub/version.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
-using net::ip::tcp;
+namespace asio = boost::asio;
+using asio::ip::tcp;
 
-Hub::Hub(HubOptions options, UpstreamTls upstream_tls,
-         std::shared_ptr<boost::asio::ssl::context> server_tls, MetricsRegistry& registry,
+Hub::Hub(HubOptions options, net::UpstreamTls upstream_tls,
+         std::shared_ptr<boost::asio::ssl::context> server_tls, base::MetricsRegistry& registry,
          CacheHooks* cache)
     : options_(std::move(options)),
       registry_(registry),
@@ -36,14 +36,14 @@ Status Hub::start() {
   shared_->cache = cache_;
   shared_->connections = std::make_unique<ConnectionLimits>(options_.max_connections,
                                                             options_.max_connections_per_peer);
-  auto replay_token = random_token();
+  auto replay_token = net::random_token();
   if (!replay_token) return replay_token.error();
   shared_->replay_token = std::move(*replay_token);
   shared_->filters = filters_;
   for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(*shared_));
   }
-  net::io_context& main_io = workers_[0]->io();
+  asio::io_context& main_io = workers_[0]->io();
 
   for (std::size_t i = 0; i < servers_->size(); ++i) {
     metrics_.server_healthy.with({servers_->address(i).url}).set(0);
@@ -110,13 +110,13 @@ void Hub::set_filters(FilterHooks* filters,
   filters_not_ready_ = std::move(not_ready);
 }
 
-std::unique_ptr<Informer> Hub::make_informer(InformerOptions options, Informer::OnChange on_change) {
+std::unique_ptr<net::Informer> Hub::make_informer(net::InformerOptions options, net::Informer::OnChange on_change) {
   // Through the hub's own proxy port, like any client on the node: what it reads is cached (as
   // component "yurthub") and still known after a restart while offline.
   options.proxy_host = listeners_[0]->local_endpoint().address().to_string();
   options.proxy_port = listeners_[0]->local_endpoint().port();
   options.user_agent = std::string("yurthub/") + kVersion;
-  return std::make_unique<Informer>(workers_[0]->io().get_executor(), std::move(options),
+  return std::make_unique<net::Informer>(workers_[0]->io().get_executor(), std::move(options),
                                     std::move(on_change));
 }
 
@@ -133,11 +133,11 @@ void Hub::notify_filters_changed() {
 
 void Hub::start_config_informer() {
   // Selected by name, which works for both YurtHub 1.6 (no label) and 1.7 (labelled) ConfigMaps.
-  InformerOptions o;
+  net::InformerOptions o;
   o.name = "yurt-hub-cfg";
   o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
   o.field_selector = "metadata.name=yurt-hub-cfg";
-  config_informer_ = make_informer(o, [this](ObjectSnapshot snapshot) {
+  config_informer_ = make_informer(o, [this](net::ObjectSnapshot snapshot) {
         std::map<std::string, std::string> data;
         for (const auto& [key, object] : *snapshot) {
           if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject()) continue;
@@ -175,8 +175,8 @@ void Hub::on_server_health(std::size_t server, bool healthy) {
 
 int Hub::run() {
   std::signal(SIGPIPE, SIG_IGN);
-  net::io_context& main_io = workers_[0]->io();
-  signals_ = std::make_unique<net::signal_set>(main_io, SIGTERM, SIGINT);
+  asio::io_context& main_io = workers_[0]->io();
+  signals_ = std::make_unique<asio::signal_set>(main_io, SIGTERM, SIGINT);
   signals_->async_wait([this](boost::system::error_code ec, int signo) {
     if (!ec) begin_drain(signo == SIGTERM ? "SIGTERM" : "SIGINT");
   });
@@ -191,7 +191,7 @@ int Hub::run() {
 }
 
 void Hub::request_stop() {
-  net::post(workers_[0]->io(), [this] { begin_drain("a stop request"); });
+  asio::post(workers_[0]->io(), [this] { begin_drain("a stop request"); });
 }
 
 void Hub::begin_drain(const char* why) {
@@ -205,7 +205,7 @@ void Hub::begin_drain(const char* why) {
   if (cache_) cache_->stop_replay();
   if (signals_) signals_->cancel();
   for (auto& w : workers_) w->post_drain();
-  drain_timer_ = std::make_unique<net::steady_timer>(workers_[0]->io());
+  drain_timer_ = std::make_unique<asio::steady_timer>(workers_[0]->io());
   wait_for_drain(std::chrono::steady_clock::now() + kDrainTimeout);
 }
 

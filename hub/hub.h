@@ -18,11 +18,11 @@
 #include "hub/admin_server.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
-#include "hub/informer.h"
+#include "net/informer.h"
 #include "hub/listener.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
-#include "hub/tls.h"
+#include "net/tls.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {
@@ -33,8 +33,8 @@ class Hub {
 
   // `server_tls` is the HTTPS proxy port's context, or null to leave that port off. `cache` is
   // the node cache (edge mode), or null (cloud mode); it must outlive the Hub.
-  Hub(HubOptions options, UpstreamTls upstream_tls,
-      std::shared_ptr<boost::asio::ssl::context> server_tls, MetricsRegistry& registry,
+  Hub(HubOptions options, net::UpstreamTls upstream_tls,
+      std::shared_ptr<boost::asio::ssl::context> server_tls, base::MetricsRegistry& registry,
       CacheHooks* cache);
 
   // The data of ConfigMap <namespace>/yurt-hub-cfg ({} when absent), each time it changes.
@@ -49,7 +49,7 @@ class Hub {
   // An informer that lists and watches through this hub's own proxy port as "yurthub", on the
   // first worker's thread (its callback runs there). `options` needs name and path (and
   // selectors); the rest is filled in. REQUIRES: start() succeeded.
-  std::unique_ptr<Informer> make_informer(InformerOptions options, Informer::OnChange on_change);
+  std::unique_ptr<net::Informer> make_informer(net::InformerOptions options, net::Informer::OnChange on_change);
   // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
   unsigned short secure_port() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
@@ -70,20 +70,20 @@ class Hub {
   void start_config_informer();
 
   HubOptions options_;
-  MetricsRegistry& registry_;
+  base::MetricsRegistry& registry_;
   HubMetrics metrics_;
   CacheHooks* cache_;
   std::vector<ConfigListener> config_listeners_;
   FilterHooks* filters_ = nullptr;
   std::function<std::optional<std::string>()> filters_not_ready_;
-  UpstreamTls tls_;
+  net::UpstreamTls tls_;
   std::shared_ptr<boost::asio::ssl::context> server_tls_;
   std::unique_ptr<ServerSet> servers_;
   std::unique_ptr<SharedState> shared_;
   // Workers are declared before everything that runs on them, so they are destroyed last.
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<HealthChecker> health_;
-  std::unique_ptr<Informer> config_informer_;
+  std::unique_ptr<net::Informer> config_informer_;
   std::unique_ptr<AdminServer> admin_server_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<boost::asio::signal_set> signals_;

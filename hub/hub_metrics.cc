@@ -13,7 +13,7 @@ std::vector<double> latency_buckets() {
 
 }  // namespace
 
-HubMetrics::HubMetrics(MetricsRegistry& r)
+HubMetrics::HubMetrics(base::MetricsRegistry& r)
     : registry(r),
       requests(r.counter("node_yurthub_requests_total",
                          "Requests answered by the hub, by verb, resource, component and HTTP code.",

@@ -3,40 +3,40 @@
 // metric, so existing dashboards keep working; the rest are ours. Thread-safe (see metrics.h).
 #pragma once
 
-#include "hub/metrics.h"
+#include "base/metrics.h"
 
 namespace yurthub::hub {
 
 struct HubMetrics {
-  explicit HubMetrics(MetricsRegistry& registry);
+  explicit HubMetrics(base::MetricsRegistry& registry);
 
-  MetricsRegistry& registry;
+  base::MetricsRegistry& registry;
   // node_yurthub_requests_total{verb,resource,component,code}: every request answered.
-  CounterFamily& requests;
+  base::CounterFamily& requests;
   // node_yurthub_request_duration_seconds{verb,resource}: time to last byte, short requests only
   // (watches, exec and other long-running requests would drown the histogram).
-  HistogramFamily& request_duration;
+  base::HistogramFamily& request_duration;
   // node_yurthub_in_flight_requests_total: requests being served now (YurtHub's name).
-  GaugeFamily& in_flight;
+  base::GaugeFamily& in_flight;
   // node_yurthub_server_healthy_status{server}: 1 healthy, 0 not (YurtHub's name).
-  GaugeFamily& server_healthy;
+  base::GaugeFamily& server_healthy;
   // node_yurthub_proxy_traffic_collector{client,verb,resource,subresources}: response bytes sent
   // to clients (YurtHub's name and labels; client = full lowercased User-Agent).
-  CounterFamily& traffic;
+  base::CounterFamily& traffic;
   // node_yurthub_proxied_bytes_total{direction="request"|"response"}: body bytes through the hub.
-  CounterFamily& bytes;
+  base::CounterFamily& bytes;
   // node_yurthub_request_failures_total{reason}: requests answered with a hub-made error.
-  CounterFamily& failures;
+  base::CounterFamily& failures;
   // node_yurthub_upstream_errors_total{server,kind}: connect, TLS, timeout, broken stream.
-  CounterFamily& upstream_errors;
+  base::CounterFamily& upstream_errors;
   // node_yurthub_streams_ended_total{reason}: why watches/long responses ended early.
-  CounterFamily& streams_ended;
+  base::CounterFamily& streams_ended;
   // node_yurthub_health_probes_total{server,result}.
-  CounterFamily& probes;
+  base::CounterFamily& probes;
   // node_yurthub_client_connections{listener}: open client connections.
-  GaugeFamily& client_connections;
+  base::GaugeFamily& client_connections;
   // node_yurthub_upstream_connections_total{server,event="opened"|"reused"}.
-  CounterFamily& upstream_connections;
+  base::CounterFamily& upstream_connections;
 };
 
 }  // namespace yurthub::hub

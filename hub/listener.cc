@@ -5,24 +5,24 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "hub/http_io.h"
-#include "hub/log.h"
+#include "net/http_io.h"
+#include "base/log.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
-using net::ip::tcp;
+namespace asio = boost::asio;
+using asio::ip::tcp;
 
-Result<std::unique_ptr<Listener>> Listener::bind(net::io_context& io, const std::string& address,
+Result<std::unique_ptr<Listener>> Listener::bind(asio::io_context& io, const std::string& address,
                                                  int port, std::string name) {
   boost::system::error_code ec;
-  auto ip = net::ip::make_address(address, ec);
+  auto ip = asio::ip::make_address(address, ec);
   if (ec) return make_error(name + ": bad bind address \"" + address + "\"");
   tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
   tcp::acceptor acceptor(io);
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     return make_error(name + ": cannot listen on " + address + ":" + std::to_string(port) + ": " +
                       ec.message());
@@ -38,7 +38,7 @@ tcp::endpoint Listener::local_endpoint() const {
 void Listener::start(std::vector<Worker*> workers, AcceptHandler on_accept) {
   workers_ = std::move(workers);
   on_accept_ = std::move(on_accept);
-  net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached);
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
 }
 
 void Listener::close() {
@@ -46,22 +46,22 @@ void Listener::close() {
   acceptor_.close(ignored);
 }
 
-net::awaitable<void> Listener::accept_loop() {
+asio::awaitable<void> Listener::accept_loop() {
   std::size_t next = 0;
-  net::steady_timer backoff(acceptor_.get_executor());
+  asio::steady_timer backoff(acceptor_.get_executor());
   while (acceptor_.is_open()) {
     Worker& worker = *workers_[next++ % workers_.size()];
     // The socket is created on the chosen worker's io_context, so it runs there.
-    auto [ec, socket] = co_await acceptor_.async_accept(worker.io(), kNoThrow);
-    if (ec == net::error::operation_aborted || !acceptor_.is_open()) break;
+    auto [ec, socket] = co_await acceptor_.async_accept(worker.io(), net::kNoThrow);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) break;
     if (ec) {
       // Out of file descriptors and similar: back off instead of spinning.
       YH_LOG(Warning) << name_ << ": accept failed: " << ec.message();
       backoff.expires_after(std::chrono::milliseconds(100));
-      co_await backoff.async_wait(kNoThrow);
+      co_await backoff.async_wait(net::kNoThrow);
       continue;
     }
-    net::co_spawn(worker.io(), on_accept_(std::move(socket), worker), net::detached);
+    asio::co_spawn(worker.io(), on_accept_(std::move(socket), worker), asio::detached);
   }
 }
 

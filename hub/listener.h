@@ -12,7 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "hub/result.h"
+#include "base/result.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {

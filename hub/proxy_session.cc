@@ -6,12 +6,12 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/write.hpp>
 
-#include "hub/http_io.h"
-#include "hub/log.h"
+#include "net/http_io.h"
+#include "base/log.h"
 #include "hub/watch_corrections.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 namespace {
@@ -22,7 +22,7 @@ std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 // be taken for dead, so these have slots of their own beyond --max-requests-in-flight.
 constexpr int kHeartbeatReserve = 16;
 
-bool is_heartbeat(const RequestInfo& info) {
+bool is_heartbeat(const kube::RequestInfo& info) {
   if (info.component != "kubelet" || !info.is_resource_request) return false;
   return (info.api_group == "coordination.k8s.io" && info.resource == "leases") ||
          (info.api_group.empty() && info.resource == "nodes" &&
@@ -34,7 +34,7 @@ bool is_heartbeat(const RequestInfo& info) {
 // --max-long-running-requests (they would otherwise starve everything else).
 class InFlight {
  public:
-  InFlight(SharedState& shared, const RequestInfo& info)
+  InFlight(SharedState& shared, const kube::RequestInfo& info)
       : shared_(shared), counter_(info.is_long_running() ? shared.long_running : shared.in_flight) {
     const int limit = info.is_long_running()
                           ? shared_.options.max_long_running_requests
@@ -73,18 +73,18 @@ ProxySession<Stream>::~ProxySession() {
 }
 
 template <class Stream>
-net::awaitable<void> ProxySession<Stream>::run(std::shared_ptr<ProxySession> self) {
+asio::awaitable<void> ProxySession<Stream>::run(std::shared_ptr<ProxySession> self) {
   co_await self->serve_connection();
-  close_socket(self->client_->stream);
+  net::close_socket(self->client_->stream);
   self->client_->closed = true;
 }
 
 template <class Stream>
-net::awaitable<void> ProxySession<Stream>::serve_connection() {
+asio::awaitable<void> ProxySession<Stream>::serve_connection() {
   auto& tcp = beast::get_lowest_layer(client_->stream);
-  if constexpr (kIsTls<Stream>) {
+  if constexpr (net::kIsTls<Stream>) {
     tcp.expires_after(kClientIoTimeout);
-    auto [ec] = co_await client_->stream.async_handshake(net::ssl::stream_base::server, kNoThrow);
+    auto [ec] = co_await client_->stream.async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
     if (ec) {
       YH_LOG(Debug) << "TLS handshake with a client failed: " << ec.message();
       co_return;
@@ -96,7 +96,7 @@ net::awaitable<void> ProxySession<Stream>::serve_connection() {
     parser.body_limit(kMaxRequestBodyBytes);
     idle_ = true;
     tcp.expires_after(kClientIdleTimeout);
-    auto [ec, n] = co_await http::async_read_header(client_->stream, client_->buffer, parser, kNoThrow);
+    auto [ec, n] = co_await http::async_read_header(client_->stream, client_->buffer, parser, net::kNoThrow);
     idle_ = false;
     if (ec) {
       co_await reject_unreadable(ec);
@@ -108,34 +108,34 @@ net::awaitable<void> ProxySession<Stream>::serve_connection() {
 }
 
 template <class Stream>
-net::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::system::error_code& ec) {
+asio::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::system::error_code& ec) {
   // A client closing or idling out between requests is normal; a malformed request gets a
   // Status and the connection is closed (its framing can no longer be trusted).
-  std::optional<Failure> failure;
+  std::optional<kube::Failure> failure;
   if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
-    failure = Failure::HeaderTooLarge;
+    failure = kube::Failure::HeaderTooLarge;
   } else if (ec == http::error::body_limit) {
-    failure = Failure::BodyTooLarge;
+    failure = kube::Failure::BodyTooLarge;
   } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
              ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    failure = Failure::BadRequest;
+    failure = kube::Failure::BadRequest;
   }
   if (!failure) co_return;
-  shared_.metrics.failures.with({failure_label(*failure)}).inc();
+  shared_.metrics.failures.with({kube::failure_label(*failure)}).inc();
   YH_LOG(Info) << "rejected a request on the " << listener_name_ << " listener: " << ec.message();
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  co_await write_api_error(client_->stream, 11, false, api_error(*failure, ec.message()));
+  co_await net::write_api_error(client_->stream, 11, false, kube::api_error(*failure, ec.message()));
 }
 
 template <class Stream>
-net::awaitable<bool> ProxySession<Stream>::answer_error(Failure failure, const std::string& detail,
-                                                        const RequestInfo& info,
+asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure, const std::string& detail,
+                                                        const kube::RequestInfo& info,
                                                         RequestParser& parser,
                                                         std::optional<int> retry_after) {
-  const ApiError error = api_error(failure, detail);
+  const kube::ApiError error = kube::api_error(failure, detail);
   const bool keep_alive = parser.get().keep_alive() && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  const bool written = co_await write_api_error(client_->stream, parser.get().version(), keep_alive,
+  const bool written = co_await net::write_api_error(client_->stream, parser.get().version(), keep_alive,
                                                 error, retry_after);
   ForwardResult result;
   result.failure = failure;
@@ -145,32 +145,32 @@ net::awaitable<bool> ProxySession<Stream>::answer_error(Failure failure, const s
 }
 
 template <class Stream>
-net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
+asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   const auto started = std::chrono::steady_clock::now();
   auto& req = parser.get();
   if (!sv(req.target()).starts_with('/')) {
     // Absolute form ("GET http://host/api/v1/pods"): classified and forwarded as the path it
     // names, or what the hub decides (cache, filters, authority) would not be about what the
     // apiserver does.
-    auto origin = origin_form(sv(req.target()));
+    auto origin = kube::origin_form(sv(req.target()));
     if (!origin) {
-      co_return co_await answer_error(Failure::BadRequest, "the request target is not a path",
-                                      RequestInfo{}, parser);
+      co_return co_await answer_error(kube::Failure::BadRequest, "the request target is not a path",
+                                      kube::RequestInfo{}, parser);
     }
     req.target(*origin);
   }
-  RequestInfo info = classify_request(sv(req.method_string()), sv(req.target()),
+  kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
                                       sv(req[http::field::user_agent]));
   info.accept = std::string(sv(req[http::field::accept]));
   info.content_type = std::string(sv(req[http::field::content_type]));
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
 
-  if constexpr (kIsTls<Stream>) {
+  if constexpr (net::kIsTls<Stream>) {
     // The HTTPS port is for in-cluster pods, which always send their service-account token; a
     // request without one would otherwise be sent with the node's own identity.
-    if (!carries_bearer_token(req)) {
-      co_return co_await answer_error(Failure::Unauthorized,
+    if (!net::carries_bearer_token(req)) {
+      co_return co_await answer_error(kube::Failure::Unauthorized,
                                       "the hub's HTTPS port requires a bearer token", info, parser);
     }
   }
@@ -181,15 +181,15 @@ net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
         info.is_long_running()
             ? std::to_string(shared_.options.max_long_running_requests) + " watches and tunnels open"
             : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
-    co_return co_await answer_error(Failure::TooManyRequests, why, info, parser, 1);
+    co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1);
   }
   if (boost::algorithm::iequals(sv(req[http::field::expect]), "100-continue")) {
     // The hub reads the body itself as it forwards it; tell the client to send it.
     req.erase(http::field::expect);
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
     beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-    auto [ec, n] = co_await net::async_write(client_->stream,
-                                             net::buffer(kContinue, sizeof kContinue - 1), kNoThrow);
+    auto [ec, n] = co_await asio::async_write(client_->stream,
+                                             asio::buffer(kContinue, sizeof kContinue - 1), net::kNoThrow);
     if (ec) co_return false;
   }
 
@@ -200,7 +200,7 @@ net::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
 }
 
 template <class Stream>
-void ProxySession<Stream>::record(const RequestInfo& info, const ForwardResult& result,
+void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardResult& result,
                                   std::chrono::steady_clock::time_point started) {
   auto& m = shared_.metrics;
   const std::string code = result.status ? std::to_string(result.status) : "0";
@@ -214,7 +214,7 @@ void ProxySession<Stream>::record(const RequestInfo& info, const ForwardResult& 
     m.bytes.with({"response"}).inc(result.response_bytes);
   }
   if (result.request_bytes) m.bytes.with({"request"}).inc(result.request_bytes);
-  if (result.failure) m.failures.with({failure_label(*result.failure)}).inc();
+  if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();
 }
 
 template <class Stream>
@@ -231,7 +231,7 @@ void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
 template <class Stream>
 void ProxySession<Stream>::on_drain() {
   if (idle_) {
-    cancel_socket(client_->stream);  // ends the wait for the next request
+    net::cancel_socket(client_->stream);  // ends the wait for the next request
   } else if (client_->active.streaming) {
     client_->active.stop("hub_draining");
   }
@@ -247,7 +247,7 @@ namespace {
 
 // A slot for one more client connection, or nullopt when a bound is reached: then a plain-HTTP
 // client is told so (a TLS one is just closed) and the connection is closed.
-std::optional<ConnectionLimits::Slot> admit_connection(net::ip::tcp::socket& socket, Worker& worker,
+std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& socket, Worker& worker,
                                                       bool plain) {
   SharedState& shared = worker.shared();
   const std::string peer = ConnectionLimits::peer_of(socket);
@@ -256,8 +256,8 @@ std::optional<ConnectionLimits::Slot> admit_connection(net::ip::tcp::socket& soc
   shared.metrics.failures.with({"too_many_connections"}).inc();
   YH_LOG(Warning) << "refused a client connection from " << peer << ": connection bounds reached";
   if (plain) {
-    const std::string body = status_body(api_error(
-        Failure::TooManyRequests, "too many open connections to the hub from this client"));
+    const std::string body = kube::status_body(kube::api_error(
+        kube::Failure::TooManyRequests, "too many open connections to the hub from this client"));
     const std::string response = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
                                  "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
                                  std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -272,30 +272,30 @@ std::optional<ConnectionLimits::Slot> admit_connection(net::ip::tcp::socket& soc
 
 }  // namespace
 
-net::awaitable<void> start_plain_session(net::ip::tcp::socket socket, Worker& worker) {
+asio::awaitable<void> start_plain_session(asio::ip::tcp::socket socket, Worker& worker) {
   auto slot = admit_connection(socket, worker, true);
   if (!slot) co_return;
   boost::system::error_code ignored;
-  socket.set_option(net::ip::tcp::no_delay(true), ignored);
-  auto client = std::make_shared<ClientConnection<PlainStream>>(worker.io().get_executor(),
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  auto client = std::make_shared<ClientConnection<net::PlainStream>>(worker.io().get_executor(),
                                                                 std::move(socket));
-  auto session = std::make_shared<ProxySession<PlainStream>>(std::move(client), worker, "proxy");
-  co_await ProxySession<PlainStream>::run(std::move(session));
+  auto session = std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker, "proxy");
+  co_await ProxySession<net::PlainStream>::run(std::move(session));
 }
 
-net::awaitable<void> start_tls_session(net::ip::tcp::socket socket, Worker& worker,
-                                       std::shared_ptr<net::ssl::context> tls) {
+asio::awaitable<void> start_tls_session(asio::ip::tcp::socket socket, Worker& worker,
+                                       std::shared_ptr<asio::ssl::context> tls) {
   auto slot = admit_connection(socket, worker, false);
   if (!slot) co_return;
   boost::system::error_code ignored;
-  socket.set_option(net::ip::tcp::no_delay(true), ignored);
-  auto client = std::make_shared<ClientConnection<TlsStream>>(worker.io().get_executor(),
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  auto client = std::make_shared<ClientConnection<net::TlsStream>>(worker.io().get_executor(),
                                                               std::move(socket), *tls);
-  auto session = std::make_shared<ProxySession<TlsStream>>(std::move(client), worker, "proxy_secure");
-  co_await ProxySession<TlsStream>::run(std::move(session));
+  auto session = std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker, "proxy_secure");
+  co_await ProxySession<net::TlsStream>::run(std::move(session));
 }
 
-template class ProxySession<PlainStream>;
-template class ProxySession<TlsStream>;
+template class ProxySession<net::PlainStream>;
+template class ProxySession<net::TlsStream>;
 
 }  // namespace yurthub::hub

@@ -36,10 +36,10 @@ class ProxySession : public SessionControl {
   boost::asio::awaitable<void> serve_connection();
   boost::asio::awaitable<bool> serve(RequestParser& parser);
   boost::asio::awaitable<void> reject_unreadable(const boost::system::error_code& ec);
-  boost::asio::awaitable<bool> answer_error(Failure failure, const std::string& detail,
-                                            const RequestInfo& info, RequestParser& parser,
+  boost::asio::awaitable<bool> answer_error(kube::Failure failure, const std::string& detail,
+                                            const kube::RequestInfo& info, RequestParser& parser,
                                             std::optional<int> retry_after = {});
-  void record(const RequestInfo& info, const ForwardResult& result,
+  void record(const kube::RequestInfo& info, const ForwardResult& result,
               std::chrono::steady_clock::time_point started);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
@@ -55,7 +55,7 @@ boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket so
 boost::asio::awaitable<void> start_tls_session(boost::asio::ip::tcp::socket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
 
-extern template class ProxySession<PlainStream>;
-extern template class ProxySession<TlsStream>;
+extern template class ProxySession<net::PlainStream>;
+extern template class ProxySession<net::TlsStream>;
 
 }  // namespace yurthub::hub

@@ -8,15 +8,15 @@
 #include <boost/algorithm/string/predicate.hpp>
 
 #include "hub/client_stream.h"
-#include "hub/gzip.h"
-#include "hub/http_framing.h"
-#include "hub/http_io.h"
-#include "hub/log.h"
-#include "hub/tunnel.h"
+#include "base/gzip.h"
+#include "net/http_framing.h"
+#include "net/http_io.h"
+#include "base/log.h"
+#include "net/tunnel.h"
 #include "hub/watch_corrections.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 namespace {
@@ -102,7 +102,7 @@ class BodyTransform {
   }
   ResponseTap* tap_;
   ResponseFilter* filter_;
-  std::optional<GzipDecoder> gzip_;
+  std::optional<base::GzipDecoder> gzip_;
   std::string decoded_;
   std::string out_;
   std::string error_;
@@ -114,9 +114,9 @@ ResponseRelay<Stream>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> c
     : client_(std::move(client)), worker_(worker), shared_(worker.shared()) {}
 
 template <class Stream>
-net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr up,
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr up,
                                                            ResponseParser& rp,
-                                                           const RequestInfo& info, bool keep_alive,
+                                                           const kube::RequestInfo& info, bool keep_alive,
                                                            unsigned client_version,
                                                            ResponseTap* tap, ResponseFilter* filter,
                                                            ForwardResult result) {
@@ -136,7 +136,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
     res.erase(http::field::content_encoding);
     res.erase(http::field::content_length);
   }
-  strip_hop_by_hop(res, false);
+  net::strip_hop_by_hop(res, false);
   keep_alive = keep_alive && !streaming && !shared_.draining;
   if (client_version < 11) {
     if (res.chunked()) res.chunked(false);  // an HTTP/1.0 client reads until the connection closes
@@ -149,7 +149,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
   res.keep_alive(keep_alive);
   result.status = res.result_int();
 
-  BodyFramer framer(message_head(res), res.chunked());
+  net::BodyFramer framer(net::message_head(res), res.chunked());
   char* buf = client_->relay();
   auto& active = client_->active;
   auto& up_tcp = beast::get_lowest_layer(up->stream);
@@ -210,7 +210,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
         else if (info.is_watch()) up_tcp.expires_at(stream_deadline);
         else up_tcp.expires_after(kLongRunningIdleTimeout);
         if (active.stop_reason != nullptr) {
-          ec = net::error::operation_aborted;
+          ec = asio::error::operation_aborted;
           break;
         }
         // Body bytes that came with the header (a small response's whole body) or with the last
@@ -220,7 +220,7 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr
         ec = take_buffered_body(rp, up->buffer);
         if (!ec && res.body().size == room && !rp.is_done()) {
           active.in_upstream_read = streaming;
-          auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, kNoThrow);
+          auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, net::kNoThrow);
           active.in_upstream_read = false;
           co_await wait_for_correction_writer(*client_);
           ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
@@ -299,8 +299,8 @@ ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, 
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
-    BodyFramer& framer, BodyTransform& feed, std::string_view event, const char* reason,
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
+    net::BodyFramer& framer, BodyTransform& feed, std::string_view event, const char* reason,
     ForwardResult result) {
   shared_.metrics.streams_ended.with({reason}).inc();
   co_await write_to_client(client_, framer.frame(event, true), true);  // the event, then the last chunk
@@ -308,24 +308,24 @@ net::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
 }
 
 template <class Stream>
-net::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionPtr up,
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionPtr up,
                                                             ResponseParser& rp,
                                                             ForwardResult result) {
-  const std::string head = message_head(rp.get());
+  const std::string head = net::message_head(rp.get());
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  auto [ec, n] = co_await net::async_write(client_->stream, net::buffer(head), kNoThrow);
+  auto [ec, n] = co_await asio::async_write(client_->stream, asio::buffer(head), net::kNoThrow);
   result.status = 101;
   result.keep_alive = false;
   if (ec) co_return result;
   client_->active.streaming = true;
-  auto bytes = co_await tunnel_streams(client_->stream, client_->buffer, up->stream, up->buffer,
+  auto bytes = co_await net::tunnel_streams(client_->stream, client_->buffer, up->stream, up->buffer,
                                        kLongRunningIdleTimeout);
   result.request_bytes += bytes.client_to_upstream;
   result.response_bytes += bytes.upstream_to_client;
   co_return result;
 }
 
-template class ResponseRelay<PlainStream>;
-template class ResponseRelay<TlsStream>;
+template class ResponseRelay<net::PlainStream>;
+template class ResponseRelay<net::TlsStream>;
 
 }  // namespace yurthub::hub

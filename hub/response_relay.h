@@ -11,12 +11,12 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
-#include "hub/filter_hooks.h"
-#include "hub/http_framing.h"
-#include "hub/request_info.h"
+#include "hub/hooks/filter_hooks.h"
+#include "net/http_framing.h"
+#include "kube/request_info.h"
 #include "hub/worker.h"
 
 namespace yurthub::hub {
@@ -34,7 +34,7 @@ class ResponseRelay {
   // reuse the connection if the response completes. `tap` and `filter` may be null; a filtered
   // body is sent re-framed (chunked) and decoded, and the tap gets what the client gets.
   boost::asio::awaitable<ForwardResult> relay(UpstreamConnectionPtr up, ResponseParser& rp,
-                                              const RequestInfo& info, bool keep_alive,
+                                              const kube::RequestInfo& info, bool keep_alive,
                                               unsigned client_version, ResponseTap* tap,
                                               ResponseFilter* filter, ForwardResult result);
   // After 101 Switching Protocols: relays the header, then copies bytes both ways until one
@@ -45,7 +45,7 @@ class ResponseRelay {
  private:
   // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
   // or its filtered view could not be corrected).
-  boost::asio::awaitable<ForwardResult> end_with_relist(BodyFramer& framer, BodyTransform& feed,
+  boost::asio::awaitable<ForwardResult> end_with_relist(net::BodyFramer& framer, BodyTransform& feed,
                                                         std::string_view event, const char* reason,
                                                         ForwardResult result);
   // The relay ended early for `reason`: ends the tap and the client watch.
@@ -56,7 +56,7 @@ class ResponseRelay {
   SharedState& shared_;
 };
 
-extern template class ResponseRelay<PlainStream>;
-extern template class ResponseRelay<TlsStream>;
+extern template class ResponseRelay<net::PlainStream>;
+extern template class ResponseRelay<net::TlsStream>;
 
 }  // namespace yurthub::hub

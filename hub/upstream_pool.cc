@@ -5,21 +5,19 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <openssl/x509v3.h>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/as_tuple.hpp>
+
+#include "net/http_io.h"
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
-using net::ip::tcp;
+using asio::ip::tcp;
 
 namespace {
 
-constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
-
 bool is_ip_literal(const std::string& host) {
   boost::system::error_code ec;
-  net::ip::make_address(host, ec);
+  asio::ip::make_address(host, ec);
   return !ec;
 }
 
@@ -35,9 +33,9 @@ bool looks_alive(UpstreamConnection& c) {
 
 }  // namespace
 
-net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_executor executor,
+asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_executor executor,
                                                                 const ServerAddress& address,
-                                                                const UpstreamTls& tls,
+                                                                const net::UpstreamTls& tls,
                                                                 Identity identity,
                                                                 std::chrono::milliseconds timeout) {
   auto& context = identity == Identity::Hub ? *tls.hub_identity : *tls.anonymous;
@@ -49,12 +47,12 @@ net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_execu
   auto flags = is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
   auto [rec, endpoints] = co_await resolver.async_resolve(address.host, address.port,
                                                           flags | tcp::resolver::numeric_service,
-                                                          kNoThrow);
+                                                          net::kNoThrow);
   if (rec) co_return make_error("resolve " + address.host + ": " + rec.message());
 
   auto& tcp_layer = beast::get_lowest_layer(conn->stream);
   tcp_layer.expires_at(deadline);
-  auto [cec, endpoint] = co_await tcp_layer.async_connect(endpoints, kNoThrow);
+  auto [cec, endpoint] = co_await tcp_layer.async_connect(endpoints, net::kNoThrow);
   if (cec) co_return make_error("connect " + address.url + ": " + cec.message());
   tcp_layer.socket().set_option(tcp::no_delay(true));
 
@@ -80,13 +78,13 @@ net::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(net::any_io_execu
                           : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
     if (named != 1) co_return make_error("cannot verify " + address.url + ": bad host name " + verify_name);
   }
-  auto [hec] = co_await conn->stream.async_handshake(net::ssl::stream_base::client, kNoThrow);
+  auto [hec] = co_await conn->stream.async_handshake(asio::ssl::stream_base::client, net::kNoThrow);
   if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());
   co_return std::move(conn);
 }
 
-UpstreamPool::UpstreamPool(net::any_io_executor executor, const ServerSet& servers,
-                           const UpstreamTls& tls, HubMetrics& metrics)
+UpstreamPool::UpstreamPool(asio::any_io_executor executor, const ServerSet& servers,
+                           const net::UpstreamTls& tls, HubMetrics& metrics)
     : executor_(std::move(executor)),
       servers_(servers),
       tls_(tls),
@@ -111,7 +109,7 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
   return nullptr;
 }
 
-net::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
+asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
                                                                     Identity identity) {
   const std::string& url = servers_.address(server).url;
   if (auto conn = take_usable(server, identity)) {

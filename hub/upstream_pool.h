@@ -18,9 +18,9 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "hub/hub_metrics.h"
-#include "hub/result.h"
+#include "base/result.h"
 #include "hub/server_set.h"
-#include "hub/tls.h"
+#include "net/tls.h"
 
 namespace yurthub::hub {
 
@@ -51,7 +51,7 @@ using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
 
 // Dials `address` and completes the TLS handshake, all within `timeout`.
 boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
-    boost::asio::any_io_executor executor, const ServerAddress& address, const UpstreamTls& tls,
+    boost::asio::any_io_executor executor, const ServerAddress& address, const net::UpstreamTls& tls,
     Identity identity, std::chrono::milliseconds timeout);
 
 class UpstreamPool {
@@ -61,7 +61,7 @@ class UpstreamPool {
   static constexpr std::chrono::milliseconds kConnectTimeout{10000};
 
   UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
-               const UpstreamTls& tls, HubMetrics& metrics);
+               const net::UpstreamTls& tls, HubMetrics& metrics);
 
   // A usable idle connection to `server` for `identity`, else a newly dialled one.
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server, Identity identity);
@@ -81,7 +81,7 @@ class UpstreamPool {
 
   boost::asio::any_io_executor executor_;
   const ServerSet& servers_;
-  const UpstreamTls& tls_;
+  const net::UpstreamTls& tls_;
   HubMetrics& metrics_;
   std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
 };

@@ -20,7 +20,7 @@
 
 #include "hub/client_connection.h"
 #include "hub/client_stream.h"
-#include "hub/http_framing.h"
+#include "net/http_framing.h"
 
 namespace yurthub::hub {
 
@@ -41,7 +41,7 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
     }
     if (events.empty()) continue;
     if (a.tap) a.tap->body(events);
-    const std::string framed = a.chunked ? http_chunk(events) : events;
+    const std::string framed = a.chunked ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
       a.stop("client_gone");
       break;
@@ -69,7 +69,7 @@ template <class Stream>
 boost::asio::awaitable<void> wait_for_correction_writer(ClientConnection<Stream>& client) {
   while (client.active.correcting) {
     client.wake_timer.expires_after(kClientIoTimeout);
-    co_await client.wake_timer.async_wait(kNoThrow);
+    co_await client.wake_timer.async_wait(net::kNoThrow);
   }
 }
 

@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 
 namespace yurthub::hub {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 Worker::Worker(SharedState& shared)
     : shared_(shared),
@@ -23,7 +23,7 @@ void Worker::schedule_reap() {
 }
 
 void Worker::post_server_health(std::size_t server, bool healthy) {
-  net::post(io_, [this, server, healthy] {
+  asio::post(io_, [this, server, healthy] {
     if (!healthy) pool_.drop_server(server);
     // Copy: a session may end (and unregister) while being told.
     std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
@@ -34,7 +34,7 @@ void Worker::post_server_health(std::size_t server, bool healthy) {
 }
 
 void Worker::post_drain() {
-  net::post(io_, [this] {
+  asio::post(io_, [this] {
     reap_timer_.cancel();
     pool_.drop_all();
     std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
@@ -45,7 +45,7 @@ void Worker::post_drain() {
 }
 
 void Worker::post_filters_changed() {
-  net::post(io_, [this] {
+  asio::post(io_, [this] {
     std::vector<SessionControl*> sessions(sessions_.begin(), sessions_.end());
     for (auto* s : sessions) {
       if (sessions_.count(s)) s->on_filters_changed();

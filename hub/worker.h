@@ -13,14 +13,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "hub/cache_hooks.h"
-#include "hub/filter_hooks.h"
+#include "hub/hooks/cache_hooks.h"
+#include "hub/hooks/filter_hooks.h"
 #include "hub/health_checker.h"
 #include "hub/connection_limits.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
-#include "hub/tls.h"
+#include "net/tls.h"
 #include "hub/upstream_pool.h"
 
 namespace yurthub::hub {
@@ -41,7 +41,7 @@ class SessionControl {
 struct SharedState {
   const HubOptions& options;
   ServerSet& servers;
-  const UpstreamTls& tls;
+  const net::UpstreamTls& tls;
   HubMetrics& metrics;
   HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
   CacheHooks* cache = nullptr;      // null in cloud mode: nothing is cached or served offline

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl
-          libboost1.81-dev libssl-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
+          libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
           libgtest-dev libgmock-dev clang libclang-rt-14-dev)
 
 sudo_if_needed() {

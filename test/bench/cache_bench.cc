@@ -134,7 +134,7 @@ struct Cache {
     std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[)";
     for (int i = 0; i < count; ++i) body += (i ? "," : "") + pods.pod(i, 1000, false);
     body += "]}";
-    auto info = hub::classify_request("GET", kPodList, kKubelet);
+    auto info = kube::classify_request("GET", kPodList, kKubelet);
     auto tap = make_list_tap(*writer, *metrics, *policy.identity(info), false);
     feed(*tap, body);
     tap->end(true);
@@ -142,7 +142,7 @@ struct Cache {
     if (tap->failed()) fail("caching the list failed");
   }
   unsigned serve(const char* target, hub::ResponseWriter& out) {
-    auto info = hub::classify_request("GET", target, kKubelet);
+    auto info = kube::classify_request("GET", target, kKubelet);
     const auto identity = policy.identity(info);  // outlives the coroutine, which keeps a reference
     LocalProxy proxy(*store, *metrics, events, LocalProxy::Options{});
     boost::asio::io_context io;
@@ -152,7 +152,7 @@ struct Cache {
   }
 
   std::string dir_of_store;
-  hub::MetricsRegistry registry;
+  base::MetricsRegistry registry;
   std::unique_ptr<Store> store;
   std::unique_ptr<CacheMetrics> metrics;
   std::unique_ptr<CacheWriter> writer;
@@ -169,7 +169,7 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     std::string stream;
     for (int e = 0; e < events; ++e)
       stream += R"({"type":"MODIFIED","object":)" + pods.pod(e % objects, 2000 + e, true) + "}\n";
-    auto info = hub::classify_request(
+    auto info = kube::classify_request(
         "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=true&resourceVersion=1000", kKubelet);
     auto tap = make_watch_tap(*cache.writer, *cache.metrics, *cache.policy.identity(info), false);
     const double cpu = process_cpu_seconds();
@@ -181,7 +181,7 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     if (tap->failed()) fail("a watch event could not be written");
     // The last event of each object is the one stored.
     auto view = cache.store->read();
-    auto record = view->list(cache.policy.identity(hub::classify_request("GET", kPodList, kKubelet))->key());
+    auto record = view->list(cache.policy.identity(kube::classify_request("GET", kPodList, kKubelet))->key());
     if (!record) fail("the pod list is not cached");
     for (int i = 0; i < std::min(objects, events); ++i) {
       const std::string name = pod_name(i);

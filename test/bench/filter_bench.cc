@@ -48,7 +48,7 @@ std::shared_ptr<const ClusterView> make_view(int services) {
   view->pool_name = "pool-a";
   view->pool_known = true;
   for (int n = 1; n <= kPoolNodes; ++n) view->pool_nodes.insert("edge-node-" + std::to_string(n));
-  auto map = std::make_shared<hub::ObjectMap>();
+  auto map = std::make_shared<net::ObjectMap>();
   for (int i = 0; i < services; ++i) {
     auto doc = std::make_shared<rapidjson::Document>();
     doc->Parse(service_json(i).c_str());
@@ -114,7 +114,7 @@ class TopologyChains {
  private:
   std::shared_ptr<const ClusterView> view_;
   filters::ClientViews views_;
-  hub::MetricsRegistry registry_;
+  base::MetricsRegistry registry_;
   filters::FilterMetrics metrics_;
   std::unique_ptr<filters::ObjectFilter> topology_;
 };

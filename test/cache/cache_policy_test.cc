@@ -7,8 +7,8 @@
 namespace yurthub::cache {
 namespace {
 
-hub::RequestInfo request(const char* method, const char* target, const char* agent = "kubelet/v1.32.4") {
-  return hub::classify_request(method, target, agent);
+kube::RequestInfo request(const char* method, const char* target, const char* agent = "kubelet/v1.32.4") {
+  return kube::classify_request(method, target, agent);
 }
 
 TEST(CachePolicy, DefaultAgentsAndConfigMapExtras) {

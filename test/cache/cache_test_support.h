@@ -17,7 +17,7 @@
 
 #include "cache/cache_writer.h"
 #include "cache/store.h"
-#include "hub/cache_hooks.h"
+#include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache::test_support {
 
@@ -63,7 +63,7 @@ class StoreFixture : public ::testing::Test {
   }
 
   std::string dir_;
-  hub::MetricsRegistry registry_;
+  base::MetricsRegistry registry_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<CacheMetrics> metrics_;
   std::unique_ptr<CacheWriter> writer_;

@@ -10,8 +10,8 @@ namespace {
 
 const NodeAuthority kNode("edge-1");
 
-hub::RequestInfo req(const char* method, const std::string& target) {
-  return hub::classify_request(method, target, "kubelet/v1.26.1 (linux/amd64) kubernetes/8f94681");
+kube::RequestInfo req(const char* method, const std::string& target) {
+  return kube::classify_request(method, target, "kubelet/v1.26.1 (linux/amd64) kubernetes/8f94681");
 }
 
 // Authorization on the request line: one case per rule.
@@ -137,10 +137,10 @@ TEST(NodeAuthority, AuthorizesTheRequestLineAsTheNodeAuthorizer) {
 TEST(NodeAuthority, DenialsCarryTheApiserversDetails) {
   auto error = kNode.authorize(req("PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-2"));
   ASSERT_TRUE(error);
-  EXPECT_EQ(hub::status_body(*error).find(R"("details":{"name":"edge-2","group":"coordination.k8s.io","kind":"leases"})") !=
+  EXPECT_EQ(kube::status_body(*error).find(R"("details":{"name":"edge-2","group":"coordination.k8s.io","kind":"leases"})") !=
                 std::string::npos,
             true)
-      << hub::status_body(*error);
+      << kube::status_body(*error);
 }
 
 rapidjson::Document json(const char* text) {

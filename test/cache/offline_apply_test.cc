@@ -21,13 +21,13 @@ constexpr const char* kPod =
 constexpr const char* kJsonPatch = "application/json-patch+json";
 constexpr const char* kMergePatch = "application/merge-patch+json";
 
-hub::RequestInfo pod_write(const char* method) {
-  return hub::classify_request(method, "/api/v1/namespaces/default/pods/web-0", "kubelet/v1.32.4");
+kube::RequestInfo pod_write(const char* method) {
+  return kube::classify_request(method, "/api/v1/namespaces/default/pods/web-0", "kubelet/v1.32.4");
 }
 
 WriteRefusal refused(std::variant<std::string, WriteRefusal> result) {
   EXPECT_TRUE(std::holds_alternative<WriteRefusal>(result)) << std::get<std::string>(result).size();
-  if (!std::holds_alternative<WriteRefusal>(result)) return {hub::Failure::Invalid, "", ""};
+  if (!std::holds_alternative<WriteRefusal>(result)) return {kube::Failure::Invalid, "", ""};
   return std::get<WriteRefusal>(std::move(result));
 }
 
@@ -61,7 +61,7 @@ TEST(OfflineApply, ANumberBeyondADoubleIsABadRequestNotATruncatedObject) {
 // A /status write's result is the cached object with the new status: one without metadata once
 // reached metadata["resourceVersion"] on a missing member (an assertion, or undefined behaviour).
 TEST(OfflineApply, ACachedObjectWithoutMetadataCannotBeWritten) {
-  const hub::RequestInfo status_write = hub::classify_request(
+  const kube::RequestInfo status_write = kube::classify_request(
       "PATCH", "/api/v1/namespaces/default/pods/web-0/status", "kubelet/v1.32.4");
   for (const char* base : {R"({"kind":"Pod"})", R"({"kind":"Pod","metadata":[]})"}) {
     const WriteRefusal r = refused(apply_offline_write(

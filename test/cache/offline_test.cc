@@ -27,8 +27,8 @@ std::string fixture(const std::string& name) {
   return out.str();
 }
 
-hub::RequestInfo kubelet(const char* method, const char* target) {
-  return hub::classify_request(method, target, "kubelet/v1.32.4 (linux/amd64) kubernetes/abc");
+kube::RequestInfo kubelet(const char* method, const char* target) {
+  return kube::classify_request(method, target, "kubelet/v1.32.4 (linux/amd64) kubernetes/abc");
 }
 
 // Feeds a body in random pieces (1 byte to 4 KiB), as the network would.

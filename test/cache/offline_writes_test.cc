@@ -36,8 +36,8 @@ rapidjson::Document parse(const std::string& json) {
   return doc;
 }
 
-hub::RequestInfo request(const char* method, const std::string& target, const char* agent = "kubelet/v1.32.4") {
-  return hub::classify_request(method, target, agent);
+kube::RequestInfo request(const char* method, const std::string& target, const char* agent = "kubelet/v1.32.4") {
+  return kube::classify_request(method, target, agent);
 }
 
 constexpr const char* kTestOp = R"({"op":"test","path":"/kind","value":"Pod"})";
@@ -62,7 +62,7 @@ class OfflineWritesTest : public StoreFixture {
     writes_.reset();
     tokens_.reset();
     journal_.reset();
-    journal_registry_ = std::make_unique<hub::MetricsRegistry>();
+    journal_registry_ = std::make_unique<base::MetricsRegistry>();
     journal_ = std::make_unique<Journal>(*journal_registry_, limits);
     authority_ = std::make_unique<NodeAuthority>(node);
     tokens_ = std::make_unique<TokenKeeper>(*store_, *writer_, *journal_registry_, [this] { return now_; });
@@ -111,7 +111,7 @@ class OfflineWritesTest : public StoreFixture {
     return object_json(id->key(), "default", "web-0").value_or("");
   }
 
-  std::unique_ptr<hub::MetricsRegistry> journal_registry_;
+  std::unique_ptr<base::MetricsRegistry> journal_registry_;
   CachePolicy policy_;
   LocalEvents events_;
   std::unique_ptr<Journal> journal_;
@@ -380,7 +380,7 @@ TEST_F(OfflineWritesTest, TheJournalIsStillThereAfterARestart) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
   write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
         R"({"status":{"phase":"Running"}})");
-  hub::MetricsRegistry fresh;
+  base::MetricsRegistry fresh;
   Journal reloaded(fresh, JournalLimits{});
   reloaded.load(*store_->read());
   EXPECT_EQ(reloaded.size(), 1u);

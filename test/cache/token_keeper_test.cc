@@ -26,8 +26,8 @@ std::string fixture(const std::string& name) {
   return ss.str();
 }
 
-hub::RequestInfo token_request(const char* agent = "kubelet/v1.26.1") {
-  return hub::classify_request("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", agent);
+kube::RequestInfo token_request(const char* agent = "kubelet/v1.26.1") {
+  return kube::classify_request("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", agent);
 }
 
 std::string base64url(const std::string& text) {

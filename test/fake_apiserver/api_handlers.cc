@@ -104,9 +104,9 @@ Reply ApiHandlers::get(const ApiRequest& req) {
 }
 
 Reply ApiHandlers::list(const ApiRequest& req) {
-  auto labels = cache::LabelSelector::parse(req.query.value("labelSelector"));
+  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
   if (!labels) return bad_request(labels.error().message);
-  auto fields = cache::FieldSelector::parse(req.query.value("fieldSelector"));
+  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
   if (!fields) return bad_request(fields.error().message);
   ListOptions lo;
   lo.resource = req.resource->key();
@@ -204,9 +204,9 @@ Reply ApiHandlers::remove(const ApiRequest& req) {
 }
 
 Reply ApiHandlers::remove_collection(const ApiRequest& req) {
-  auto labels = cache::LabelSelector::parse(req.query.value("labelSelector"));
+  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
   if (!labels) return bad_request(labels.error().message);
-  auto fields = cache::FieldSelector::parse(req.query.value("fieldSelector"));
+  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
   if (!fields) return bad_request(fields.error().message);
   ListOptions lo;
   lo.resource = req.resource->key();

@@ -5,8 +5,8 @@
 // written and bumps no resourceVersion, as with etcd3's GuaranteedUpdate).
 #include "test/fake_apiserver/api_handlers.h"
 
-#include "cache/json_patch.h"
-#include "cache/strategic_merge.h"
+#include "kube/json_patch.h"
+#include "kube/strategic_merge.h"
 #include "test/fake_apiserver/json_util.h"
 
 namespace yurthub::fake {
@@ -42,9 +42,9 @@ Reply ApiHandlers::patch(const ApiRequest& req) {
   const ResourceInfo& r = *req.resource;
   auto target = parse_json(with_type_meta(r.kind, r.api_version(req.path.version), *stored->json));
   if (!target) return internal_error("stored object is not JSON: " + target.error().message);
-  Status applied = json_patch  ? cache::apply_json_patch(*target, *patch)
-                   : strategic ? cache::apply_strategic_merge_patch(*target, *patch)
-                               : cache::apply_merge_patch(*target, *patch);
+  Status applied = json_patch  ? kube::apply_json_patch(*target, *patch)
+                   : strategic ? kube::apply_strategic_merge_patch(*target, *patch)
+                               : kube::apply_merge_patch(*target, *patch);
   if (!applied.ok()) {
     return status_reply(422, "Invalid",
                         "the server rejected our request due to an error in our "

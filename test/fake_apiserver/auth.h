@@ -12,7 +12,7 @@
 
 #include <openssl/ssl.h>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::fake {
 

@@ -9,12 +9,12 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <rapidjson/document.h>
 
-#include "hub/log.h"
-#include "hub/request_info.h"
+#include "base/log.h"
+#include "kube/request_info.h"
 #include "test/fake_apiserver/resources.h"
 
 namespace yurthub::fake {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 namespace {
 
@@ -94,7 +94,7 @@ void put_services(Store& store, const ChurnRequest& request) {
   }
 }
 
-net::awaitable<void> churn(Store& store, ChurnRequest request) {
+asio::awaitable<void> churn(Store& store, ChurnRequest request) {
   const bool slices = request.resource == "endpointslices";
   const ResourceInfo* resource =
       slices ? find_resource("discovery.k8s.io", "v1", "endpointslices") : find_resource("", "v1", "configmaps");
@@ -109,7 +109,7 @@ net::awaitable<void> churn(Store& store, ChurnRequest request) {
     YH_LOG(Info) << "churn " << request.namespace_name << "/" << name << " seq=" << seq
                  << " rv=" << stored.rv;
     // Let the watchers send what is queued before writing more.
-    if (seq % 20 == 19) co_await net::post(co_await net::this_coro::executor, net::use_awaitable);
+    if (seq % 20 == 19) co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
   }
   YH_LOG(Info) << "churn done events=" << request.events;
 }
@@ -119,7 +119,7 @@ net::awaitable<void> churn(Store& store, ChurnRequest request) {
 std::optional<ChurnRequest> parse_churn_query(std::string_view query) {
   ChurnRequest request;
   bool ok = true;
-  hub::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+  kube::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
     if (key == "objects") ok = ok && to_int(value, request.objects);
     else if (key == "events") ok = ok && to_int(value, request.events);
     else if (key == "endpoints") ok = ok && to_int(value, request.endpoints);
@@ -131,8 +131,8 @@ std::optional<ChurnRequest> parse_churn_query(std::string_view query) {
   return request;
 }
 
-void start_churn(net::any_io_executor executor, Store& store, ChurnRequest request) {
-  net::co_spawn(executor, churn(store, std::move(request)), net::detached);
+void start_churn(asio::any_io_executor executor, Store& store, ChurnRequest request) {
+  asio::co_spawn(executor, churn(store, std::move(request)), asio::detached);
 }
 
 }  // namespace yurthub::fake

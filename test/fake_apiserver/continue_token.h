@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::fake {
 

@@ -11,22 +11,22 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 
 namespace yurthub::fake {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace websocket = boost::beast::websocket;
 using WsStream = websocket::stream<TlsStream>;
-constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 constexpr unsigned char kStdin = 0, kStdout = 1, kStderr = 2, kError = 3, kClose = 255;
 
-net::awaitable<ErrorCode> send(WsStream& ws, unsigned char channel, std::string_view data) {
+asio::awaitable<ErrorCode> send(WsStream& ws, unsigned char channel, std::string_view data) {
   std::string frame(1, static_cast<char>(channel));
   frame += data;
-  auto [ec, n] = co_await ws.async_write(net::buffer(frame), kNoThrow);
+  auto [ec, n] = co_await ws.async_write(asio::buffer(frame), kNoThrow);
   (void)n;
   co_return ec;
 }
@@ -41,7 +41,7 @@ std::string join(const std::vector<std::string>& parts, std::size_t from) {
 }
 
 // Copies stdin frames to stdout until stdin closes. False if the WebSocket itself ended.
-net::awaitable<bool> run_cat(WsStream& ws) {
+asio::awaitable<bool> run_cat(WsStream& ws) {
   boost::beast::flat_buffer buffer;
   for (;;) {
     buffer.clear();
@@ -113,7 +113,7 @@ std::string exec_status(int exit_code, const std::vector<std::string>& command) 
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-net::awaitable<void> serve_exec(TlsStream stream, http::request<http::string_body> req,
+asio::awaitable<void> serve_exec(TlsStream stream, http::request<http::string_body> req,
                                 std::string protocol, std::vector<std::string> command,
                                 std::function<void()>& closer) {
   WsStream ws(std::move(stream));

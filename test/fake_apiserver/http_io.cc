@@ -12,8 +12,8 @@
 namespace yurthub::fake {
 namespace {
 
-namespace net = boost::asio;
-constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+namespace asio = boost::asio;
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 // Go's net/http buffers this much before switching to chunked encoding.
 constexpr std::size_t kChunkingThreshold = 2048;
 constexpr std::size_t kChunkSize = 64 * 1024;
@@ -42,7 +42,7 @@ void set_common_headers(http::fields& f, std::string_view content_type) {
   f.set(http::field::date, http_date());
 }
 
-net::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bool keep_alive) {
+asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bool keep_alive) {
   if (reply.body.size() > kChunkingThreshold) {
     ErrorCode ec =
         co_await write_chunked_header(stream, reply.status, reply.content_type, keep_alive);
@@ -66,7 +66,7 @@ net::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, boo
   co_return ec;
 }
 
-net::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned status,
+asio::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned status,
                                                std::string_view content_type, bool keep_alive) {
   http::response<http::empty_body> res{static_cast<http::status>(status), 11};
   set_common_headers(res, content_type);
@@ -79,17 +79,17 @@ net::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned statu
   co_return ec;
 }
 
-net::awaitable<ErrorCode> write_chunk(TlsStream& stream, std::string_view data) {
+asio::awaitable<ErrorCode> write_chunk(TlsStream& stream, std::string_view data) {
   arm_write_timeout(stream);
-  auto [ec, n] = co_await net::async_write(
-      stream, http::make_chunk(net::buffer(data.data(), data.size())), kNoThrow);
+  auto [ec, n] = co_await asio::async_write(
+      stream, http::make_chunk(asio::buffer(data.data(), data.size())), kNoThrow);
   (void)n;
   co_return ec;
 }
 
-net::awaitable<ErrorCode> write_last_chunk(TlsStream& stream) {
+asio::awaitable<ErrorCode> write_last_chunk(TlsStream& stream) {
   arm_write_timeout(stream);
-  auto [ec, n] = co_await net::async_write(stream, http::make_chunk_last(), kNoThrow);
+  auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), kNoThrow);
   (void)n;
   co_return ec;
 }

@@ -8,8 +8,8 @@
 
 #include <rapidjson/document.h>
 
-#include "hub/json_parse.h"
-#include "hub/result.h"
+#include "base/json_parse.h"
+#include "base/result.h"
 
 namespace yurthub::fake {
 
@@ -17,7 +17,7 @@ namespace yurthub::fake {
 Result<rapidjson::Document> parse_json(std::string_view text);
 
 // Compact serialization, as the apiserver writes for real clients: the hub's own.
-using hub::to_json;
+using base::to_json;
 
 // `{"kind":K,"apiVersion":AV,` + the members of `bare` (a serialized object).
 std::string with_type_meta(std::string_view kind, std::string_view api_version,

@@ -10,7 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 #include "test/fake_apiserver/options.h"
 #include "test/fake_apiserver/server.h"
 

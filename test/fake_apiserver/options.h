@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hub/result.h"
+#include "base/result.h"
 
 namespace yurthub::fake {
 

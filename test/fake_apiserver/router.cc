@@ -6,7 +6,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include "cache/offline_apply.h"
-#include "hub/log.h"
+#include "base/log.h"
 #include "test/fake_apiserver/churn.h"
 #include "test/fake_apiserver/discovery.h"
 #include "test/fake_apiserver/exec.h"
@@ -14,7 +14,7 @@
 
 namespace yurthub::fake {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 using Request = http::request<http::string_body>;
 
 enum class Verb {
@@ -199,7 +199,7 @@ Reply Router::route_resource(const Routed& r) {
   }
 }
 
-net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identity& cert,
+asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identity& cert,
                                    std::function<void()>& closer) {
   bool keep_alive = req.keep_alive();
   std::string_view path, query;
@@ -219,7 +219,7 @@ net::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identi
   } else if (path == "/_fake/churn" && req.method() == http::verb::post) {
     // Test control (churn.h): drive a stream of watch events.
     if (auto churn = parse_churn_query(query)) {
-      auto executor = co_await net::this_coro::executor;
+      auto executor = co_await asio::this_coro::executor;
       start_churn(executor, store_, std::move(*churn));
       reply = Reply{202, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
     } else {

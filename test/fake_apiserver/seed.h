@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "hub/result.h"
+#include "base/result.h"
 #include "test/fake_apiserver/api_handlers.h"
 
 namespace yurthub::fake {

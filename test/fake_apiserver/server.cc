@@ -10,16 +10,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 #include "test/fake_apiserver/seed.h"
 
 namespace yurthub::fake {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
-using tcp = net::ip::tcp;
-constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+using tcp = asio::ip::tcp;
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 constexpr std::size_t kHeaderLimit = 1 << 20;        // Go's DefaultMaxHeaderBytes
 constexpr std::size_t kBodyLimit = 3 * 1024 * 1024;  // kube-apiserver's MaxRequestBodyBytes
@@ -41,7 +41,7 @@ int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const un
 
 }  // namespace
 
-Server::Server(net::io_context& ioc, Options options)
+Server::Server(asio::io_context& ioc, Options options)
     : ioc_(ioc),
       options_(std::move(options)),
       ssl_ctx_(ssl::context::tls_server),
@@ -95,13 +95,13 @@ Status Server::start() {
   s = load_data();
   if (!s.ok()) return s;
   boost::system::error_code ec;
-  auto address = net::ip::make_address(options_.bind, ec);
+  auto address = asio::ip::make_address(options_.bind, ec);
   if (ec) return make_error("--bind=" + options_.bind + ": " + ec.message());
   tcp::endpoint endpoint(address, options_.port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
     return make_error("listen on " + options_.bind + ":" + std::to_string(options_.port) + ": " +
                       ec.message());
@@ -112,11 +112,11 @@ Status Server::start() {
   config.deny_users.insert(options_.deny_users.begin(), options_.deny_users.end());
   config.server_address = options_.bind + ":" + std::to_string(port_);
   router_ = std::make_unique<Router>(store_, api_, tokens_.get(), std::move(config));
-  net::co_spawn(ioc_, accept_loop(), net::detached);
+  asio::co_spawn(ioc_, accept_loop(), asio::detached);
   return {};
 }
 
-net::awaitable<void> Server::accept_loop() {
+asio::awaitable<void> Server::accept_loop() {
   for (;;) {
     auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
     if (!acceptor_.is_open() || shutting_down_) co_return;
@@ -124,11 +124,11 @@ net::awaitable<void> Server::accept_loop() {
       YH_LOG(Warning) << "accept: " << ec.message();
       continue;
     }
-    net::co_spawn(ioc_, session(std::move(socket)), net::detached);
+    asio::co_spawn(ioc_, session(std::move(socket)), asio::detached);
   }
 }
 
-net::awaitable<void> Server::session(tcp::socket socket) {
+asio::awaitable<void> Server::session(tcp::socket socket) {
   connections_.emplace_back();
   auto conn = std::prev(connections_.end());
   struct Unregister {

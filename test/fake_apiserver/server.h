@@ -17,7 +17,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "hub/result.h"
+#include "base/result.h"
 #include "test/fake_apiserver/api_handlers.h"
 #include "test/fake_apiserver/auth.h"
 #include "test/fake_apiserver/options.h"

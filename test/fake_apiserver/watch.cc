@@ -10,15 +10,15 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "hub/log.h"
+#include "base/log.h"
 #include "test/fake_apiserver/json_util.h"
 
 namespace yurthub::fake {
 namespace {
 
-namespace net = boost::asio;
+namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
-constexpr auto kNoThrow = net::as_tuple(net::use_awaitable);
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 std::optional<std::uint64_t> parse_uint(const std::string& s) {
   std::uint64_t v = 0;
@@ -29,18 +29,18 @@ std::optional<std::uint64_t> parse_uint(const std::string& s) {
 
 // Flags shared by the watch's writer loop and its hang-up detector.
 struct WatchState {
-  net::steady_timer wake;
+  asio::steady_timer wake;
   bool client_gone = false;
   bool reader_done = false;
 };
 
 // Watch clients send nothing after the request; a completed read means the client hung up (or
 // broke protocol), which ends the watch now rather than at the next event.
-net::awaitable<void> detect_hangup(TlsStream& stream, WatchState& state) {
+asio::awaitable<void> detect_hangup(TlsStream& stream, WatchState& state) {
   char byte = 0;
-  auto [ec, n] = co_await stream.async_read_some(net::buffer(&byte, 1), kNoThrow);
+  auto [ec, n] = co_await stream.async_read_some(asio::buffer(&byte, 1), kNoThrow);
   (void)n;
-  if (ec != net::error::operation_aborted) state.client_gone = true;
+  if (ec != asio::error::operation_aborted) state.client_gone = true;
   state.reader_done = true;
   state.wake.cancel();
 }
@@ -73,7 +73,7 @@ const char* end_name(WatchEnd e) {
 }
 
 // Sends events until the watch ends; Timeout and Shutdown end with a terminating chunk.
-net::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a) {
+asio::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a) {
   auto now = Clock::now();
   auto end = a.plan.timeout ? now + *a.plan.timeout : Clock::time_point::max();
   auto next_bookmark =
@@ -110,9 +110,9 @@ net::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a) 
 
 std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req) {
   WatchPlan plan;
-  auto labels = cache::LabelSelector::parse(req.query.value("labelSelector"));
+  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
   if (!labels) return bad_request(labels.error().message);
-  auto fields = cache::FieldSelector::parse(req.query.value("fieldSelector"));
+  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
   if (!fields) return bad_request(fields.error().message);
   plan.filter.resource = req.resource->key();
   plan.filter.ns = req.path.ns;
@@ -149,7 +149,7 @@ std::string watch_event(const WatchItem& item, std::string_view kind,
   return line;
 }
 
-net::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequest& req,
+asio::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequest& req,
                                  WatchPlan plan, const WatchConfig& config, bool keep_alive) {
   const ResourceInfo& r = *req.resource;
   std::string api_version = r.api_version(req.path.version);
@@ -166,8 +166,8 @@ net::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiReque
     co_return !ec && keep_alive;
   }
   std::shared_ptr<Watcher> watcher = start.watcher;
-  auto executor = co_await net::this_coro::executor;
-  WatchState state{net::steady_timer(executor)};
+  auto executor = co_await asio::this_coro::executor;
+  WatchState state{asio::steady_timer(executor)};
   auto& lowest = boost::beast::get_lowest_layer(stream);
   watcher->set_wakeup([&state, &lowest, w = watcher.get()] {
     state.wake.cancel();
@@ -175,7 +175,7 @@ net::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiReque
     if (w->overflowed()) lowest.cancel();
   });
   lowest.expires_never();  // the hang-up read must not time out; writes arm their own timeout
-  net::co_spawn(executor, detect_hangup(stream, state), net::detached);
+  asio::co_spawn(executor, detect_hangup(stream, state), asio::detached);
   auto pumping = pump(stream, state, PumpArgs{*watcher, plan, config, r.kind, api_version, store});
   WatchEnd end = co_await std::move(pumping);
   bool clean = end == WatchEnd::Timeout || end == WatchEnd::Shutdown;

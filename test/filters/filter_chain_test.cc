@@ -28,7 +28,7 @@ std::string name_of(const rapidjson::Value& o) {
 class StandIn final : public ObjectFilter {
  public:
   std::string_view name() const override { return "standin"; }
-  bool handles(const hub::RequestInfo&) const override { return true; }
+  bool handles(const kube::RequestInfo&) const override { return true; }
   bool ready(const ClusterView& view) const override { return view.node_synced; }
   Verdict apply(rapidjson::Value& o, rapidjson::Document::AllocatorType& a,
                 const ClusterView&) const override {
@@ -46,7 +46,7 @@ class StandIn final : public ObjectFilter {
 class PoolOnly final : public ObjectFilter {
  public:
   std::string_view name() const override { return "poolonly"; }
-  bool handles(const hub::RequestInfo&) const override { return true; }
+  bool handles(const kube::RequestInfo&) const override { return true; }
   bool ready(const ClusterView&) const override { return true; }
   bool reactive() const override { return true; }
   Verdict apply(rapidjson::Value& o, rapidjson::Document::AllocatorType&,
@@ -92,7 +92,7 @@ class FilterChainTest : public ::testing::Test {
     view_ = v;
   }
 
-  hub::MetricsRegistry registry_;
+  base::MetricsRegistry registry_;
   FilterMetrics metrics_{registry_};
   std::shared_ptr<const ClusterView> view_;
   StandIn standin_;

@@ -65,8 +65,8 @@ TEST(FilterAssignment, ComponentListParsing) {
   EXPECT_TRUE(parse_component_list("").empty());
 }
 
-hub::ObjectSnapshot snapshot(std::vector<std::pair<std::string, std::string>> objects) {
-  auto map = std::make_shared<hub::ObjectMap>();
+net::ObjectSnapshot snapshot(std::vector<std::pair<std::string, std::string>> objects) {
+  auto map = std::make_shared<net::ObjectMap>();
   for (auto& [key, json] : objects) {
     auto doc = std::make_shared<rapidjson::Document>();
     doc->Parse(json.c_str());

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "filters/filter.h"
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 
 namespace yurthub::filters::test_support {
 
@@ -36,8 +36,8 @@ inline std::string to_json(const rapidjson::Value& value) {
 }
 
 // Services keyed "namespace/name", as the FilterManager publishes them.
-inline hub::ObjectSnapshot services_from(const std::vector<std::string>& services) {
-  auto map = std::make_shared<hub::ObjectMap>();
+inline net::ObjectSnapshot services_from(const std::vector<std::string>& services) {
+  auto map = std::make_shared<net::ObjectMap>();
   for (const std::string& text : services) {
     auto doc = std::make_shared<rapidjson::Document>();
     doc->Parse(text.data(), text.size());
@@ -58,7 +58,7 @@ inline ClusterView base_view() {
   view.pool_name = "pool-a";
   view.pool_known = true;
   view.pool_nodes = {"edge-node-1", "edge-node-3"};
-  view.services = std::make_shared<hub::ObjectMap>();
+  view.services = std::make_shared<net::ObjectMap>();
   view.hub_host = "169.254.2.1";
   view.hub_port = 10268;
   view.node_synced = view.pools_synced = view.services_synced = true;
@@ -66,8 +66,8 @@ inline ClusterView base_view() {
 }
 
 // A request as the proxy session classifies it, e.g. request("GET", "/api/v1/services?watch=1").
-inline hub::RequestInfo request(std::string_view method, std::string_view target) {
-  return hub::classify_request(method, target, "kube-proxy/v1.26.0 (linux/amd64)");
+inline kube::RequestInfo request(std::string_view method, std::string_view target) {
+  return kube::classify_request(method, target, "kube-proxy/v1.26.0 (linux/amd64)");
 }
 
 struct HandlesCase {
@@ -80,7 +80,7 @@ struct HandlesCase {
 // names a subresource (classify_request never yields a list/watch of one, so it is set here).
 inline void expect_handles(const ObjectFilter& filter, const std::vector<HandlesCase>& cases) {
   for (const HandlesCase& c : cases) {
-    hub::RequestInfo info = request(c.method, c.target);
+    kube::RequestInfo info = request(c.method, c.target);
     EXPECT_EQ(filter.handles(info), c.handled)
         << filter.name() << ": " << c.method << " " << c.target;
     if (!c.handled) continue;

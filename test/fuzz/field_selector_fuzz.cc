@@ -1,15 +1,15 @@
-// Fuzz target for cache/selector.h FieldSelector, parsed from clients' fieldSelector parameters
+// Fuzz target for kube/selector.h FieldSelector, parsed from clients' fieldSelector parameters
 // and evaluated by the offline list/watch path. The input's NUL-separated parts: a selector, a
 // second selector, and an object (JSON). Oracles: canonical() parses back to itself; a selector
 // covers itself; covers() is sound (when `a` covers `b`, every object `b` matches, `a` matches
 // too); an object that matches has the value required_value() names.
-#include "cache/selector.h"
+#include "kube/selector.h"
 
-#include "hub/json_parse.h"
+#include "base/json_parse.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
-using yurthub::cache::FieldSelector;
+using yurthub::kube::FieldSelector;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 3);
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const FieldSelector* reparsed = &parsed->second;
 
   rapidjson::Document object;
-  if (!hub::parse_json(parts[2], object) || !object.IsObject()) return 0;
+  if (!base::parse_json(parts[2], object) || !object.IsObject()) return 0;
   const bool matches = a->matches(object);
   fuzz::check(matches == reparsed->matches(object), "canonical() matches differently");
   auto b = FieldSelector::parse(parts[1]);

@@ -62,7 +62,7 @@ void check_split_invariance(const std::uint8_t* data, std::size_t size, Run run)
   check(whole == run(chunks(in, size ? data[0] : 0)), "the output depends on how the bytes arrive");
 }
 
-// A selector parsed from `text` (cache/selector.h's LabelSelector or FieldSelector) and the
+// A selector parsed from `text` (kube/selector.h's LabelSelector or FieldSelector) and the
 // selector its canonical() form parses to, after the oracles every selector must pass: the
 // canonical form round-trips, and a selector covers itself. nullopt when `text` does not parse.
 template <class Selector>

@@ -1,8 +1,8 @@
-// Fuzz target for hub/gzip.h GzipDecoder, which inflates gzipped apiserver responses for the cache
+// Fuzz target for base/gzip.h GzipDecoder, which inflates gzipped apiserver responses for the cache
 // and the filters. Oracle: the input fed whole and fed in small pieces (sizes cycling through a
 // period taken from its first byte) decodes to the same bytes, or fails with the same error; the
 // output bound holds.
-#include "hub/gzip.h"
+#include "base/gzip.h"
 
 #include "test/fuzz/fuzz_support.h"
 
@@ -13,7 +13,7 @@ namespace {
 constexpr std::size_t kMaxOutput = 1 << 20;
 
 std::string decode(const std::vector<std::string_view>& pieces) {
-  hub::GzipDecoder decoder(kMaxOutput);
+  base::GzipDecoder decoder(kMaxOutput);
   std::string out;
   for (std::string_view piece : pieces) {
     // What was decoded before an error may depend on where the pieces end; the error may not.

@@ -1,7 +1,7 @@
 // Fuzz target for the hub's request path before forwarding: Beast's request_parser with the
 // session's limits (hub/client_connection.h) reads a request head, classify_request() reads it,
-// the forwarder's header handling (hub/http_io.h strip_hop_by_hop and set_body_framing, version
-// and Host) rewrites it, hub/http_framing.h writes it, and the body is read through a buffer_body as the forwarder
+// the forwarder's header handling (net/http_io.h strip_hop_by_hop and set_body_framing, version
+// and Host) rewrites it, net/http_framing.h writes it, and the body is read through a buffer_body as the forwarder
 // relays it. Oracles: the head the hub would send upstream parses again with the same method,
 // target and body framing (Content-Length or chunked), so no request can change how the
 // apiserver delimits its body; every body byte arrives once.
@@ -9,14 +9,14 @@
 #include <boost/beast/http.hpp>
 
 #include "hub/client_connection.h"
-#include "hub/http_framing.h"
-#include "hub/http_io.h"
-#include "hub/request_info.h"
+#include "net/http_framing.h"
+#include "net/http_io.h"
+#include "kube/request_info.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
 namespace http = boost::beast::http;
-namespace net = boost::asio;
+namespace asio = boost::asio;
 
 namespace {
 
@@ -30,7 +30,7 @@ std::size_t read_body(http::request_parser<http::buffer_body>& parser, std::stri
     parser.get().body().data = piece;
     parser.get().body().size = sizeof(piece);
     boost::beast::error_code ec;
-    const std::size_t used = parser.put(net::buffer(rest.data(), rest.size()), ec);
+    const std::size_t used = parser.put(asio::buffer(rest.data(), rest.size()), ec);
     rest.remove_prefix(used);
     total += sizeof(piece) - parser.get().body().size;
     if (ec == http::error::need_buffer) continue;
@@ -47,11 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   parser.header_limit(hub::kMaxRequestHeaderBytes);
   parser.body_limit(hub::kMaxRequestBodyBytes);
   boost::beast::error_code ec;
-  const std::size_t head_bytes = parser.put(net::buffer(in.data(), in.size()), ec);
+  const std::size_t head_bytes = parser.put(asio::buffer(in.data(), in.size()), ec);
   if (ec || !parser.is_header_done()) return 0;
 
   auto& req = parser.get();
-  const hub::RequestInfo info = hub::classify_request(sv(req.method_string()), sv(req.target()),
+  const kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
                                                       sv(req[http::field::user_agent]));
   (void)info.is_long_running();
   // The framing as the parser read it (the forwarder frames the upstream body from it): the
@@ -59,17 +59,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool chunked = parser.chunked();
   const bool has_length = parser.content_length().has_value();
   const auto parsed_length = parser.content_length();
-  hub::strip_hop_by_hop(req, hub::is_upgrade_request(req));
-  hub::set_body_framing(req, parser.chunked(),
+  net::strip_hop_by_hop(req, net::is_upgrade_request(req));
+  net::set_body_framing(req, parser.chunked(),
                         parsed_length ? std::optional<std::uint64_t>(*parsed_length) : std::nullopt);
   req.version(11);
   req.set(http::field::host, "apiserver.example:6443");
-  const std::string head = hub::message_head(req.base());
+  const std::string head = net::message_head(req.base());
 
   http::request_parser<http::empty_body> again;
   again.header_limit(2 * hub::kMaxRequestHeaderBytes);
   again.body_limit(hub::kMaxRequestBodyBytes);  // Beast's default (1 MiB) is below the hub's
-  again.put(net::buffer(head), ec);
+  again.put(asio::buffer(head), ec);
   fuzz::check(!ec && again.is_header_done(), "the forwarded head does not parse");
   const auto& sent = again.get();
   fuzz::check(sent.method_string() == req.method_string(), "the method changed");

@@ -1,13 +1,13 @@
-// Fuzz target for cache/json_patch.h (RFC 6902 JSON patch, RFC 7386 merge patch) and
-// cache/merge_patch_diff.h, which the offline journal applies to cached objects and uses to
+// Fuzz target for kube/json_patch.h (RFC 6902 JSON patch, RFC 7386 merge patch) and
+// kube/merge_patch_diff.h, which the offline journal applies to cached objects and uses to
 // replay stale updates. The input's NUL-separated parts: a document, a patch, a second document.
 // Oracles: a patched document writes and parses back within the parse bound; a merge patch is
 // idempotent; the diff of two documents, applied to the first, gives the second (when it has no
 // null member and no duplicate keys, as create_merge_patch documents).
-#include "cache/json_patch.h"
+#include "kube/json_patch.h"
 
-#include "cache/merge_patch_diff.h"
-#include "hub/json_parse.h"
+#include "kube/merge_patch_diff.h"
+#include "base/json_parse.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -61,7 +61,7 @@ bool plain(const Value& v) {
 
 void check_writable(const Value& result) {
   rapidjson::Document again;
-  fuzz::check(static_cast<bool>(hub::parse_json(hub::to_json(result), again)),
+  fuzz::check(static_cast<bool>(base::parse_json(base::to_json(result), again)),
               "a patched document does not parse back");
 }
 
@@ -70,24 +70,24 @@ void check_writable(const Value& result) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 3);
   rapidjson::Document doc, patch, other;
-  if (!hub::parse_json(parts[0], doc) || !hub::parse_json(parts[1], patch)) return 0;
+  if (!base::parse_json(parts[0], doc) || !base::parse_json(parts[1], patch)) return 0;
 
   rapidjson::Document target;
   target.CopyFrom(doc, target.GetAllocator());
-  if (cache::apply_json_patch(target, patch)) check_writable(target);
+  if (kube::apply_json_patch(target, patch)) check_writable(target);
 
   target.CopyFrom(doc, target.GetAllocator());
-  if (cache::apply_merge_patch(target, patch)) {
+  if (kube::apply_merge_patch(target, patch)) {
     check_writable(target);
-    const std::string once = hub::to_json(target);
-    fuzz::check(cache::apply_merge_patch(target, patch).ok() && hub::to_json(target) == once,
+    const std::string once = base::to_json(target);
+    fuzz::check(kube::apply_merge_patch(target, patch).ok() && base::to_json(target) == once,
                 "a merge patch is not idempotent");
   }
 
-  if (!hub::parse_json(parts[2], other) || !plain(doc) || !plain(other)) return 0;
-  const rapidjson::Document diff = cache::create_merge_patch(doc, other);
+  if (!base::parse_json(parts[2], other) || !plain(doc) || !plain(other)) return 0;
+  const rapidjson::Document diff = kube::create_merge_patch(doc, other);
   target.CopyFrom(doc, target.GetAllocator());
-  fuzz::check(cache::apply_merge_patch(target, diff).ok() && equal(target, other),
+  fuzz::check(kube::apply_merge_patch(target, diff).ok() && equal(target, other),
               "the merge patch diff does not turn the first document into the second");
   return 0;
 }

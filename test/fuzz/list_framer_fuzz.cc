@@ -1,10 +1,10 @@
-// Fuzz target for hub/json_frames.h ListFramer, which frames every list response the cache and
+// Fuzz target for base/json_frames.h ListFramer, which frames every list response the cache and
 // the filters read. Oracle: the input fed whole and fed in small pieces (sizes cycling through a
 // period taken from its first byte) gives the same members, items, errors and end; each framed
 // item goes through the bounded parse, as the filter chain does.
-#include "hub/json_frames.h"
+#include "base/json_frames.h"
 
-#include "hub/json_parse.h"
+#include "base/json_parse.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -12,7 +12,7 @@ using namespace yurthub;
 namespace {
 
 // Everything a framer reported, in order, as text.
-class Recorder final : public hub::ListSink {
+class Recorder final : public base::ListSink {
  public:
   std::string log;
 
@@ -23,7 +23,7 @@ class Recorder final : public hub::ListSink {
   void item(std::string_view raw) override {
     log.append("item ").append(raw).append("\n");
     rapidjson::Document doc;
-    (void)hub::parse_json(raw, doc);
+    (void)base::parse_json(raw, doc);
   }
   void items_end() override { log += "]items\n"; }
   void end() override { log += "end\n"; }
@@ -31,7 +31,7 @@ class Recorder final : public hub::ListSink {
 
 std::string frame(const std::vector<std::string_view>& pieces) {
   Recorder sink;
-  hub::ListFramer framer(sink, 1 << 16);
+  base::ListFramer framer(sink, 1 << 16);
   std::string outcome = "ok";
   for (std::string_view piece : pieces) {
     if (Status s = framer.feed(piece); !s) {

@@ -8,7 +8,7 @@
 
 #include <iterator>
 
-#include "hub/json_parse.h"
+#include "base/json_parse.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const Write& w = kWrites[data[0] % std::size(kWrites)];
   const auto parts = fuzz::split_parts(fuzz::as_text(data + 1, size - 1), 2);
-  const hub::RequestInfo info = hub::classify_request(w.method, w.target, "kubelet/v1.32.4");
+  const kube::RequestInfo info = kube::classify_request(w.method, w.target, "kubelet/v1.32.4");
   auto result = cache::apply_offline_write(parts[0], 40, info, w.content_type, parts[1]);
   if (auto* refused = std::get_if<cache::WriteRefusal>(&result)) {
     fuzz::check(!refused->error.message.empty() && refused->reason != nullptr, "a refusal without words");
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string& json = std::get<std::string>(result);
   fuzz::check(json.size() <= (3u << 20), "a written object over 3 MiB");
   rapidjson::Document doc;
-  fuzz::check(hub::parse_json(json, doc) && doc.IsObject(), "a written object is not an object");
+  fuzz::check(base::parse_json(json, doc) && doc.IsObject(), "a written object is not an object");
   const auto meta = doc.FindMember("metadata");
   fuzz::check(meta != doc.MemberEnd() && meta->value.IsObject(),
               "a written object without metadata");

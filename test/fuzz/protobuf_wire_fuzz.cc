@@ -1,24 +1,24 @@
-// Fuzz target for cache/protobuf_wire.h, which reads kubelet's protobuf request bodies offline
+// Fuzz target for kube/protobuf_wire.h, which reads kubelet's protobuf request bodies offline
 // (leases, TokenRequests, events, nodes, CSINodes), and for cache/token_keeper.h's readers of a
 // TokenRequest (read_token_request, protobuf and JSON) and of the apiserver's answer (jwt_expiry,
 // parse_rfc3339). The input is the body; it is also read as a bare message (a "k8s\0" envelope's
 // raw content) and as text. Oracles: nothing decoded is longer than the input (every string is a
 // piece of it, never read past its end), a decoded lease's times are RFC 3339 that
 // parse_rfc3339 reads back, and a key read from the body is read the same way twice.
-#include "cache/protobuf_wire.h"
+#include "kube/protobuf_wire.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "cache/token_keeper.h"
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
 
 namespace {
 
-void check_meta(const cache::ObjectMetaFields& meta, std::size_t size) {
+void check_meta(const kube::ObjectMetaFields& meta, std::size_t size) {
   for (const std::string* s : {&meta.name, &meta.generate_name, &meta.namespace_name, &meta.uid,
                                &meta.resource_version}) {
     fuzz::check(s->size() <= size, "a metadata field longer than the body");
@@ -39,15 +39,15 @@ void check_time(const std::optional<std::string>& time) {
 }
 
 void decode_all(std::string_view message, std::size_t size) {
-  if (auto meta = cache::decode_object_metadata(message)) check_meta(*meta, size);
-  if (auto lease = cache::decode_lease(message)) {
+  if (auto meta = kube::decode_object_metadata(message)) check_meta(*meta, size);
+  if (auto lease = kube::decode_lease(message)) {
     check_meta(lease->metadata, size);
     check_time(lease->acquire_time);
     check_time(lease->renew_time);
     fuzz::check(!lease->holder_identity || lease->holder_identity->size() <= size,
                 "a holder identity longer than the body");
   }
-  if (auto token = cache::decode_token_request(message)) {
+  if (auto token = kube::decode_token_request(message)) {
     fuzz::check(token->audiences.size() <= size, "more audiences than bytes");
   }
 }
@@ -56,14 +56,14 @@ void decode_all(std::string_view message, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view in = fuzz::as_text(data, size);
-  if (auto envelope = cache::unwrap_protobuf(in)) {
+  if (auto envelope = kube::unwrap_protobuf(in)) {
     fuzz::check(envelope->raw.size() <= size && envelope->kind.size() <= size,
                 "an envelope longer than the body");
     decode_all(envelope->raw, size);
   }
   decode_all(in, size);
 
-  const hub::RequestInfo info = hub::classify_request(
+  const kube::RequestInfo info = kube::classify_request(
       "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", "kubelet/v1.26.15");
   for (const char* type : {"application/vnd.kubernetes.protobuf", "application/json"}) {
     auto key = cache::read_token_request(info, type, in);

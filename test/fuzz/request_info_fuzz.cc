@@ -1,8 +1,8 @@
-// Fuzz target for hub/request_info.h: classify_request() on a method, request-target and
+// Fuzz target for kube/request_info.h: classify_request() on a method, request-target and
 // User-Agent (the input's three NUL-separated parts), plus the percent-decoding and query
 // iteration it is built on. Oracles: decoding never grows the text; the component is the
 // lowercased User-Agent before its first '/'.
-#include "hub/request_info.h"
+#include "kube/request_info.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,17 +13,17 @@ using namespace yurthub;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 3);
-  const hub::RequestInfo info = hub::classify_request(parts[0], parts[1], parts[2]);
+  const kube::RequestInfo info = kube::classify_request(parts[0], parts[1], parts[2]);
   (void)info.is_long_running();
   std::string component(parts[2].substr(0, parts[2].find('/')));
   std::transform(component.begin(), component.end(), component.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   fuzz::check(info.component == component, "component is not the User-Agent's first part");
-  fuzz::check(hub::percent_decode(parts[1], false).size() <= parts[1].size(), "decoding grew");
-  fuzz::check(hub::percent_decode(parts[1], true).size() <= parts[1].size(), "decoding grew");
+  fuzz::check(kube::percent_decode(parts[1], false).size() <= parts[1].size(), "decoding grew");
+  fuzz::check(kube::percent_decode(parts[1], true).size() <= parts[1].size(), "decoding grew");
   const std::string_view query = parts[1].substr(std::min(parts[1].find('?'), parts[1].size()));
   std::size_t bytes = 0;
-  hub::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+  kube::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
     bytes += key.size() + value.size();
   });
   fuzz::check(bytes <= query.size(), "query parameters longer than the query");

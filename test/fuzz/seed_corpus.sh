@@ -83,7 +83,7 @@ printf 'POST /api/v1/namespaces/default/pods/web-0/exec?command=sh HTTP/1.1\r\nH
   | seed http_request_fuzz
 printf 'GET /version HTTP/1.0\r\nProxy-Connection: keep-alive\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n' \
   | seed http_request_fuzz
-# A Connection header naming the body's framing (request smuggling, fixed in hub/http_io.cc).
+# A Connection header naming the body's framing (request smuggling, fixed in net/http_io.cc).
 printf 'PATCH /api/v1/namespaces/default/pods/web-0 HTTP/1.1\r\nHost: h\r\nContent-Length: 51\r\nConnection: Content-Length\r\n\r\nGET /api/v1/secrets HTTP/1.1\r\nHost: apiserver\r\n\r\n' \
   | seed http_request_fuzz
 printf 'POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: transfer-encoding\r\n\r\n5\r\nhello\r\n0\r\n\r\n' \

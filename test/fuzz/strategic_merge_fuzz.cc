@@ -1,10 +1,10 @@
-// Fuzz target for cache/strategic_merge.h, which applies kubelet's pod and node status patches to
+// Fuzz target for kube/strategic_merge.h, which applies kubelet's pod and node status patches to
 // cached objects while the node is offline. The input's NUL-separated parts: the target object
 // and the patch (JSON). Oracles: a patched object writes and parses back within the parse bound,
 // and no `$` directive survives in it.
-#include "cache/strategic_merge.h"
+#include "kube/strategic_merge.h"
 
-#include "hub/json_parse.h"
+#include "base/json_parse.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -32,11 +32,11 @@ bool has_directive(const rapidjson::Value& v) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 2);
   rapidjson::Document target, patch;
-  if (!hub::parse_json(parts[0], target) || !hub::parse_json(parts[1], patch)) return 0;
+  if (!base::parse_json(parts[0], target) || !base::parse_json(parts[1], patch)) return 0;
   const bool target_had_directive = has_directive(target);
-  if (!cache::apply_strategic_merge_patch(target, patch)) return 0;
+  if (!kube::apply_strategic_merge_patch(target, patch)) return 0;
   rapidjson::Document again;
-  fuzz::check(static_cast<bool>(hub::parse_json(hub::to_json(target), again)),
+  fuzz::check(static_cast<bool>(base::parse_json(base::to_json(target), again)),
               "a patched object does not parse back");
   fuzz::check(target_had_directive || !has_directive(target), "a directive survived the merge");
   return 0;

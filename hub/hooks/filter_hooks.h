@@ -1,0 +1,51 @@
+// The hub's extension point for response filters (filters/ implements it; the hub knows no
+// filter, and the filters know nothing of streams and sockets):
+//
+//   FilterHooks     asked by the Forwarder for every request: a filter for its response (then the
+//                   hub asks the apiserver for JSON), and are the filters ready.
+//   ResponseFilter  transforms one response body as it streams past: whole objects, list items
+//                   and watch events, re-framed for the client. For watches it can also produce
+//                   corrections when what the filters read (Services, pool membership) changed.
+//
+// Threading: FilterHooks is called from every worker thread and must be thread-safe. A
+// ResponseFilter belongs to one request on one worker thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kube/request_info.h"
+#include "base/result.h"
+
+namespace yurthub::hub {
+
+class ResponseFilter {
+ public:
+  virtual ~ResponseFilter() = default;
+  // Transforms the next bytes of the (decoded) body, appending what the client gets to *out.
+  // An error means the body cannot be framed (malformed JSON, an object over the size bound):
+  // the response must be cut short, since what follows cannot be filtered.
+  virtual Status feed(std::string_view bytes, std::string* out) = 0;
+  // The whole body was fed; appends whatever is left (a get's object is only sent here).
+  virtual Status finish(std::string* out) = 0;
+  // Watches: whether this response's filters depend on state that changes while it is open.
+  virtual bool reactive() const = 0;
+  // Watches: the filters' inputs changed. Appends events that correct what the client was sent
+  // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed).
+  // False when it cannot (too many objects were sent to keep them): the client must re-list.
+  virtual bool correct(std::string* out) = 0;
+};
+
+class FilterHooks {
+ public:
+  virtual ~FilterHooks() = default;
+  // A filter for the response to this request, or nullptr when it is not filtered. With a
+  // filter, the Forwarder asks the apiserver for JSON, waits (bounded) for ready(), and relays a
+  // 2xx JSON response through it.
+  virtual std::unique_ptr<ResponseFilter> filter(const kube::RequestInfo& info) = 0;
+  // The filters' inputs (informers) have been listed once; until then filtered requests wait.
+  virtual bool ready() const = 0;
+};
+
+}  // namespace yurthub::hub

@@ -1,0 +1,30 @@
+// Loads the hub's own identity from a kubeconfig file (YAML, as written by kubeadm, kubectl,
+// yurtadm or YurtHub's own <root-dir>/yurthub.conf): the current context's cluster CA and server,
+// and the user's client certificate/key or bearer token. Relative file paths resolve against the
+// kubeconfig's directory, as kubectl does. Called once at startup by cmd/yurthub.cc.
+#pragma once
+
+#include <string>
+
+#include "base/result.h"
+
+namespace yurthub::kube {
+
+struct Credentials {
+  std::string server;           // cluster.server of the current context ("" if absent)
+  std::string ca_pem;           // certificate-authority-data (decoded) or certificate-authority file
+  std::string client_cert_pem;  // client-certificate-data or client-certificate file
+  std::string client_key_pem;   // client-key-data or client-key file
+  std::string token;            // token, or the contents of tokenFile (trailing newline removed)
+  std::string tls_server_name;  // cluster.tls-server-name
+  bool insecure_skip_tls_verify = false;  // cluster.insecure-skip-tls-verify
+
+  bool has_client_certificate() const { return !client_cert_pem.empty(); }
+};
+
+// Reads and validates the kubeconfig at `path`. Errors (unreadable file, bad YAML, no current
+// context, a referenced file missing, bad base64, neither CA nor insecure-skip, a cert without a
+// key, neither cert nor token) name the file and the field.
+Result<Credentials> load_kubeconfig(const std::string& path);
+
+}  // namespace yurthub::kube

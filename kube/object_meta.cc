@@ -1,0 +1,80 @@
+// SAX extraction of object metadata; see object_meta.h.
+#include "kube/object_meta.h"
+
+#include <charconv>
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include "base/json_parse.h"
+
+namespace yurthub::kube {
+namespace {
+
+// Tracks depth; captures metadata.{name,namespace,resourceVersion}; stops (returns false) when
+// metadata closes, or past base::kMaxJsonDepth, before the recursive reader descends further.
+class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaHandler> {
+ public:
+  ObjectMeta meta;
+  bool saw_metadata = false;
+  bool done = false;
+
+  bool Default() { return true; }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (depth_ == 2 && in_metadata_) {
+      if (key_ == "name") meta.name.assign(s, n);
+      else if (key_ == "namespace") meta.namespace_name.assign(s, n);
+      else if (key_ == "resourceVersion") meta.resource_version = parse_resource_version({s, n});
+    }
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (depth_ == 1) top_key_.assign(s, n);
+    if (depth_ == 2) key_.assign(s, n);
+    return true;
+  }
+  bool StartObject() {
+    if (++depth_ > kMaxDepth) return false;
+    if (depth_ == 2 && top_key_ == "metadata") in_metadata_ = saw_metadata = true;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    if (depth_ == 2 && in_metadata_) {
+      done = true;
+      return false;  // everything needed is read: stop parsing here
+    }
+    --depth_;
+    return true;
+  }
+  bool StartArray() { return ++depth_ <= kMaxDepth; }
+  bool EndArray(rapidjson::SizeType) {
+    --depth_;
+    return true;
+  }
+
+ private:
+  static constexpr int kMaxDepth = static_cast<int>(base::kMaxJsonDepth);
+  int depth_ = 0;
+  bool in_metadata_ = false;
+  std::string top_key_;
+  std::string key_;
+};
+
+}  // namespace
+
+std::uint64_t parse_resource_version(std::string_view text) {
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc{} && ptr == text.data() + text.size() ? value : 0;
+}
+
+std::optional<ObjectMeta> object_meta(std::string_view json) {
+  rapidjson::MemoryStream stream(json.data(), json.size());
+  rapidjson::Reader reader;
+  MetaHandler handler;
+  reader.Parse(stream, handler);
+  if (!handler.done) return std::nullopt;
+  return std::move(handler.meta);
+}
+
+}  // namespace yurthub::kube

@@ -1,0 +1,232 @@
+// RequestInfo classification; see request_info.h. The rules mirror k8s.io/apiserver
+// pkg/endpoints/request/requestinfo.go (NewRequestInfo) so the hub's view of a request is the
+// apiserver's view.
+#include "kube/request_info.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <span>
+#include <vector>
+
+namespace yurthub::kube {
+namespace {
+
+// ASCII lowercase (Go's strings.ToLower on the ASCII methods and User-Agents classified here).
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// strings.Split(strings.Trim(path, "/"), "/"), with the empty path giving no parts. The parts
+// view `path`.
+std::vector<std::string_view> split_path(std::string_view path) {
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  std::vector<std::string_view> parts;
+  if (path.empty()) return parts;
+  std::size_t start = 0;
+  while (true) {
+    auto slash = path.find('/', start);
+    parts.emplace_back(path.substr(start, slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return parts;
+}
+
+// Kubernetes' query-string bool conversion (Convert_Slice_string_To_bool): only "0", "f",
+// "false", "n" and "no" (any case) are false; anything else, including "", is true.
+bool query_bool(std::string_view value) {
+  const std::string v = to_lower(value);
+  return !(v == "0" || v == "f" || v == "false" || v == "n" || v == "no");
+}
+
+std::optional<std::int64_t> query_int(std::string_view value) {
+  std::int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc{} || ptr != value.data() + value.size()) return std::nullopt;
+  return out;
+}
+
+// A client's timeoutSeconds, at most a day: the hub adds margins to it and turns it into a
+// deadline, which a value near INT64_MAX would overflow.
+std::optional<std::int64_t> clamped_timeout(std::optional<std::int64_t> seconds) {
+  constexpr std::int64_t kMaxTimeoutSeconds = 24 * 3600;
+  if (!seconds) return seconds;
+  return std::min(*seconds, kMaxTimeoutSeconds);
+}
+
+// fields.Selector.RequiresExactMatch("metadata.name"): the value of a `metadata.name=x` or
+// `metadata.name==x` term, if the selector has one.
+std::optional<std::string> exact_metadata_name(std::string_view selector) {
+  static constexpr std::string_view kField = "metadata.name";
+  std::size_t start = 0;
+  while (start <= selector.size()) {
+    // Terms are comma separated; `\,` escapes a comma inside a value.
+    std::size_t end = start;
+    while (end < selector.size() && !(selector[end] == ',' && (end == 0 || selector[end - 1] != '\\'))) ++end;
+    std::string_view term = selector.substr(start, end - start);
+    if (term.substr(0, kField.size()) == kField) {
+      std::string_view rest = term.substr(kField.size());
+      if (rest.substr(0, 2) == "==") return std::string(rest.substr(2));
+      if (rest.substr(0, 1) == "=") return std::string(rest.substr(1));
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// path.IsValidPathSegmentName: not "." or "..", and no '/' or '%'.
+bool valid_path_segment_name(std::string_view name) {
+  return name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('%') == std::string_view::npos;
+}
+
+void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
+  for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+    if (key == "watch") watch = query_bool(value);
+    else if (key == "labelSelector") info.label_selector = value;
+    else if (key == "fieldSelector") info.field_selector = value;
+    else if (key == "resourceVersion") info.resource_version = value;
+    else if (key == "continue") info.continue_token = value;
+    else if (key == "limit") info.limit = query_int(value);
+    else if (key == "timeoutSeconds") info.timeout_seconds = clamped_timeout(query_int(value));
+    else if (key == "allowWatchBookmarks") info.allow_watch_bookmarks = query_bool(value);
+  });
+}
+
+std::string verb_for_method(std::string_view method) {
+  if (method == "POST") return "create";
+  if (method == "GET" || method == "HEAD") return "get";
+  if (method == "PUT") return "update";
+  if (method == "PATCH") return "patch";
+  if (method == "DELETE") return "delete";
+  return "";
+}
+
+// Fills the resource fields from the parts after /api or /apis/<group>. REQUIRES: parts.size() >= 2.
+void classify_resource(std::span<const std::string_view> parts, std::string_view method,
+                       bool watch_param, RequestInfo& info) {
+  info.is_resource_request = true;
+  info.api_version = parts[0];
+  parts = parts.subspan(1);
+
+  if (parts[0] == "watch" || parts[0] == "proxy") {
+    info.verb = parts[0];
+    if (parts.size() < 2) return;  // "/api/v1/watch": the apiserver cannot classify it either
+    parts = parts.subspan(1);
+  } else {
+    info.verb = verb_for_method(method);
+  }
+
+  if (parts[0] == "namespaces") {
+    if (parts.size() > 1) {
+      info.namespace_name = parts[1];
+      // namespaces/<ns>/<resource>/...: the resource is what follows, unless it is a subresource
+      // of the namespace itself (status, finalize).
+      if (parts.size() > 2 && parts[2] != "status" && parts[2] != "finalize") {
+        parts = parts.subspan(2);
+      }
+    }
+  }
+
+  if (parts.size() >= 3 && info.verb != "proxy") info.subresource = parts[2];
+  if (parts.size() >= 2) info.name = parts[1];
+  if (!parts.empty()) info.resource = parts[0];
+
+  if (info.name.empty() && info.verb == "get") {
+    info.verb = watch_param ? "watch" : "list";
+    if (auto name = exact_metadata_name(info.field_selector); name && valid_path_segment_name(*name)) {
+      info.name = *name;
+    }
+  }
+  if (info.name.empty() && info.verb == "delete") info.verb = "deletecollection";
+}
+
+}  // namespace
+
+bool RequestInfo::is_long_running() const {
+  if (verb == "watch" || verb == "proxy") return true;
+  return subresource == "exec" || subresource == "attach" || subresource == "portforward" ||
+         subresource == "proxy" || (subresource == "log" && !resource.empty());
+}
+
+std::optional<std::string> origin_form(std::string_view target) {
+  if (target.starts_with('/')) return std::string(target);
+  std::string_view rest;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() &&
+        std::equal(scheme.begin(), scheme.end(), target.begin(),
+                   [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+      rest = target.substr(scheme.size());
+    }
+  }
+  if (rest.empty()) return std::nullopt;
+  const auto end_of_authority = rest.find_first_of("/?");
+  if (end_of_authority == std::string_view::npos) return std::string("/");
+  std::string origin(rest.substr(end_of_authority));
+  if (origin.front() != '/') origin.insert(origin.begin(), '/');
+  return origin;
+}
+
+std::string percent_decode(std::string_view text, bool plus_is_space) {
+  if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
+    return std::string(text);  // the common case: nothing to decode
+  }
+  std::string out;
+  out.reserve(text.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '%' && i + 2 < text.size()) {
+      int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+  }
+  return out;
+}
+
+RequestInfo classify_request(std::string_view method, std::string_view target,
+                             std::string_view user_agent) {
+  RequestInfo info;
+  info.user_agent = to_lower(user_agent);
+  info.component = info.user_agent.substr(0, info.user_agent.find('/'));
+
+  auto question = target.find('?');
+  std::string_view raw_path = target.substr(0, question);
+  std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+  info.path = percent_decode(raw_path, false);
+  info.verb = to_lower(method);
+
+  bool watch_param = false;
+  parse_query(query, info, watch_param);
+
+  const std::vector<std::string_view> all = split_path(info.path);
+  std::span<const std::string_view> parts(all);
+  if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;
+  info.api_prefix = parts[0];
+  parts = parts.subspan(1);
+  if (info.api_prefix == "apis") {
+    if (parts.size() < 3) return info;  // /apis/<group>/<version>: discovery, not a resource
+    info.api_group = parts[0];
+    parts = parts.subspan(1);
+  }
+  classify_resource(parts, method, watch_param, info);
+  return info;
+}
+
+}  // namespace yurthub::kube

@@ -1,0 +1,98 @@
+// HTTP/1.1 framing of relayed messages; see http_framing.h.
+#include "net/http_framing.h"
+
+#include <charconv>
+
+namespace yurthub::net {
+namespace http = boost::beast::http;
+
+namespace {
+
+// Room for a typical head in one allocation.
+constexpr std::size_t kHeadReserve = 512;
+
+void append_version(std::string& out, unsigned version) {
+  out.append("HTTP/");
+  out.push_back(static_cast<char>('0' + version / 10));
+  out.push_back('.');
+  out.push_back(static_cast<char>('0' + version % 10));
+}
+
+void append_fields(std::string& out, const http::fields& fields) {
+  for (const auto& field : fields) {
+    out.append(field.name_string());
+    out.append(": ");
+    out.append(field.value());
+    out.append("\r\n");
+  }
+  out.append("\r\n");
+}
+
+}  // namespace
+
+std::string message_head(const http::request_header<>& header) {
+  std::string out;
+  out.reserve(kHeadReserve);
+  out.append(header.method_string());
+  out.push_back(' ');
+  out.append(header.target());
+  out.push_back(' ');
+  append_version(out, header.version());
+  out.append("\r\n");
+  append_fields(out, header);
+  return out;
+}
+
+std::string message_head(const http::response_header<>& header) {
+  std::string out;
+  out.reserve(kHeadReserve);
+  append_version(out, header.version());
+  char code[8];
+  const auto [end, ec] = std::to_chars(code, code + sizeof code, header.result_int());
+  out.push_back(' ');
+  out.append(code, end);
+  out.push_back(' ');
+  out.append(header.reason());
+  out.append("\r\n");
+  append_fields(out, header);
+  return out;
+}
+
+void append_chunk_size(std::string& out, std::size_t size) {
+  char hex[2 * sizeof size];
+  const auto [end, ec] = std::to_chars(hex, hex + sizeof hex, size, 16);
+  out.append(hex, end);
+  out.append("\r\n");
+}
+
+std::string http_chunk(std::string_view bytes) {
+  std::string chunk;
+  if (bytes.empty()) return chunk;
+  chunk.reserve(bytes.size() + 20);
+  append_chunk_size(chunk, bytes.size());
+  chunk.append(bytes).append("\r\n");
+  return chunk;
+}
+
+BodyFramer::BodyFramer(std::string head, bool chunked) : prefix_(std::move(head)), chunked_(chunked) {}
+
+std::array<boost::asio::const_buffer, 3> BodyFramer::frame(std::string_view piece, bool last) {
+  // After a chunk's data: its CRLF, then (for the last piece) the last chunk.
+  static constexpr std::string_view kChunkEnd = "\r\n0\r\n\r\n";
+  if (!head_pending_) prefix_.clear();
+  head_pending_ = false;
+  done_ = last;
+  std::string_view suffix;
+  if (chunked_) {
+    if (!piece.empty()) {
+      append_chunk_size(prefix_, piece.size());
+      suffix = last ? kChunkEnd : kChunkEnd.substr(0, 2);
+    } else if (last) {
+      suffix = kLastChunk;
+    }
+  }
+  return {boost::asio::buffer(prefix_), boost::asio::buffer(piece.data(), piece.size()),
+          boost::asio::buffer(suffix.data(), suffix.size())};
+}
+
+}  // namespace yurthub::net

@@ -1,0 +1,87 @@
+// Hop-by-hop header handling; see http_io.h.
+#include "net/http_io.h"
+
+#include <iterator>
+#include <string>
+
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/beast/http/rfc7230.hpp>
+
+namespace yurthub::net {
+namespace http = boost::beast::http;
+
+bool is_upgrade_request(const http::fields& fields) {
+  auto upgrade = fields.find(http::field::upgrade);
+  if (upgrade == fields.end() || upgrade->value().empty()) return false;
+  for (const auto token : http::token_list{fields[http::field::connection]}) {
+    if (boost::algorithm::iequals(token, "upgrade")) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Headers a Connection token may not remove (see strip_hop_by_hop in http_io.h).
+bool protected_from_connection(http::field name) {
+  return name == http::field::content_length || name == http::field::transfer_encoding ||
+         name == http::field::host || name == http::field::authorization;
+}
+
+}  // namespace
+
+bool carries_bearer_token(const http::fields& fields) {
+  const auto it = fields.find(http::field::authorization);
+  if (it == fields.end()) return false;
+  const std::string_view value(it->value().data(), it->value().size());
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size() ||
+      !boost::algorithm::iequals(value.substr(0, kScheme.size()), kScheme)) {
+    return false;
+  }
+  return value.find_first_not_of(' ', kScheme.size()) != std::string_view::npos;
+}
+
+void set_body_framing(http::fields& fields, bool chunked,
+                      std::optional<std::uint64_t> content_length) {
+  fields.erase(http::field::content_length);
+  fields.erase(http::field::transfer_encoding);
+  if (chunked) {
+    fields.set(http::field::transfer_encoding, "chunked");
+  } else if (content_length) {
+    fields.set(http::field::content_length, std::to_string(*content_length));
+  }
+}
+
+void strip_hop_by_hop(http::fields& fields, bool keep_upgrade) {
+  // One pass over the fields comparing known names as enums: erasing each hop-by-hop header by
+  // name was seven lookups in the fields' tree for every request and response.
+  const std::string connection(fields[http::field::connection]);  // erased below
+  const http::token_list named{connection};
+  for (auto it = fields.begin(); it != fields.end();) {
+    bool drop = false;
+    switch (it->name()) {
+      case http::field::connection:
+      case http::field::upgrade:
+        drop = !keep_upgrade;
+        break;
+      case http::field::keep_alive:
+      case http::field::proxy_connection:
+      case http::field::proxy_authorization:
+      case http::field::te:
+      case http::field::trailer:
+        drop = true;
+        break;
+      default:
+        if (protected_from_connection(it->name())) break;
+        for (const auto token : named) {
+          if (boost::algorithm::iequals(token, it->name_string())) {
+            drop = !(keep_upgrade && boost::algorithm::iequals(token, "upgrade"));
+            break;
+          }
+        }
+    }
+    it = drop ? fields.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace yurthub::net

@@ -1,0 +1,70 @@
+// Small HTTP helpers shared by the proxy session, the forwarder and the admin server: writing a
+// hub-made response (Kubernetes Status errors, plain text), and stripping hop-by-hop headers
+// (RFC 9110 §7.6.1, as Go's httputil.ReverseProxy does) from messages relayed between peers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+#include "kube/status.h"
+
+namespace yurthub::net {
+
+inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+// Removes hop-by-hop headers and any header named in Connection. With `keep_upgrade`, the
+// Connection and Upgrade headers of a protocol upgrade survive. A name in Connection never
+// removes Content-Length, Transfer-Encoding, Host or Authorization: `Connection: Content-Length`
+// would otherwise strip the framing of a body the hub still sends on (request smuggling on a
+// pooled connection that carries the node's identity).
+void strip_hop_by_hop(boost::beast::http::fields& fields, bool keep_upgrade);
+
+// Sets a relayed message's framing headers from what the parser read, never from the headers as
+// they arrived: chunked (Transfer-Encoding: chunked, no Content-Length), a Content-Length, or no
+// body (neither header).
+void set_body_framing(boost::beast::http::fields& fields, bool chunked,
+                      std::optional<std::uint64_t> content_length);
+
+// Whether the Authorization header carries a bearer token: the scheme compared without regard to
+// case, as kube-apiserver's bearer-token authenticator does, followed by a non-empty token. The
+// HTTPS port's gate and the Forwarder's choice of identity both ask this one function, so that
+// no spelling passes one and not the other.
+bool carries_bearer_token(const boost::beast::http::fields& fields);
+
+// True for `Connection: upgrade` + `Upgrade: ...` requests (exec, attach, port-forward).
+bool is_upgrade_request(const boost::beast::http::fields& fields);
+
+// Writes a complete response with `body`; returns false if the write failed.
+template <class Stream>
+boost::asio::awaitable<bool> write_simple_response(Stream& stream, unsigned version,
+                                                   bool keep_alive, unsigned code,
+                                                   std::string content_type, std::string body,
+                                                   std::optional<int> retry_after = {}) {
+  namespace http = boost::beast::http;
+  http::response<http::string_body> res{static_cast<http::status>(code), version};
+  res.set(http::field::content_type, content_type);
+  res.set(http::field::cache_control, "no-cache, private");
+  if (retry_after) res.set(http::field::retry_after, std::to_string(*retry_after));
+  res.keep_alive(keep_alive);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
+  co_return !ec;
+}
+
+// Writes a Kubernetes Status error response.
+template <class Stream>
+boost::asio::awaitable<bool> write_api_error(Stream& stream, unsigned version, bool keep_alive,
+                                             const kube::ApiError& error,
+                                             std::optional<int> retry_after = {}) {
+  co_return co_await write_simple_response(stream, version, keep_alive, error.code,
+                                           "application/json", kube::status_body(error), retry_after);
+}
+
+}  // namespace yurthub::net

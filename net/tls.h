@@ -1,0 +1,44 @@
+// TLS contexts for both sides of the hub: towards the apiservers (verify the cluster CA; present
+// the hub's client certificate, or none for requests that carry their own bearer token) and for
+// the HTTPS proxy port. Built once at startup by Hub from the kubeconfig credentials; contexts are
+// shared, read-only, by all workers (OpenSSL's SSL_CTX is safe for concurrent SSL_new).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <boost/asio/ssl/context.hpp>
+
+#include "kube/kubeconfig.h"
+#include "base/result.h"
+
+namespace yurthub::net {
+
+struct UpstreamTls {
+  // Presents the hub's client certificate (when the kubeconfig has one).
+  std::shared_ptr<boost::asio::ssl::context> hub_identity;
+  // Presents no client certificate: requests carrying `Authorization: Bearer` use it, so the
+  // apiserver authenticates the caller, not the hub.
+  std::shared_ptr<boost::asio::ssl::context> anonymous;
+  // The hub's own bearer token, when its kubeconfig has a token instead of a certificate; added to
+  // requests that carry no Authorization header.
+  std::string hub_token;
+  std::string server_name_override;  // kubeconfig tls-server-name
+  bool verify_peer = true;           // false only with insecure-skip-tls-verify
+};
+
+Result<UpstreamTls> make_upstream_tls(const kube::Credentials& credentials);
+
+// 128 bits from OpenSSL's random generator, as 32 hex digits: a per-process secret. An error
+// when the generator fails (then no secret can be made).
+Result<std::string> random_token();
+
+// Compares two secrets in a time that does not depend on where they first differ.
+bool secrets_equal(std::string_view a, std::string_view b);
+
+// The HTTPS proxy listener's context: certificate chain and key from PEM files, TLS >= 1.2,
+// HTTP/1.1 only (no ALPN h2, like YurtHub's listeners).
+Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls(const std::string& cert_file,
+                                                                   const std::string& key_file);
+
+}  // namespace yurthub::net

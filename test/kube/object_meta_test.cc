@@ -1,0 +1,61 @@
+// object_meta(): the SAX metadata reader the taps use on every cached object.
+#include "kube/object_meta.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace yurthub::kube {
+namespace {
+
+TEST(ObjectMeta, ReadsNameNamespaceAndResourceVersion) {
+  auto meta = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
+                          R"("labels":{"name":"not-this"},"resourceVersion":"229"},"spec":{"nodeName":"n"}})");
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->name, "web-0");
+  EXPECT_EQ(meta->namespace_name, "default");
+  EXPECT_EQ(meta->resource_version, 229u);
+}
+
+TEST(ObjectMeta, ClusterScopedBookmarkAndBadInput) {
+  auto node = object_meta(R"({"metadata":{"resourceVersion":"7","name":"edge-1"}})");
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->namespace_name, "");
+  auto bookmark = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"233","creationTimestamp":null}})");
+  ASSERT_TRUE(bookmark);
+  EXPECT_EQ(bookmark->name, "");
+  EXPECT_EQ(bookmark->resource_version, 233u);
+  EXPECT_FALSE(object_meta("not json").has_value());
+  EXPECT_FALSE(object_meta(R"({"kind":"Status"})").has_value());
+  EXPECT_FALSE(object_meta(R"({"metadata":{"name":"x")").has_value());  // cut before metadata ends
+  EXPECT_EQ(object_meta(R"({"metadata":{"name":"x","resourceVersion":"12a"}})")->resource_version, 0u);
+}
+
+TEST(ObjectMeta, DeepNestingBeforeMetadataIsNoObjectNotAStackOverflow) {
+  const std::string deep = std::string(1u << 20, '[');
+  EXPECT_FALSE(object_meta(R"({"spec":)" + deep).has_value());
+  // Metadata first: read before the nesting starts, as the apiserver orders its members.
+  auto meta = object_meta(R"({"metadata":{"name":"x"},"spec":)" + deep);
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->name, "x");
+}
+
+TEST(ObjectMeta, EveryPodOfTheFixtureList) {
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/pods-watch.stream");
+  std::string line;
+  int events = 0;
+  while (std::getline(in, line)) {
+    // The object of each event: everything after "object":
+    auto at = line.find("\"object\":");
+    ASSERT_NE(at, std::string::npos);
+    auto meta = object_meta(std::string_view(line).substr(at + 9, line.size() - at - 10));
+    ASSERT_TRUE(meta) << line.substr(0, 80);
+    EXPECT_GE(meta->resource_version, 230u);
+    ++events;
+  }
+  EXPECT_EQ(events, 5);
+}
+
+}  // namespace
+}  // namespace yurthub::kube

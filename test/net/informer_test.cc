@@ -1,0 +1,468 @@
+// Informer against a scripted fake apiserver (Beast, plain HTTP, port 0) on the test's own
+// io_context: the test thread runs the context while it waits for a condition, so the informer,
+// the server and the assertions never race. Lists are answered from a queue of replies; watches
+// from a queue of scripted streams (events, then end or hang), and the test can push events into
+// an open stream.
+#include "net/informer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "net/http_io.h"
+#include "kube/request_info.h"
+#include "base/url.h"
+
+namespace yurthub::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+struct Request {
+  std::string target;
+  std::string path;
+  std::map<std::string, std::string> query;
+  std::string user_agent;
+  std::string accept;
+  Clock::time_point at;
+  bool watch() const { return query.count("watch") > 0; }
+};
+
+struct Reply {
+  unsigned status = 200;
+  std::string body;                 // lists and non-200 watches
+  std::vector<std::string> events;  // 200 watches: sent at once, one per chunk
+  bool end = false;                 // 200 watches: end cleanly after the events, else hang
+};
+
+Reply http_reply(unsigned status, std::string body) {
+  Reply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Reply stream_reply(std::vector<std::string> events, bool end) {
+  Reply r;
+  r.events = std::move(events);
+  r.end = end;
+  return r;
+}
+
+// One open watch response; push() sends an event, finish() ends it cleanly.
+struct WatchStream {
+  explicit WatchStream(asio::any_io_executor ex) : wake(ex) {}
+  void push(std::string event) {
+    pending.push_back(std::move(event));
+    wake.cancel();
+  }
+  void finish() {
+    end = true;
+    wake.cancel();
+  }
+  std::deque<std::string> pending;
+  bool end = false;
+  bool client_closed = false;  // the informer closed the connection
+  asio::steady_timer wake;
+};
+
+class FakeApiserver {
+ public:
+  explicit FakeApiserver(asio::io_context& ioc)
+      : acceptor_(ioc, {asio::ip::make_address("127.0.0.1"), 0}) {
+    asio::co_spawn(ioc, accept_loop(), asio::detached);
+  }
+  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  void on_list(Reply r) { lists_.push_back(std::move(r)); }
+  void on_watch(Reply r) { watches_.push_back(std::move(r)); }
+  std::vector<Request> lists() const { return filtered(false); }
+  std::vector<Request> watches() const { return filtered(true); }
+
+  std::vector<Request> requests;
+  std::vector<std::shared_ptr<WatchStream>> streams;  // every 200 watch, in order
+
+ private:
+  std::vector<Request> filtered(bool watch) const {
+    std::vector<Request> out;
+    for (const auto& r : requests) {
+      if (r.watch() == watch) out.push_back(r);
+    }
+    return out;
+  }
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
+      if (ec) co_return;
+      asio::co_spawn(acceptor_.get_executor(), serve(std::move(socket)), asio::detached);
+    }
+  }
+
+  asio::awaitable<void> serve(tcp::socket socket) {
+    boost::beast::flat_buffer buffer;
+    http::request<http::empty_body> req;
+    auto [ec, n] = co_await http::async_read(socket, buffer, req, kNoThrow);
+    if (ec) co_return;
+    Request r{std::string(req.target()),
+              {},
+              {},
+              std::string(req[http::field::user_agent]),
+              std::string(req[http::field::accept]),
+              Clock::now()};
+    const auto q = r.target.find('?');
+    r.path = r.target.substr(0, q);
+    if (q != std::string::npos) {
+      kube::for_each_query_param(std::string_view(r.target).substr(q + 1),
+                           [&](const std::string& k, const std::string& v) { r.query[k] = v; });
+    }
+    requests.push_back(r);
+    auto& queue = r.watch() ? watches_ : lists_;
+    Reply reply;
+    if (!queue.empty()) {
+      reply = std::move(queue.front());
+      queue.pop_front();
+    } else if (!r.watch()) {
+      reply = http_reply(503, R"({"kind":"Status","message":"no scripted list"})");
+    }
+    if (reply.status != 200 || !r.watch()) {
+      co_await write_simple_response(socket, 11, false, reply.status, "application/json",
+                                     reply.body);
+      co_return;
+    }
+    auto stream = std::make_shared<WatchStream>(socket.get_executor());
+    for (auto& e : reply.events) stream->pending.push_back(e);
+    stream->end = reply.end;
+    streams.push_back(stream);
+    auto shared = std::make_shared<tcp::socket>(std::move(socket));
+    asio::co_spawn(shared->get_executor(), detect_close(shared, stream), asio::detached);
+    co_await stream_events(shared, stream);
+  }
+
+  // The informer sends nothing after its request: a read completing means it closed.
+  static asio::awaitable<void> detect_close(std::shared_ptr<tcp::socket> socket,
+                                           std::shared_ptr<WatchStream> stream) {
+    char byte;
+    co_await socket->async_read_some(asio::buffer(&byte, 1), kNoThrow);
+    stream->client_closed = true;
+  }
+
+  static asio::awaitable<void> stream_events(std::shared_ptr<tcp::socket> socket,
+                                            std::shared_ptr<WatchStream> stream) {
+    std::string out =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (;;) {
+      for (; !stream->pending.empty(); stream->pending.pop_front()) {
+        const std::string event = stream->pending.front() + "\n";
+        char size[32];
+        std::snprintf(size, sizeof size, "%zx\r\n", event.size());
+        out += size + event + "\r\n";
+      }
+      if (stream->end) out += "0\r\n\r\n";
+      auto [ec, n] = co_await asio::async_write(*socket, asio::buffer(out), kNoThrow);
+      if (ec || stream->end) co_return;
+      out.clear();
+      stream->wake.expires_at(Clock::time_point::max());
+      co_await stream->wake.async_wait(kNoThrow);
+    }
+  }
+
+  tcp::acceptor acceptor_;
+  std::deque<Reply> lists_;
+  std::deque<Reply> watches_;
+};
+
+std::string configmap(const std::string& name, const std::string& rv, const std::string& value) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"kube-system","resourceVersion":")" +
+         rv + R"("},"data":{"k":")" + value + R"("}})";
+}
+
+std::string list_body(const std::string& rv, const std::vector<std::string>& items) {
+  std::string body =
+      R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv +
+      R"("},"items":[)";
+  for (std::size_t i = 0; i < items.size(); ++i) body += (i ? "," : "") + items[i];
+  return body + "]}";
+}
+
+std::string event(const std::string& type, const std::string& object) {
+  std::string typed = object;
+  if (type != "ERROR") typed.insert(1, R"("kind":"ConfigMap","apiVersion":"v1",)");
+  return R"({"type":")" + type + R"(","object":)" + typed + "}";
+}
+
+std::string bookmark(const std::string& rv) {
+  return event("BOOKMARK", R"({"metadata":{"resourceVersion":")" + rv + R"("}})");
+}
+
+std::string gone() {
+  return event("ERROR", R"({"kind":"Status","status":"Failure","reason":"Expired","code":410,)"
+                        R"j("message":"too old resource version: 5 (40)"})j");
+}
+
+std::string data_of(const ObjectSnapshot& snap, const std::string& key) {
+  auto it = snap->find(key);
+  if (it == snap->end()) return "<absent>";
+  return (*it->second)["data"]["k"].GetString();
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  InformerOptions options() {
+    InformerOptions o;
+    o.name = "test-cfg";
+    o.path = "/api/v1/namespaces/kube-system/configmaps";
+    o.proxy_port = server_.port();
+    o.user_agent = "yurthub/test";
+    o.watch_timeout_min = 300s;
+    o.backoff_initial = 20ms;
+    o.backoff_max = 80ms;
+    return o;
+  }
+
+  void start(InformerOptions o) {
+    informer_ =
+        std::make_unique<Informer>(ioc_.get_executor(), std::move(o), [this](ObjectSnapshot snap) {
+          ++changes_;
+          last_ = std::move(snap);
+          if (on_change_hook_) on_change_hook_();
+        });
+    informer_->start();
+  }
+  void start() { start(options()); }
+
+  // Runs the io_context until `done()` or 10 s have passed.
+  bool wait_until(const std::function<bool()>& done) {
+    const auto deadline = Clock::now() + 10s;
+    while (!done()) {
+      if (Clock::now() > deadline) return false;
+      if (ioc_.stopped()) ioc_.restart();
+      ioc_.run_for(10ms);
+    }
+    return true;
+  }
+  bool wait_size(std::size_t n) {
+    return wait_until([&] { return informer_->snapshot()->size() == n; });
+  }
+  bool wait_watches(std::size_t n) {
+    return wait_until([&] { return server_.watches().size() >= n; });
+  }
+
+  asio::io_context ioc_;  // first: destroyed last, with every coroutine frame still pending
+  FakeApiserver server_{ioc_};
+  std::unique_ptr<Informer> informer_;
+  int changes_ = 0;
+  ObjectSnapshot last_;
+  std::function<void()> on_change_hook_;
+};
+
+TEST_F(InformerTest, ListsThenFollowsWatchEvents) {
+  server_.on_list(
+      http_reply(200, list_body("10", {configmap("a", "8", "a1"), configmap("b", "9", "b1")})));
+  start();
+  ASSERT_TRUE(wait_size(2));
+  EXPECT_TRUE(informer_->synced());
+  auto snap = informer_->snapshot();
+  EXPECT_EQ(data_of(snap, "kube-system/a"), "a1");
+  EXPECT_EQ(data_of(snap, "kube-system/b"), "b1");
+  // List items get the kind and apiVersion that watch events carry.
+  EXPECT_STREQ((*snap->at("kube-system/a"))["kind"].GetString(), "ConfigMap");
+  EXPECT_EQ(last_, snap);
+
+  ASSERT_TRUE(wait_watches(1));
+  const Request w = server_.watches()[0];
+  EXPECT_EQ(w.path, "/api/v1/namespaces/kube-system/configmaps");
+  EXPECT_EQ(w.query.at("resourceVersion"), "10");
+  EXPECT_EQ(w.query.at("watch"), "true");
+  EXPECT_EQ(w.query.at("allowWatchBookmarks"), "true");
+  const int timeout = std::stoi(w.query.at("timeoutSeconds"));
+  EXPECT_GE(timeout, 300);
+  EXPECT_LT(timeout, 600);
+  EXPECT_EQ(server_.lists()[0].query.count("resourceVersion"), 0u);  // a consistent list
+
+  ASSERT_TRUE(wait_until([&] { return !server_.streams.empty(); }));
+  auto& stream = *server_.streams[0];
+  stream.push(event("ADDED", configmap("c", "11", "c1")));
+  ASSERT_TRUE(wait_size(3));
+  const auto c_doc = informer_->snapshot()->at("kube-system/c");
+  stream.push(event("MODIFIED", configmap("a", "12", "a2")));
+  ASSERT_TRUE(wait_until([&] { return data_of(informer_->snapshot(), "kube-system/a") == "a2"; }));
+  // Copy-on-write: the unchanged object is shared, the old snapshot is untouched.
+  EXPECT_EQ(informer_->snapshot()->at("kube-system/c"), c_doc);
+  EXPECT_EQ(data_of(snap, "kube-system/a"), "a1");
+  stream.push(event("DELETED", configmap("b", "13", "b1")));
+  ASSERT_TRUE(wait_size(2));
+  EXPECT_EQ(informer_->snapshot()->count("kube-system/b"), 0u);
+  EXPECT_EQ(last_, informer_->snapshot());
+  EXPECT_EQ(changes_, 4);  // list, ADDED, MODIFIED, DELETED
+}
+
+TEST_F(InformerTest, BookmarkAdvancesVersionAndCleanEndRewatches) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  server_.on_watch(stream_reply({event("ADDED", configmap("b", "7", "b1")), bookmark("20")}, true));
+  start();
+  ASSERT_TRUE(wait_watches(2));
+  const auto watches = server_.watches();
+  EXPECT_EQ(watches[0].query.at("resourceVersion"), "5");
+  EXPECT_EQ(watches[1].query.at("resourceVersion"), "20");
+  EXPECT_EQ(server_.lists().size(), 1u);  // a clean end re-watches, it does not re-list
+  EXPECT_EQ(informer_->snapshot()->size(), 2u);
+  EXPECT_EQ(changes_, 2);  // the bookmark changed no object
+}
+
+TEST_F(InformerTest, ExpiredErrorEventRelists) {
+  server_.on_list(
+      http_reply(200, list_body("5", {configmap("a", "5", "a1"), configmap("b", "5", "b1")})));
+  server_.on_watch(stream_reply({event("ADDED", configmap("c", "6", "c1")), gone()}, false));
+  server_.on_list(http_reply(200, list_body("40", {configmap("a", "5", "a1")})));
+  start();
+  ASSERT_TRUE(wait_watches(2));
+  EXPECT_EQ(server_.lists().size(), 2u);
+  EXPECT_EQ(server_.watches()[1].query.at("resourceVersion"), "40");
+  const auto snap = informer_->snapshot();
+  ASSERT_EQ(snap->size(), 1u);
+  EXPECT_EQ(snap->count("kube-system/a"), 1u);
+}
+
+TEST_F(InformerTest, HttpGoneOnWatchRelists) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  server_.on_watch(http_reply(410, R"({"kind":"Status","code":410})"));
+  server_.on_list(http_reply(200, list_body("41", {configmap("a", "5", "a1")})));
+  start();
+  ASSERT_TRUE(wait_watches(2));
+  EXPECT_EQ(server_.lists().size(), 2u);
+  EXPECT_EQ(server_.watches()[1].query.at("resourceVersion"), "41");
+  EXPECT_EQ(changes_, 1);  // the re-list found nothing new: nothing published
+}
+
+TEST_F(InformerTest, ListFailuresBackOffAndNotSyncedUntilAListSucceeds) {
+  server_.on_list(http_reply(503, R"({"kind":"Status","message":"down"})"));
+  server_.on_list(http_reply(503, R"({"kind":"Status","message":"down"})"));
+  start();
+  ASSERT_TRUE(wait_until([&] { return server_.lists().size() >= 2; }));
+  EXPECT_FALSE(informer_->synced());
+  EXPECT_TRUE(informer_->snapshot()->empty());
+  EXPECT_EQ(changes_, 0);
+  server_.on_list(http_reply(200, list_body("7", {configmap("a", "7", "a1")})));
+  ASSERT_TRUE(wait_size(1));
+  EXPECT_TRUE(informer_->synced());
+  const auto lists = server_.lists();
+  ASSERT_EQ(lists.size(), 3u);
+  // 20 ms, then doubled; lower bounds only, so a slow machine cannot fail this.
+  EXPECT_GE(lists[1].at - lists[0].at, 20ms);
+  EXPECT_GE(lists[2].at - lists[1].at, 40ms);
+}
+
+TEST_F(InformerTest, MalformedWatchStreamBacksOffAndRelists) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  server_.on_watch(stream_reply({"{\"type\":\"ADDED\",\"object\":}"}, false));
+  server_.on_list(http_reply(200, list_body("6", {configmap("a", "6", "a2")})));
+  start();
+  ASSERT_TRUE(wait_until([&] { return data_of(informer_->snapshot(), "kube-system/a") == "a2"; }));
+  EXPECT_EQ(server_.lists().size(), 2u);
+}
+
+TEST_F(InformerTest, SelectorsAreEncodedAndUserAgentSent) {
+  auto o = options();
+  o.label_selector = "app in (a,b),tier!=web";
+  o.field_selector = "metadata.name=yurt-hub-cfg";
+  server_.on_list(http_reply(200, list_body("5", {})));
+  start(o);
+  ASSERT_TRUE(wait_watches(1));
+  EXPECT_TRUE(informer_->synced());
+  EXPECT_EQ(changes_, 1);  // the first list is published even when empty
+  for (const Request& r : server_.requests) {
+    EXPECT_NE(r.target.find("labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Dweb"),
+              std::string::npos)
+        << r.target;
+    EXPECT_NE(r.target.find("fieldSelector=metadata.name%3Dyurt-hub-cfg"), std::string::npos)
+        << r.target;
+    EXPECT_EQ(r.query.at("labelSelector"), o.label_selector);
+    EXPECT_EQ(r.user_agent, "yurthub/test");
+    EXPECT_EQ(r.accept, "application/json");
+  }
+}
+
+TEST_F(InformerTest, StopDuringHangingWatchIsPrompt) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  start();
+  ASSERT_TRUE(wait_until([&] { return !server_.streams.empty(); }));
+  EXPECT_FALSE(informer_->stopped());
+  const auto begun = Clock::now();
+  informer_->stop();
+  ASSERT_TRUE(wait_until([&] { return informer_->stopped(); }));
+  EXPECT_LT(Clock::now() - begun, 2s);
+  ASSERT_TRUE(wait_until([&] { return server_.streams[0]->client_closed; }));
+  // Nothing is applied or published after stop().
+  server_.streams[0]->push(event("ADDED", configmap("b", "6", "b1")));
+  ioc_.run_for(50ms);
+  EXPECT_EQ(informer_->snapshot()->size(), 1u);
+  EXPECT_EQ(changes_, 1);
+  informer_.reset();
+}
+
+TEST_F(InformerTest, StopFromTheCallbackEndsTheLoop) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  on_change_hook_ = [this] { informer_->stop(); };
+  start();
+  ASSERT_TRUE(wait_until([&] { return informer_->stopped(); }));
+  EXPECT_EQ(changes_, 1);
+  EXPECT_TRUE(server_.watches().empty());
+}
+
+TEST_F(InformerTest, StopDuringBackoffIsPrompt) {
+  auto o = options();
+  o.backoff_initial = 60s;  // a stop that waited for the timer would time the test out
+  start(o);
+  ASSERT_TRUE(wait_until([&] { return server_.lists().size() == 1; }));
+  ioc_.run_for(20ms);
+  informer_->stop();
+  ASSERT_TRUE(wait_until([&] { return informer_->stopped(); }));
+  EXPECT_FALSE(informer_->synced());
+}
+
+TEST_F(InformerTest, DestroyedWhileWatchingNeverCallsBack) {
+  server_.on_list(http_reply(200, list_body("5", {configmap("a", "5", "a1")})));
+  start();
+  ASSERT_TRUE(wait_until([&] { return !server_.streams.empty(); }));
+  informer_.reset();  // no stop() first: the loop owns its state and exits on its own
+  ASSERT_TRUE(wait_until([&] { return server_.streams[0]->client_closed; }));
+  server_.streams[0]->push(event("ADDED", configmap("b", "6", "b1")));
+  server_.streams[0]->finish();
+  ioc_.run_for(50ms);
+  EXPECT_EQ(changes_, 1);
+  EXPECT_EQ(server_.requests.size(), 2u);  // no re-watch after the stream ended
+}
+
+TEST(InformerUrl, PercentEncodesAllButUnreserved) {
+  EXPECT_EQ(base::percent_encode("aZ09-._~"), "aZ09-._~");
+  EXPECT_EQ(base::percent_encode("a b/c=d&e,f!(g)+"), "a%20b%2Fc%3Dd%26e%2Cf%21%28g%29%2B");
+  EXPECT_EQ(base::percent_encode("\xc3\xa9"), "%C3%A9");
+  std::string target = "/api/v1/pods";
+  base::append_query_param(target, "labelSelector", "app=x");
+  base::append_query_param(target, "watch", "true");
+  EXPECT_EQ(target, "/api/v1/pods?labelSelector=app%3Dx&watch=true");
+  EXPECT_EQ(kube::percent_decode(base::percent_encode("app in (a, b)"), true), "app in (a, b)");
+}
+
+}  // namespace
+}  // namespace yurthub::net
