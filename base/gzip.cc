@@ -1,7 +1,8 @@
 // GzipDecoder: zlib's own gzip decoding (inflateInit2 with 16 + MAX_WBITS reads the RFC 1952
 // header, optional fields and header CRC, the deflate body and the CRC-32/ISIZE trailer). This
 // unit adds what zlib leaves to its caller: the output bound, refusing bytes after the member, and
-// a sticky error. Called by the cache's response tap and the filter chain; one decoder per response.
+// a sticky error. Called by the cache's response tap and the filter chain; one decoder per
+// response.
 #include "base/gzip.h"
 
 #include <zlib.h>

@@ -17,10 +17,14 @@ std::atomic<int> min_level{static_cast<int>(Level::Info)};
 
 char level_letter(Level level) {
   switch (level) {
-    case Level::Debug: return 'D';
-    case Level::Info: return 'I';
-    case Level::Warning: return 'W';
-    case Level::Error: return 'E';
+    case Level::Debug:
+      return 'D';
+    case Level::Info:
+      return 'I';
+    case Level::Warning:
+      return 'W';
+    case Level::Error:
+      return 'E';
   }
   return '?';
 }
@@ -29,19 +33,22 @@ char level_letter(Level level) {
 
 void set_min_level(Level level) { min_level.store(static_cast<int>(level)); }
 
-bool enabled(Level level) { return static_cast<int>(level) >= min_level.load(std::memory_order_relaxed); }
+bool enabled(Level level) {
+  return static_cast<int>(level) >= min_level.load(std::memory_order_relaxed);
+}
 
 Line::Line(Level level, const char* file, int line) {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
   auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
   std::tm tm{};
   localtime_r(&secs, &tm);
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld ", level_letter(level),
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long>(micros),
-                static_cast<long>(::syscall(SYS_gettid)));
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long>(micros), static_cast<long>(::syscall(SYS_gettid)));
   const char* base = std::strrchr(file, '/');
   out_ << stamp << (base ? base + 1 : file) << ':' << line << "] ";
 }

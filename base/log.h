@@ -1,6 +1,6 @@
-// Logging in klog's line format (`I1121 13:47:00.123456   1234 file.cc:42] message`), which operators
-// of Kubernetes nodes already grep for. Lines go to stderr (journald under systemd), one write(2)
-// per line so threads never interleave. Thread-safe; the level is set once at startup.
+// Logging in klog's line format (`I1121 13:47:00.123456   1234 file.cc:42] message`), which
+// operators of Kubernetes nodes already grep for. Lines go to stderr (journald under systemd), one
+// write(2) per line so threads never interleave. Thread-safe; the level is set once at startup.
 //
 //   YH_LOG(Info) << "proxy listening on " << endpoint;
 #pragma once
@@ -44,7 +44,8 @@ struct Voidify {
 }  // namespace yurthub::log
 
 // An expression, so it is safe in any statement position (no dangling else).
-#define YH_LOG(level)                                                           \
-  !::yurthub::log::enabled(::yurthub::log::Level::level)                        \
-      ? (void)0                                                                 \
-      : ::yurthub::log::Voidify() & ::yurthub::log::Line(::yurthub::log::Level::level, __FILE__, __LINE__)
+#define YH_LOG(level)                                    \
+  !::yurthub::log::enabled(::yurthub::log::Level::level) \
+      ? (void)0                                          \
+      : ::yurthub::log::Voidify() &                      \
+            ::yurthub::log::Line(::yurthub::log::Level::level, __FILE__, __LINE__)

@@ -161,7 +161,8 @@ template <class Values>
 Series& Family<Series>::find_or_create(const Values& values) {
   std::vector<std::string> key;
   key.reserve(values.size());
-  for (const auto& value : values) key.emplace_back(std::string_view(value).substr(0, kMaxLabelValueBytes));
+  for (const auto& value : values)
+    key.emplace_back(std::string_view(value).substr(0, kMaxLabelValueBytes));
   if (auto it = series_.find(key); it != series_.end()) return *it->second;
   // Label values can come from clients (User-Agent): cap the series, then share one overflow.
   const std::vector<std::string> overflow(label_names_.size(), std::string(kOverflow));

@@ -105,7 +105,9 @@ class Family {
   // (callgrind put that at 4% of a small GET). series_ stays for rendering in order.
   struct JoinedHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view joined) const { return std::hash<std::string_view>{}(joined); }
+    std::size_t operator()(std::string_view joined) const {
+      return std::hash<std::string_view>{}(joined);
+    }
   };
   std::unordered_map<std::string, Series*, JoinedHash, std::equal_to<>> index_;
 };

@@ -1,5 +1,5 @@
-// URL helpers for requests the hub makes itself (the net::Informer's list and watch): the encode side
-// of request_info.h's kube::percent_decode. Pure functions; thread-safe.
+// URL helpers for requests the hub makes itself (the net::Informer's list and watch): the encode
+// side of request_info.h's kube::percent_decode. Pure functions; thread-safe.
 #pragma once
 
 #include <string>

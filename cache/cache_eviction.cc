@@ -4,15 +4,17 @@
 // refresh and after a commit that failed (a full map fails every commit until space is freed).
 #include <algorithm>
 
-#include "cache/cache_writer.h"
 #include "base/log.h"
+#include "cache/cache_writer.h"
 
 namespace yurthub::cache {
 
 void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
   const StoreStats stats = store_.stats();
-  const auto high = static_cast<std::uint64_t>(static_cast<double>(stats.map_size) * options_.high_water);
-  const auto low = static_cast<std::uint64_t>(static_cast<double>(stats.map_size) * options_.low_water);
+  const auto high =
+      static_cast<std::uint64_t>(static_cast<double>(stats.map_size) * options_.high_water);
+  const auto low =
+      static_cast<std::uint64_t>(static_cast<double>(stats.map_size) * options_.low_water);
   const bool over_size = stats.map_size > 0 && stats.used_bytes > high;
   if (lists.size() <= options_.max_lists && !over_size) return;
 
@@ -20,8 +22,9 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
   // then the others by the batch that last wrote to them.
   auto last = [&](const ListUsage& u) {
     auto it = last_written_.find(u.key);
-    return it != last_written_.end() ? std::pair<int, std::int64_t>(1, static_cast<std::int64_t>(it->second))
-                                     : std::pair<int, std::int64_t>(0, u.record.synced_unix);
+    return it != last_written_.end()
+               ? std::pair<int, std::int64_t>(1, static_cast<std::int64_t>(it->second))
+               : std::pair<int, std::int64_t>(0, u.record.synced_unix);
   };
   std::sort(lists.begin(), lists.end(),
             [&](const ListUsage& a, const ListUsage& b) { return last(a) < last(b); });
@@ -53,7 +56,8 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
   });
   if (!dropped) {
     YH_LOG(Error) << "cache: cannot drop " << doomed.size()
-                  << " least recently written lists to stay within bounds: " << dropped.error().message;
+                  << " least recently written lists to stay within bounds: "
+                  << dropped.error().message;
     return;
   }
   for (const ListUsage* u : doomed) {

@@ -9,15 +9,17 @@ namespace yurthub::cache {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n'))
+    s.remove_suffix(1);
   return s;
 }
 
 bool never_cached_resource(std::string_view resource) {
   // Reviews are requests, not objects; CSRs carry credentials (reference/yurthub.md §2.4).
   static constexpr std::string_view kNever[] = {
-      "certificatesigningrequests", "subjectaccessreviews",  "selfsubjectaccessreviews",
+      "certificatesigningrequests", "subjectaccessreviews",    "selfsubjectaccessreviews",
       "localsubjectaccessreviews",  "selfsubjectrulesreviews", "tokenreviews",
       "selfsubjectreviews"};
   return std::find(std::begin(kNever), std::end(kNever), resource) != std::end(kNever);
@@ -27,7 +29,8 @@ bool never_cached_resource(std::string_view resource) {
 
 const std::vector<std::string>& CachePolicy::default_agents() {
   static const std::vector<std::string> kDefaults = {
-      "kubelet", "kube-proxy", "flanneld", "coredns", "raven-agent-ds", "yurttunnel-agent", "yurthub"};
+      "kubelet",        "kube-proxy",       "flanneld", "coredns",
+      "raven-agent-ds", "yurttunnel-agent", "yurthub"};
   return kDefaults;
 }
 
@@ -39,9 +42,12 @@ void CachePolicy::set_extra_agents(std::string_view cache_agents) {
   while (!cache_agents.empty()) {
     const auto comma = cache_agents.find(',');
     const std::string_view name = trim(cache_agents.substr(0, comma));
-    cache_agents = comma == std::string_view::npos ? std::string_view{} : cache_agents.substr(comma + 1);
-    if (name == "*") next->all = true;
-    else if (!name.empty()) next->names.emplace(name);
+    cache_agents =
+        comma == std::string_view::npos ? std::string_view{} : cache_agents.substr(comma + 1);
+    if (name == "*")
+      next->all = true;
+    else if (!name.empty())
+      next->names.emplace(name);
   }
   std::lock_guard lock(mutex_);
   agents_ = std::move(next);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 
-#include "cache/list_identity.h"
 #include "base/log.h"
+#include "cache/list_identity.h"
 
 namespace yurthub::cache {
 namespace {
@@ -46,7 +46,8 @@ CacheWriter::CacheWriter(Store& store, CacheMetrics& metrics, Options options)
     }
     return {};
   });
-  if (!cleaned) YH_LOG(Warning) << "cache: could not drop unfinished lists: " << cleaned.error().message;
+  if (!cleaned)
+    YH_LOG(Warning) << "cache: could not drop unfinished lists: " << cleaned.error().message;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -113,7 +114,8 @@ void CacheWriter::flush() {
   const std::uint64_t target = submitted_;
   const bool marks_pending = !stale_.empty();
   wake_.notify_one();
-  committed_cv_.wait(lock, [&] { return committed_ >= target && (!marks_pending || stale_.empty()); });
+  committed_cv_.wait(lock,
+                     [&] { return committed_ >= target && (!marks_pending || stale_.empty()); });
 }
 
 void CacheWriter::run_exclusive(Task task, std::function<void(Status)> done) {
@@ -128,9 +130,8 @@ void CacheWriter::run() {
   auto last_commit = std::chrono::steady_clock::now() - options_.commit_interval;
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] {
-      return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty();
-    });
+    wake_.wait(lock,
+               [&] { return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty(); });
     if (stopping_ && queue_.empty() && stale_.empty() && tasks_.empty()) break;
     // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
     // client waiting on a journaled write does not wait for the interval.
@@ -302,7 +303,8 @@ Status CacheWriter::list_end(WriteTxn& txn, CacheOp& op, Batch& batch) {
   if (!op.complete) {
     // A broken response: the identity keeps its previous, complete set.
     if (r->staging_id == set) r->staging_id = 0;
-    if (paginating_.count(op.identity) && paginating_[op.identity] == set) paginating_.erase(op.identity);
+    if (paginating_.count(op.identity) && paginating_[op.identity] == set)
+      paginating_.erase(op.identity);
     return txn.drop_set(set);
   }
   if (!op.final_page) {

@@ -53,10 +53,10 @@ struct CacheOp {
   std::string name;
   std::uint64_t resource_version = 0;
   std::string json;
-  std::string api_version;   // ListBegin: the list's apiVersion
-  bool continuation = false;  // ListBegin: the request carried a continue token
-  bool final_page = false;    // ListEnd: the response had no continue token
-  bool complete = false;      // ListEnd: the body arrived whole and was readable
+  std::string api_version;                    // ListBegin: the list's apiVersion
+  bool continuation = false;                  // ListBegin: the request carried a continue token
+  bool final_page = false;                    // ListEnd: the response had no continue token
+  bool complete = false;                      // ListEnd: the body arrived whole and was readable
   std::shared_ptr<std::atomic<bool>> failed;  // set when this operation could not be written
 };
 
@@ -132,7 +132,7 @@ class CacheWriter {
   std::atomic<std::uint64_t> next_token_{0};
 
   mutable std::mutex mutex_;  // guards queue_, queue_bytes_, stale_, known_stale_, submitted_,
-                             // committed_, stopping_
+                              // committed_, stopping_
   std::set<std::string> known_stale_;
   std::condition_variable wake_;
   std::condition_variable committed_cv_;
@@ -146,10 +146,12 @@ class CacheWriter {
   bool stopping_ = false;
 
   // Writer-thread state.
-  std::unordered_map<std::string, ListRecord> records_;       // loaded list records
-  std::unordered_map<std::uint64_t, std::uint32_t> staging_;  // list token -> staging set (0: discard)
+  std::unordered_map<std::string, ListRecord> records_;  // loaded list records
+  std::unordered_map<std::uint64_t, std::uint32_t>
+      staging_;  // list token -> staging set (0: discard)
   std::unordered_map<std::uint64_t, std::uint64_t> token_max_rv_;  // highest item RV per token
-  std::unordered_map<std::string, std::uint32_t> paginating_;  // identity -> staging set awaiting pages
+  std::unordered_map<std::string, std::uint32_t>
+      paginating_;                         // identity -> staging set awaiting pages
   std::set<std::uint64_t> failed_tokens_;  // lists with an item that could not be written
   // identity -> when this process last wrote to it (a sequence number of batches)
   std::unordered_map<std::string, std::uint64_t> last_written_;

@@ -9,12 +9,18 @@ namespace yurthub::cache {
 
 const char* drop_reason_label(DropReason reason) {
   switch (reason) {
-    case DropReason::Rejected: return "rejected";
-    case DropReason::Conflict: return "conflict";
-    case DropReason::Undecodable: return "undecodable";
-    case DropReason::EventBound: return "event_bound";
-    case DropReason::Forbidden: return "forbidden";
-    case DropReason::Unauthorized: return "unauthorized";
+    case DropReason::Rejected:
+      return "rejected";
+    case DropReason::Conflict:
+      return "conflict";
+    case DropReason::Undecodable:
+      return "undecodable";
+    case DropReason::EventBound:
+      return "event_bound";
+    case DropReason::Forbidden:
+      return "forbidden";
+    case DropReason::Unauthorized:
+      return "unauthorized";
   }
   return "unknown";
 }
@@ -117,7 +123,8 @@ Result<Journal::Append> Journal::stage_append(WriteTxn& txn, JournalEntry entry,
 }
 
 void Journal::commit_append(const Append& append) {
-  for (std::uint64_t seq : append.evicted) commit_remove(seq, drop_reason_label(DropReason::EventBound));
+  for (std::uint64_t seq : append.evicted)
+    commit_remove(seq, drop_reason_label(DropReason::EventBound));
   const JournalEntry& e = append.entry;
   std::lock_guard lock(mutex_);
   --staged_entries_;

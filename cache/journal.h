@@ -18,10 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cache/journal_entry.h"
-#include "cache/store.h"
 #include "base/metrics.h"
 #include "base/result.h"
+#include "cache/journal_entry.h"
+#include "cache/store.h"
 
 namespace yurthub::cache {
 

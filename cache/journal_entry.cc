@@ -1,10 +1,10 @@
 // JournalEntry <-> JSON (see journal_entry.h). Called by the journal, its replay and the CLI.
 #include "cache/journal_entry.h"
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <boost/beast/core/detail/base64.hpp>
 
 #include "base/json_parse.h"
 

@@ -12,17 +12,18 @@
 namespace yurthub::cache {
 
 struct JournalEntry {
-  std::uint64_t seq = 0;         // the store key; replay order
+  std::uint64_t seq = 0;          // the store key; replay order
   std::int64_t created_unix = 0;  // when the client's write was accepted
-  std::string method;            // "PATCH", "PUT" or "POST"
-  std::string target;            // request-target as the client sent it (path and query)
-  std::string content_type;      // as the client sent it
-  std::string user_agent;        // as the client sent it; replayed with it
-  std::string component;         // the cache component (User-Agent before '/')
+  std::string method;             // "PATCH", "PUT" or "POST"
+  std::string target;             // request-target as the client sent it (path and query)
+  std::string content_type;       // as the client sent it
+  std::string user_agent;         // as the client sent it; replayed with it
+  std::string component;          // the cache component (User-Agent before '/')
   // The Authorization header the client sent, replayed with the entry ("" when the hub's own
   // credentials were used, as for kubelet on the plain port).
   std::string authorization;
-  std::string object;  // "group/version/resource/namespace/name": entries of one object replay in order
+  std::string
+      object;  // "group/version/resource/namespace/name": entries of one object replay in order
   std::uint64_t base_resource_version = 0;  // of the cached object the write was applied to
   std::string base;  // PUT only: that cached object, for the three-way merge of a stale update
   std::string body;  // the request body as sent

@@ -1,17 +1,17 @@
 // Replays the offline write journal; see journal_replay.h. One coroutine on worker 0.
 #include "cache/journal_replay.h"
 
+#include <rapidjson/document.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <rapidjson/document.h>
 
+#include "base/json_parse.h"
+#include "base/log.h"
 #include "cache/replay_rebase.h"
 #include "cache/writer_task.h"
 #include "net/http_io.h"
-#include "base/json_parse.h"
 #include "net/local_client.h"
-#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
@@ -106,19 +106,20 @@ asio::awaitable<bool> JournalReplay::pass() {
 }
 
 asio::awaitable<Result<net::LocalResponse>> JournalReplay::send(const JournalEntry& entry,
-                                                              std::string method,
-                                                              std::string content_type,
-                                                              std::string body) {
-  net::LocalRequest request{std::move(method), entry.target,
+                                                                std::string method,
+                                                                std::string content_type,
+                                                                std::string body) {
+  net::LocalRequest request{std::move(method),
+                            entry.target,
                             {{"Content-Type", std::move(content_type)},
                              {"User-Agent", entry.user_agent},
                              {"Authorization", entry.authorization},
                              {"Accept", "application/json"},
                              {std::string(hub::kReplayHeader), context_.replay_token}},
                             std::move(body)};
-  auto response = co_await net::local_request(context_.executor, context_.proxy_host,
-                                              context_.proxy_port, std::move(request),
-                                              options_.request_timeout);
+  auto response =
+      co_await net::local_request(context_.executor, context_.proxy_host, context_.proxy_port,
+                                  std::move(request), options_.request_timeout);
   if (!response) journal_.count_retry("network");
   co_return response;
 }
@@ -126,16 +127,19 @@ asio::awaitable<Result<net::LocalResponse>> JournalReplay::send(const JournalEnt
 asio::awaitable<JournalReplay::Attempt> JournalReplay::replay(const JournalEntry& entry) {
   auto response = co_await send(entry, entry.method, entry.content_type, entry.body);
   if (!response) co_return Attempt{Outcome::Retry, response.error().message};
-  if (response->status == 409 && entry.method == "PUT") co_return co_await merge_stale_update(entry);
+  if (response->status == 409 && entry.method == "PUT")
+    co_return co_await merge_stale_update(entry);
   co_return judge(entry, response->status, response->body);
 }
 
-asio::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const JournalEntry& entry) {
+asio::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(
+    const JournalEntry& entry) {
   // As a client would: read the cloud's object again and make the change on it (replay_rebase.h).
   auto current = co_await send(entry, "GET", "", "");
   if (!current) co_return Attempt{Outcome::Retry, current.error().message};
   if (current->status != 200) co_return judge(entry, current->status, current->body);
-  const bool status_write = std::string_view(entry.target).substr(0, entry.target.find('?')).ends_with("/status");
+  const bool status_write =
+      std::string_view(entry.target).substr(0, entry.target.find('?')).ends_with("/status");
   Rebase rebased = rebase_update(entry.base, entry.body, current->body, status_write);
   switch (rebased.kind) {
     case Rebase::Kind::Nothing:
@@ -159,7 +163,8 @@ asio::awaitable<JournalReplay::Attempt> JournalReplay::merge_stale_update(const 
 
 JournalReplay::Attempt JournalReplay::judge(const JournalEntry& entry, unsigned status,
                                             const std::string& body) {
-  const std::string detail = std::to_string(status) + (status / 100 == 2 ? "" : " " + body.substr(0, 300));
+  const std::string detail =
+      std::to_string(status) + (status / 100 == 2 ? "" : " " + body.substr(0, 300));
   if (status / 100 == 2) return {Outcome::Replayed, detail};
   if (status == 409 && entry.method == "POST") return {Outcome::Replayed, "409: already exists"};
   if (status >= 500 || status == 429) {
@@ -173,7 +178,8 @@ JournalReplay::Attempt JournalReplay::judge(const JournalEntry& entry, unsigned 
       journal_.count_retry(std::to_string(status));
       return {Outcome::Retry, detail};
     }
-    return {Outcome::Dropped, detail, status == 409 ? DropReason::Conflict : DropReason::Unauthorized};
+    return {Outcome::Dropped, detail,
+            status == 409 ? DropReason::Conflict : DropReason::Unauthorized};
   }
   if (status == 403) return {Outcome::Dropped, detail, DropReason::Forbidden};
   return {Outcome::Dropped, detail};  // 404, 422 and other 4xx: the cloud will never take it

@@ -59,7 +59,7 @@ class JournalReplay {
   enum class Outcome { Replayed, Retry, Dropped };
   struct Attempt {
     Outcome outcome;
-    std::string detail;  // for the log: the status or error
+    std::string detail;                        // for the log: the status or error
     DropReason reason = DropReason::Rejected;  // when Dropped
   };
 
@@ -82,7 +82,7 @@ class JournalReplay {
   Options options_;
   hub::ReplayContext context_;
   boost::asio::steady_timer* timer_ = nullptr;  // the loop's own, while it runs (executor only)
-  std::map<std::uint64_t, int> conflicts_;  // seq -> 409s so far (loop only)
+  std::map<std::uint64_t, int> conflicts_;      // seq -> 409s so far (loop only)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};
 };

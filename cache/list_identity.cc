@@ -14,8 +14,8 @@ std::string ListIdentity::key() const {
   std::string out;
   out.reserve(component.size() + group.size() + version.size() + resource.size() +
               namespace_name.size() + label_selector.size() + field_selector.size() + 6);
-  for (const std::string* part : {&component, &group, &version, &resource, &namespace_name,
-                                  &label_selector}) {
+  for (const std::string* part :
+       {&component, &group, &version, &resource, &namespace_name, &label_selector}) {
     out += *part;
     out += kSep;
   }
@@ -57,7 +57,8 @@ std::string ListIdentity::resource_prefix(std::string_view component, std::strin
 }
 
 std::string ListIdentity::describe() const {
-  std::string out = component + " " + resource + "." + version + "." + (group.empty() ? "core" : group);
+  std::string out =
+      component + " " + resource + "." + version + "." + (group.empty() ? "core" : group);
   if (is_get_set()) return out + " (gets)";
   if (!namespace_name.empty()) out += " ns=" + namespace_name;
   if (!label_selector.empty()) out += " label=" + label_selector;

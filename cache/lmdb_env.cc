@@ -6,13 +6,12 @@
 
 #include <tuple>
 
+#include "base/log.h"
 #include "cache/lmdb_store.h"
 #include "cache/store_codec.h"
-#include "base/log.h"
 
 namespace yurthub::cache::lmdb {
 namespace {
-
 
 Status register_directory(Env& env) {
   auto id = register_open_directory(env.directory);

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <utility>
 
+#include "base/result.h"
 #include "cache/store.h"
 #include "cache/store_files.h"
-#include "base/result.h"
 
 namespace yurthub::cache::lmdb {
 
@@ -86,7 +86,6 @@ class TxnGuard {
  private:
   MDB_txn* txn_;
 };
-
 
 // Opens the environment of options.directory (checked, registered against a second open in this
 // process), without its databases.

@@ -17,17 +17,17 @@
 
 #include <atomic>
 #include <cerrno>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <utility>
 
-#include "cache/lmdb_env.h"
+#include "base/log.h"
 #include "cache/list_identity.h"
+#include "cache/lmdb_env.h"
 #include "cache/store.h"
 #include "cache/store_codec.h"
 #include "cache/store_files.h"
-#include "base/log.h"
 
 namespace yurthub::cache {
 namespace {
@@ -122,8 +122,7 @@ class LmdbReader : public Base {
     return std::string(*value);
   }
 
-  void scan_journal(
-      const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
+  void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
     if (!env_->has_journal) return;
     int rc = 0;
     Cursor cursor = open_cursor(txn_, env_->journal, &rc);
@@ -321,8 +320,8 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
   Status put_journal(std::uint64_t seq, std::string_view entry) override {
     // Never over an entry: a journaled write was acknowledged to its client, so a sequence number
     // used twice must fail the transaction, not lose the first write.
-    return put(env_->journal, journal_key(seq), entry, "storing journal entry " + std::to_string(seq),
-               MDB_NOOVERWRITE);
+    return put(env_->journal, journal_key(seq), entry,
+               "storing journal entry " + std::to_string(seq), MDB_NOOVERWRITE);
   }
 
   Status delete_journal(std::uint64_t seq) override {
@@ -493,13 +492,14 @@ Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options) {
   }
   const std::string aside = dir + "/unusable-" + std::to_string(::time(nullptr));
   if (::mkdir(aside.c_str(), 0700) != 0 && errno != EEXIST) {
-    return make_error(first.error().message + "; and cannot move it aside: " + std::strerror(errno));
+    return make_error(first.error().message +
+                      "; and cannot move it aside: " + std::strerror(errno));
   }
   for (const char* file : {"data.mdb", "lock.mdb"}) {
     const std::string from = dir + "/" + file;
     if (::rename(from.c_str(), (aside + "/" + file).c_str()) != 0 && errno != ENOENT) {
-      return make_error(first.error().message + "; and cannot move " + from + " aside: " +
-                        std::strerror(errno));
+      return make_error(first.error().message + "; and cannot move " + from +
+                        " aside: " + std::strerror(errno));
     }
   }
   auto fresh = open_lmdb_store(options);

@@ -3,15 +3,15 @@
 
 #include <random>
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <boost/beast/core/detail/base64.hpp>
 
-#include "kube/field_labels.h"
-#include "cache/local_events.h"
-#include "kube/selector.h"
 #include "base/json_parse.h"
+#include "cache/local_events.h"
+#include "kube/field_labels.h"
+#include "kube/selector.h"
 #include "kube/status.h"
 
 namespace yurthub::cache {
@@ -40,13 +40,17 @@ std::string item_kind(const ListRecord& record) {
 
 std::string as_get_response(std::string_view json, const ListRecord& record) {
   std::size_t i = 1;
-  while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) ++i;
-  if (json.empty() || json[0] != '{' || json.compare(i, 6, "\"kind\"") == 0 || item_kind(record).empty()) {
+  while (i < json.size() &&
+         (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r'))
+    ++i;
+  if (json.empty() || json[0] != '{' || json.compare(i, 6, "\"kind\"") == 0 ||
+      item_kind(record).empty()) {
     return std::string(json);
   }
   const bool empty_object = i < json.size() && json[i] == '}';
-  return "{\"kind\":" + quoted(item_kind(record)) + ",\"apiVersion\":" + quoted(record.api_version) +
-         (empty_object ? "" : ",") + std::string(json.substr(1));
+  return "{\"kind\":" + quoted(item_kind(record)) +
+         ",\"apiVersion\":" + quoted(record.api_version) + (empty_object ? "" : ",") +
+         std::string(json.substr(1));
 }
 
 namespace {
@@ -54,7 +58,8 @@ namespace {
 // The cached list to answer a request from: complete, in the request's namespace or all, with
 // selectors covering the request's; the exact identity first, else the most recently synced.
 std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted,
-                                      const kube::LabelSelector& label, const kube::FieldSelector& field) {
+                                      const kube::LabelSelector& label,
+                                      const kube::FieldSelector& field) {
   std::optional<ListChoice> best;
   const auto prefix = ListIdentity::resource_prefix(wanted.component, wanted.group, wanted.version,
                                                     wanted.resource);
@@ -64,14 +69,17 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
     if (!id->namespace_name.empty() && id->namespace_name != wanted.namespace_name) continue;
     auto cached_label = kube::LabelSelector::parse(id->label_selector);
     auto cached_field = kube::FieldSelector::parse(id->field_selector);
-    if (!cached_label || !cached_field || !cached_label->covers(label) || !cached_field->covers(field)) continue;
+    if (!cached_label || !cached_field || !cached_label->covers(label) ||
+        !cached_field->covers(field))
+      continue;
     if (*id == wanted) return ListChoice{*id, record};
     if (!best || record.synced_unix > best->record.synced_unix) best = ListChoice{*id, record};
   }
   return best;
 }
 
-std::chrono::steady_clock::duration random_between(std::chrono::seconds low, std::chrono::seconds high) {
+std::chrono::steady_clock::duration random_between(std::chrono::seconds low,
+                                                   std::chrono::seconds high) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::uniform_int_distribution<std::int64_t> dist(low.count() * 1000, high.count() * 1000);
   return std::chrono::milliseconds(dist(rng));
@@ -83,12 +91,17 @@ std::string encode_continue(const ContinuePoint& point) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
-  w.Key("s"); w.Uint(point.set);
-  w.Key("n"); w.String(point.namespace_name.c_str(), static_cast<rapidjson::SizeType>(point.namespace_name.size()));
-  w.Key("m"); w.String(point.name.c_str(), static_cast<rapidjson::SizeType>(point.name.size()));
+  w.Key("s");
+  w.Uint(point.set);
+  w.Key("n");
+  w.String(point.namespace_name.c_str(),
+           static_cast<rapidjson::SizeType>(point.namespace_name.size()));
+  w.Key("m");
+  w.String(point.name.c_str(), static_cast<rapidjson::SizeType>(point.name.size()));
   w.EndObject();
   std::string encoded(boost::beast::detail::base64::encoded_size(buf.GetSize()), '\0');
-  encoded.resize(boost::beast::detail::base64::encode(encoded.data(), buf.GetString(), buf.GetSize()));
+  encoded.resize(
+      boost::beast::detail::base64::encode(encoded.data(), buf.GetString(), buf.GetSize()));
   for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;  // base64url
   while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
   return "yh1." + encoded;
@@ -118,8 +131,8 @@ namespace {
 
 // Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
 // local change.
-bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field, const std::string& name,
-                   const LocalChange& change) {
+bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field,
+                   const std::string& name, const LocalChange& change) {
   if (!name.empty() && name != change.name) return false;
   rapidjson::Document doc;
   return base::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
@@ -143,7 +156,7 @@ asio::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std
 }  // namespace
 
 asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
-                                        std::string detail) {
+                                         std::string detail) {
   return send_status(out, kube::api_error(failure, detail));
 }
 
@@ -170,23 +183,28 @@ std::optional<std::string> invalid_selector(const kube::RequestInfo& info) {
 }
 
 asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
-                                           const std::optional<ListIdentity>& identity,
-                                           hub::ResponseWriter& out) {
+                                            const std::optional<ListIdentity>& identity,
+                                            hub::ResponseWriter& out) {
   unsigned code = 0;
   const bool selects = info.is_resource_request && (info.verb == "list" || info.verb == "watch");
   const std::optional<std::string> bad_selector = selects ? invalid_selector(info) : std::nullopt;
   const kube::ApiError bad_request = kube::bad_request_error(bad_selector.value_or(""));
-  if (bad_selector) code = co_await send_status(out, bad_request);
-  else if (!identity) code = co_await discovery(info, out);
-  else if (info.verb == "get") code = co_await get(info, *identity, out);
-  else if (info.verb == "list") code = co_await list(info, *identity, out);
-  else if (info.verb == "watch") code = co_await watch(info, *identity, out);
+  if (bad_selector)
+    code = co_await send_status(out, bad_request);
+  else if (!identity)
+    code = co_await discovery(info, out);
+  else if (info.verb == "get")
+    code = co_await get(info, *identity, out);
+  else if (info.verb == "list")
+    code = co_await list(info, *identity, out);
+  else if (info.verb == "watch")
+    code = co_await watch(info, *identity, out);
   metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
   co_return code;
 }
 
-asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info, const ListIdentity& identity,
-                                         hub::ResponseWriter& out) {
+asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info,
+                                          const ListIdentity& identity, hub::ResponseWriter& out) {
   auto view = store_.read();
   // The object may sit in the get set and in any of the component's lists: take the newest.
   std::optional<std::string> best;
@@ -205,7 +223,7 @@ asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info, const L
   view.reset();  // no read transaction is held while a client reads (it would pin LMDB's pages)
   if (!best) {
     co_return co_await send_api_error(out, kube::Failure::NotFound,
-                                  info.resource + " \"" + info.name + "\" not found");
+                                      info.resource + " \"" + info.name + "\" not found");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
   co_await out.write(*best);
@@ -213,12 +231,13 @@ asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info, const L
   co_return 200;
 }
 
-asio::awaitable<unsigned> LocalProxy::discovery(const kube::RequestInfo& info, hub::ResponseWriter& out) {
+asio::awaitable<unsigned> LocalProxy::discovery(const kube::RequestInfo& info,
+                                                hub::ResponseWriter& out) {
   auto document = store_.read()->discovery(info.path);
   metrics_.lookups.with({"discovery", document ? "hit" : "miss"}).inc();
   if (!document) {
     co_return co_await send_api_error(out, kube::Failure::NotFound,
-                                  "the server could not find the requested resource");
+                                      "the server could not find the requested resource");
   }
   if (!co_await out.start(200, "application/json")) co_return 0;
   co_await out.write(*document);
@@ -226,8 +245,8 @@ asio::awaitable<unsigned> LocalProxy::discovery(const kube::RequestInfo& info, h
   co_return 200;
 }
 
-asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const ListIdentity& identity,
-                                          hub::ResponseWriter& out) {
+asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
+                                           const ListIdentity& identity, hub::ResponseWriter& out) {
   auto label = kube::LabelSelector::parse(info.label_selector);
   auto field = kube::FieldSelector::parse(info.field_selector);
   auto view = store_.read();
@@ -238,8 +257,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const 
     view.reset();
     // Never an empty list for something never listed: kubelet would take it as "no pods".
     co_return co_await send_api_error(out, kube::Failure::NotFound,
-                                  info.resource + " is not cached on this node for " +
-                                      info.component + " (the node is offline)");
+                                      info.resource + " is not cached on this node for " +
+                                          info.component + " (the node is offline)");
   }
   const ListRecord& record = choice->record;
   std::optional<ContinuePoint> from;
@@ -255,7 +274,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const 
   }
   const bool filter_labels = choice->identity.label_selector != identity.label_selector;
   const bool filter_fields = choice->identity.field_selector != identity.field_selector;
-  const std::size_t limit = info.limit && *info.limit > 0 ? static_cast<std::size_t>(*info.limit) : 0;
+  const std::size_t limit =
+      info.limit && *info.limit > 0 ? static_cast<std::size_t>(*info.limit) : 0;
 
   // The page: views into the snapshot (valid while `view` lives), in key order.
   std::vector<std::string_view> items;
@@ -290,8 +310,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const 
   std::string body;
   body.reserve(bytes);
   body = "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
-         ",\"apiVersion\":" + quoted(record.api_version) + ",\"metadata\":{\"resourceVersion\":" +
-         quoted(std::to_string(record.resource_version));
+         ",\"apiVersion\":" + quoted(record.api_version) +
+         ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(record.resource_version));
   if (more) body += ",\"continue\":" + quoted(encode_continue(last));
   body += "},\"items\":[";
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -309,8 +329,9 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info, const 
   co_return 200;
 }
 
-asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info, const ListIdentity& identity,
-                                           hub::ResponseWriter& out) {
+asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
+                                            const ListIdentity& identity,
+                                            hub::ResponseWriter& out) {
   // The record that gives bookmarks their kind and resourceVersion: this identity's, else a list
   // that covers the request.
   std::optional<ListRecord> record;
@@ -328,9 +349,10 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info, const
 
   const auto started = std::chrono::steady_clock::now();
   const auto deadline =
-      started + (info.timeout_seconds && *info.timeout_seconds > 0
-                     ? std::chrono::steady_clock::duration(std::chrono::seconds(*info.timeout_seconds))
-                     : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
+      started +
+      (info.timeout_seconds && *info.timeout_seconds > 0
+           ? std::chrono::steady_clock::duration(std::chrono::seconds(*info.timeout_seconds))
+           : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
   const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
   // Changes the node makes while offline (journaled writes) reach the watch as MODIFIED events.
   auto changes = events_.subscribe(identity.component, identity.group, identity.version,
@@ -353,9 +375,10 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info, const
     if (!taken.empty() || !bookmarks || std::chrono::steady_clock::now() >= deadline) continue;
     auto current = store_.read()->list(identity.key());
     const std::uint64_t rv = current ? current->resource_version : record->resource_version;
-    const std::string event = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(item_kind(*record)) +
-                              ",\"apiVersion\":" + quoted(record->api_version) +
-                              ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(rv)) + "}}}\n";
+    const std::string event =
+        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(item_kind(*record)) +
+        ",\"apiVersion\":" + quoted(record->api_version) +
+        ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(rv)) + "}}}\n";
     if (!co_await out.write(event)) co_return 200;
   }
   co_await out.finish();

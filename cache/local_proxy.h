@@ -50,9 +50,10 @@ class LocalProxy {
                                        hub::ResponseWriter& out);
   boost::asio::awaitable<unsigned> list(const kube::RequestInfo& info, const ListIdentity& identity,
                                         hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> watch(const kube::RequestInfo& info, const ListIdentity& identity,
-                                         hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> discovery(const kube::RequestInfo& info, hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> watch(const kube::RequestInfo& info,
+                                         const ListIdentity& identity, hub::ResponseWriter& out);
+  boost::asio::awaitable<unsigned> discovery(const kube::RequestInfo& info,
+                                             hub::ResponseWriter& out);
 
   Store& store_;
   CacheMetrics& metrics_;
@@ -68,7 +69,8 @@ std::string as_get_response(std::string_view json, const ListRecord& record);
 // would take them.
 std::optional<std::string> invalid_selector(const kube::RequestInfo& info);
 
-// Answers with the Status of `failure` (kube/status.h). Returns the code sent, 0 if the client left.
+// Answers with the Status of `failure` (kube/status.h). Returns the code sent, 0 if the client
+// left.
 boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
                                                 std::string detail);
 // Answers with `error`'s Status. Returns the code sent, 0 if the client left.

@@ -38,10 +38,10 @@ std::string string_at(const Value& object, const char* a, const char* b) {
 // A JSON value or null, for equality: absent, null and (for maps and lists) empty compare equal,
 // as Go compares nil and empty maps and slices after decoding.
 bool same(const Value* a, const Value* b) {
-  const bool a_empty = a == nullptr || (a->IsObject() && a->MemberCount() == 0) ||
-                       (a->IsArray() && a->Empty());
-  const bool b_empty = b == nullptr || (b->IsObject() && b->MemberCount() == 0) ||
-                       (b->IsArray() && b->Empty());
+  const bool a_empty =
+      a == nullptr || (a->IsObject() && a->MemberCount() == 0) || (a->IsArray() && a->Empty());
+  const bool b_empty =
+      b == nullptr || (b->IsObject() && b->MemberCount() == 0) || (b->IsArray() && b->Empty());
   if (a_empty || b_empty) return a_empty == b_empty;
   return *a == *b;
 }
@@ -65,10 +65,14 @@ std::string sanitized(std::string text) {
   // responsewriters.Forbidden escapes these before writing the message.
   std::string out;
   for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
   }
   return out;
 }
@@ -84,8 +88,8 @@ bool is_forbidden_node_label(std::string_view key) {
   const auto slash = key.find('/');
   const std::string_view prefix = slash == std::string_view::npos ? "" : key.substr(0, slash);
   if (ends_with_label_namespace(prefix, "node-restriction.kubernetes.io")) return true;
-  const bool kubernetes_namespace =
-      ends_with_label_namespace(prefix, "kubernetes.io") || ends_with_label_namespace(prefix, "k8s.io");
+  const bool kubernetes_namespace = ends_with_label_namespace(prefix, "kubernetes.io") ||
+                                    ends_with_label_namespace(prefix, "k8s.io");
   if (!kubernetes_namespace) return false;
   // kubeletapis.IsKubeletLabel
   static const std::set<std::string_view, std::less<>> kKubeletLabels = {
@@ -118,12 +122,12 @@ kube::ApiError NodeAuthority::denied(const kube::RequestInfo& info, std::string_
 }
 
 kube::ApiError NodeAuthority::admission(const kube::RequestInfo& info, std::string_view name,
-                                       std::string_view why) const {
+                                        std::string_view why) const {
   return kube::forbidden_error({std::string(name), info.api_group, info.resource}, why);
 }
 
 std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& info,
-                                                      std::string_view create_name) const {
+                                                       std::string_view create_name) const {
   const std::string& g = info.api_group;
   const std::string& r = info.resource;
   const std::string& sub = info.subresource;
@@ -137,14 +141,15 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
   if (g.empty() && (r == "secrets" || r == "configmaps")) {
     return denied(info, "can only read resources of this type");
   }
-  if ((g.empty() && (r == "persistentvolumes" ||
-                     (r == "persistentvolumeclaims" && sub != "status"))) ||
+  if ((g.empty() &&
+       (r == "persistentvolumes" || (r == "persistentvolumeclaims" && sub != "status"))) ||
       (g == "storage.k8s.io" && r == "volumeattachments") ||
       (g == "resource.k8s.io" && r == "resourceclaims")) {
     return denied(info, "can only get individual resources of this type");
   }
   if (g.empty() && r == "persistentvolumeclaims") {
-    if (verb != "update" && verb != "patch") return denied(info, "can only get/update/patch this type");
+    if (verb != "update" && verb != "patch")
+      return denied(info, "can only get/update/patch this type");
     return std::nullopt;  // the claim -> pod -> node edge is checked with the cache, if at all
   }
   if (g.empty() && r == "serviceaccounts") {
@@ -162,7 +167,8 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
       return denied(info, "can only access leases in the \"kube-node-lease\" system namespace");
     }
     if (name != node_) {
-      constexpr std::string_view kWhy = "can only access node lease with the same name as the requesting node";
+      constexpr std::string_view kWhy =
+          "can only access node lease with the same name as the requesting node";
       return create ? admission(info, name, kWhy) : denied(info, kWhy);
     }
     return std::nullopt;
@@ -173,7 +179,8 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
     }
     if (!sub.empty()) return denied(info, "cannot authorize CSINode subresources");
     if (name != node_) {
-      constexpr std::string_view kWhy = "can only access CSINode with the same name as the requesting node";
+      constexpr std::string_view kWhy =
+          "can only access CSINode with the same name as the requesting node";
       return create ? admission(info, name, kWhy) : denied(info, kWhy);
     }
     return std::nullopt;
@@ -185,15 +192,14 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
     allowed = sub.empty() ? one_of(verb, {"create", "update", "patch"})
                           : sub == "status" && one_of(verb, {"update", "patch"});
   } else if (g.empty() && r == "pods") {
-    allowed = sub.empty()           ? one_of(verb, {"create", "delete"})
-              : sub == "status"     ? one_of(verb, {"update", "patch"})
-              : sub == "eviction"   ? create
-                                    : false;
+    allowed = sub.empty()         ? one_of(verb, {"create", "delete"})
+              : sub == "status"   ? one_of(verb, {"update", "patch"})
+              : sub == "eviction" ? create
+                                  : false;
   } else if (g.empty() && r == "events") {
     allowed = sub.empty() && one_of(verb, {"create", "update", "patch"});
   } else if ((g == "certificates.k8s.io" && r == "certificatesigningrequests") ||
-             (g == "authentication.k8s.io" &&
-              one_of(r, {"tokenreviews", "selfsubjectreviews"})) ||
+             (g == "authentication.k8s.io" && one_of(r, {"tokenreviews", "selfsubjectreviews"})) ||
              (g == "authorization.k8s.io" &&
               one_of(r, {"subjectaccessreviews", "localsubjectaccessreviews",
                          "selfsubjectaccessreviews", "selfsubjectrulesreviews"}))) {
@@ -202,15 +208,16 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
   if (!allowed) return denied(info, "");
   // NodeRestriction admitNode: only its own Node, whatever the subresource.
   if (g.empty() && r == "nodes" && name != node_) {
-    return admission(info, name,
-                     "node " + quoted_node + " is not allowed to modify node \"" + std::string(name) + "\"");
+    return admission(
+        info, name,
+        "node " + quoted_node + " is not allowed to modify node \"" + std::string(name) + "\"");
   }
   return std::nullopt;
 }
 
 std::optional<kube::ApiError> NodeAuthority::admit_node(const kube::RequestInfo& info,
-                                                       const Value& before,
-                                                       const Value& after) const {
+                                                        const Value& before,
+                                                        const Value& after) const {
   const std::string quoted_node = "\"" + node_ + "\"";
   const Value* source = member(member(&after, "spec"), "configSource");
   if (source != nullptr && !same(source, member(member(&before, "spec"), "configSource"))) {
@@ -236,8 +243,8 @@ std::optional<kube::ApiError> NodeAuthority::admit_node(const kube::RequestInfo&
 }
 
 std::optional<kube::ApiError> NodeAuthority::admit_update(const kube::RequestInfo& info,
-                                                         const Value& before,
-                                                         const Value& after) const {
+                                                          const Value& before,
+                                                          const Value& after) const {
   if (info.api_group.empty() && info.resource == "nodes") return admit_node(info, before, after);
   if (info.api_group.empty() && info.resource == "pods" && info.subresource == "status") {
     const std::string quoted_node = "\"" + node_ + "\"";
@@ -262,8 +269,8 @@ bool NodeAuthority::runs_as(const Value& pod, std::string_view service_account) 
 }
 
 std::optional<kube::ApiError> NodeAuthority::admit_token_request(const kube::RequestInfo& info,
-                                                                const BoundObject& bound,
-                                                                const Value* pod) const {
+                                                                 const BoundObject& bound,
+                                                                 const Value* pod) const {
   // The authorizer's edge first: a pod on this node runs as the service account.
   if (pod == nullptr || !runs_as(*pod, info.name)) {
     return denied(info, "no relationship found between node '" + node_ + "' and this object");

@@ -34,12 +34,12 @@ class NodeAuthority {
   // The authorizer's decision on the request line alone (verb, resource, subresource,
   // namespace, name). `create_name` is the created object's name (from the body), for creates.
   std::optional<kube::ApiError> authorize(const kube::RequestInfo& info,
-                                         std::string_view create_name = {}) const;
+                                          std::string_view create_name = {}) const;
 
   // NodeRestriction on an update or patch: the cached object before and the result after.
   std::optional<kube::ApiError> admit_update(const kube::RequestInfo& info,
-                                            const rapidjson::Value& before,
-                                            const rapidjson::Value& after) const;
+                                             const rapidjson::Value& before,
+                                             const rapidjson::Value& after) const;
 
   // NodeRestriction on a TokenRequest: the request's bound object and the cached pod it names
   // (null when the node has no such pod cached).
@@ -47,8 +47,8 @@ class NodeAuthority {
     std::string kind, api_version, name, uid;
   };
   std::optional<kube::ApiError> admit_token_request(const kube::RequestInfo& info,
-                                                   const BoundObject& bound,
-                                                   const rapidjson::Value* pod) const;
+                                                    const BoundObject& bound,
+                                                    const rapidjson::Value* pod) const;
 
   // Whether `pod` (JSON) is bound to this node and runs as service account `name`: the Node
   // authorizer's serviceaccount -> pod -> node edge, which a token request needs.
@@ -58,10 +58,10 @@ class NodeAuthority {
   std::string user() const { return "system:node:" + node_; }
   kube::ApiError denied(const kube::RequestInfo& info, std::string_view why) const;
   kube::ApiError admission(const kube::RequestInfo& info, std::string_view name,
-                          std::string_view why) const;
+                           std::string_view why) const;
   std::optional<kube::ApiError> admit_node(const kube::RequestInfo& info,
-                                          const rapidjson::Value& before,
-                                          const rapidjson::Value& after) const;
+                                           const rapidjson::Value& before,
+                                           const rapidjson::Value& after) const;
 
   std::string node_;
 };

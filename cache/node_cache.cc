@@ -1,8 +1,8 @@
 // The cache behind the hub's CacheHooks; see node_cache.h.
 #include "cache/node_cache.h"
 
-#include "cache/response_taps.h"
 #include "base/log.h"
+#include "cache/response_taps.h"
 
 namespace yurthub::cache {
 namespace {
@@ -99,10 +99,10 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
       auto key = read_token_request(info, std::string_view(info.content_type), request_body);
       return key && status == 201 ? tokens_.tap(std::move(*key)) : nullptr;
     }
-    return make_object_tap(*writer_, metrics_,
-                           ListIdentity{info.component, info.api_group, info.api_version,
-                                        info.resource, "", "", ""}
-                               .get_set());
+    return make_object_tap(
+        *writer_, metrics_,
+        ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}
+            .get_set());
   }
   if (status != 200 || !is_plain_json(content_type)) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
@@ -125,7 +125,8 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
 }
 
 bool NodeCache::serves_offline(const kube::RequestInfo& info) const {
-  // Reads only: a kept answer (lease write, TokenRequest) is a write, answered by serve_offline_write.
+  // Reads only: a kept answer (lease write, TokenRequest) is a write, answered by
+  // serve_offline_write.
   return policy_.cacheable(info) || is_discovery(info);
 }
 

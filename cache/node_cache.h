@@ -8,19 +8,19 @@
 #include <optional>
 #include <string>
 
+#include "base/metrics.h"
 #include "cache/cache_metrics.h"
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
 #include "cache/journal.h"
 #include "cache/journal_replay.h"
 #include "cache/local_events.h"
-#include "cache/offline_writes.h"
 #include "cache/local_proxy.h"
 #include "cache/node_authority.h"
-#include "cache/token_keeper.h"
+#include "cache/offline_writes.h"
 #include "cache/store.h"
+#include "cache/token_keeper.h"
 #include "hub/hooks/cache_hooks.h"
-#include "base/metrics.h"
 
 namespace yurthub::cache {
 

@@ -4,11 +4,11 @@
 
 #include <rapidjson/document.h>
 
+#include "base/json_parse.h"
+#include "hub/hooks/cache_hooks.h"
 #include "kube/json_patch.h"
 #include "kube/merge_patch_diff.h"
 #include "kube/strategic_merge.h"
-#include "hub/hooks/cache_hooks.h"
-#include "base/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -25,7 +25,8 @@ const Value* member(const Value& object, const char* name) {
 std::string metadata_string(const Value& object, const char* name) {
   const Value* metadata = member(object, "metadata");
   const Value* value = metadata ? member(*metadata, name) : nullptr;
-  return value && value->IsString() ? std::string(value->GetString(), value->GetStringLength()) : "";
+  return value && value->IsString() ? std::string(value->GetString(), value->GetStringLength())
+                                    : "";
 }
 
 // Replaces (or with null `from`, removes) object[name] by a copy of `from`.
@@ -42,23 +43,25 @@ WriteRefusal refusal(kube::Failure failure, std::string message, const char* rea
 }
 
 std::string object_ref(const kube::RequestInfo& info) {
-  return info.resource + (info.api_group.empty() ? "" : "." + info.api_group) + " \"" +
-         info.name + "\"";
+  return info.resource + (info.api_group.empty() ? "" : "." + info.api_group) + " \"" + info.name +
+         "\"";
 }
 
 // The body of a patch of media type `type`, or of an update, parsed (depth-bounded).
 std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::string_view body) {
   Document parsed;
   if (Status s = base::parse_json(body, parsed); !s) {
-    return WriteRefusal{kube::bad_request_error("the request body is not valid JSON: " + s.error().message),
-                        "bad_body"};
+    return WriteRefusal{
+        kube::bad_request_error("the request body is not valid JSON: " + s.error().message),
+        "bad_body"};
   }
   // kube-apiserver counts operations before applying any, and answers 413.
   if (type == "application/json-patch+json" && parsed.IsArray() &&
       parsed.Size() > kube::kMaxJsonPatchOperations) {
     // Worded as apiserver's errors.NewRequestEntityTooLargeError.
-    kube::ApiError too_many{413, "RequestEntityTooLarge",
-                           "Request entity too large: " + kube::too_many_operations(parsed.Size())};
+    kube::ApiError too_many{
+        413, "RequestEntityTooLarge",
+        "Request entity too large: " + kube::too_many_operations(parsed.Size())};
     return WriteRefusal{std::move(too_many), "too_large"};
   }
   return parsed;
@@ -81,14 +84,16 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   if (info.verb == "patch" && !known_patch) {
     return refusal(kube::Failure::UnsupportedMediaType,
                    "the node is offline and the hub applies only JSON, merge and strategic "
-                   "merge patches, not " + type,
+                   "merge patches, not " +
+                       type,
                    "unsupported_media_type");
   }
   auto body_doc = parse_body(type, body);
   if (auto* refused = std::get_if<WriteRefusal>(&body_doc)) return std::move(*refused);
   Document& parsed = std::get<Document>(body_doc);
   if (info.verb == "update") {
-    if (!parsed.IsObject()) return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
+    if (!parsed.IsObject())
+      return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
     return std::move(parsed);
   }
   doc.CopyFrom(base, doc.GetAllocator());
@@ -104,7 +109,8 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
     applied = kube::apply_strategic_merge_patch(doc, parsed);
   }
   if (!applied) return refusal(kube::Failure::Invalid, applied.error().message, "invalid");
-  if (!doc.IsObject()) return refusal(kube::Failure::Invalid, "the patched object is not a JSON object", "invalid");
+  if (!doc.IsObject())
+    return refusal(kube::Failure::Invalid, "the patched object is not a JSON object", "invalid");
   return doc;
 }
 
@@ -117,12 +123,9 @@ std::string media_type(std::string_view content_type) {
   return type;
 }
 
-std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base_json,
-                                                            std::uint64_t base_rv,
-                                                            const kube::RequestInfo& info,
-                                                            std::string_view content_type,
-                                                            std::string_view body,
-                                                            const AdmitWrite& admit) {
+std::variant<std::string, WriteRefusal> apply_offline_write(
+    std::string_view base_json, std::uint64_t base_rv, const kube::RequestInfo& info,
+    std::string_view content_type, std::string_view body, const AdmitWrite& admit) {
   Document base;
   // Without metadata there is no resourceVersion to keep (and a /status write's result is this
   // object): an apiserver object always has it.
@@ -143,10 +146,10 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   const std::string base_uid = metadata_string(base, "uid");
   const std::string uid = metadata_string(doc, "uid");
   if (!uid.empty() && uid != base_uid) {
-    return refusal(kube::Failure::Conflict,
-                   "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " +
-                       base_uid,
-                   "conflict");
+    return refusal(
+        kube::Failure::Conflict,
+        "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + base_uid,
+        "conflict");
   }
   const std::string rv = metadata_string(doc, "resourceVersion");
   if (info.verb == "update" && !rv.empty() && rv != std::to_string(base_rv)) {
@@ -157,7 +160,8 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
                    "conflict");
   }
   const std::string name = metadata_string(doc, "name");
-  if (name != info.name || metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
+  if (name != info.name ||
+      metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
     return refusal(kube::Failure::Invalid,
                    "the name of the object (" + name + ") does not match the name on the URL (" +
                        info.name + ")",
@@ -178,8 +182,10 @@ std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view bas
   }
   Value& metadata = doc["metadata"];
   Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
-  if (metadata.HasMember("resourceVersion")) metadata["resourceVersion"] = rv_value;
-  else metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
+  if (metadata.HasMember("resourceVersion"))
+    metadata["resourceVersion"] = rv_value;
+  else
+    metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
   std::string json = base::to_json(doc);
   if (json.size() > hub::kMaxOfflineWriteBytes) {
     return refusal(kube::Failure::BodyTooLarge,

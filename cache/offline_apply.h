@@ -22,16 +22,17 @@ namespace yurthub::cache {
 struct WriteRefusal {
   WriteRefusal(kube::Failure failure, const std::string& message, const char* label)
       : error(kube::api_error(failure, message)), reason(label) {}
-  WriteRefusal(kube::ApiError refusal, const char* label) : error(std::move(refusal)), reason(label) {}
+  WriteRefusal(kube::ApiError refusal, const char* label)
+      : error(std::move(refusal)), reason(label) {}
 
   kube::ApiError error;  // the Status the client gets
-  const char* reason;   // the `reason` label of node_yurthub_journal_refused_total
+  const char* reason;    // the `reason` label of node_yurthub_journal_refused_total
 };
 
 // Admission of a patched object, before the apiserver's registry strategy narrows it (a /status
 // write keeps only status): `before` is the cached object, `patched` the write's result.
 using AdmitWrite = std::function<std::optional<kube::ApiError>(const rapidjson::Value& before,
-                                                              const rapidjson::Value& patched)>;
+                                                               const rapidjson::Value& patched)>;
 
 // Applies the client's write to `base` (the newest cached copy: a JSON object with kind and
 // apiVersion, at resourceVersion `base_rv`). `info.verb` is "patch" (content_type names the patch
@@ -39,12 +40,9 @@ using AdmitWrite = std::function<std::optional<kube::ApiError>(const rapidjson::
 // stays `base_rv` (only the apiserver assigns new ones); a /status write changes only `status`, a
 // write to the object itself keeps the cached `status`.
 // With `admit`, the patched object is admitted first, as the apiserver's admission does.
-std::variant<std::string, WriteRefusal> apply_offline_write(std::string_view base,
-                                                            std::uint64_t base_rv,
-                                                            const kube::RequestInfo& info,
-                                                            std::string_view content_type,
-                                                            std::string_view body,
-                                                            const AdmitWrite& admit = {});
+std::variant<std::string, WriteRefusal> apply_offline_write(
+    std::string_view base, std::uint64_t base_rv, const kube::RequestInfo& info,
+    std::string_view content_type, std::string_view body, const AdmitWrite& admit = {});
 
 // Another cached copy of the same object (another component's, possibly filtered): the change
 // from `base` to `updated` (a merge patch) applied to it. Returns `copy` unchanged if it cannot

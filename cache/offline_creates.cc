@@ -6,13 +6,13 @@
 
 #include <rapidjson/document.h>
 
+#include "base/json_parse.h"
+#include "base/log.h"
 #include "cache/cached_copies.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
-#include "kube/protobuf_wire.h"
 #include "cache/writer_task.h"
-#include "base/json_parse.h"
-#include "base/log.h"
+#include "kube/protobuf_wire.h"
 #include "net/tls.h"
 
 namespace yurthub::cache {
@@ -57,7 +57,8 @@ std::string random_uid() {
 
 // The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
 // protobuf body carries) with what the apiserver would add.
-std::optional<std::string> local_lease(const kube::RequestInfo& info, const hub::OfflineWrite& write) {
+std::optional<std::string> local_lease(const kube::RequestInfo& info,
+                                       const hub::OfflineWrite& write) {
   Document doc;
   if (is_protobuf(write.content_type)) {
     auto envelope = kube::unwrap_protobuf(write.body);
@@ -76,39 +77,48 @@ std::optional<std::string> local_lease(const kube::RequestInfo& info, const hub:
         owner.AddMember("name", Value(o.name.c_str(), a), a);
         owner.AddMember("uid", Value(o.uid.c_str(), a), a);
         if (o.controller) owner.AddMember("controller", *o.controller, a);
-        if (o.block_owner_deletion) owner.AddMember("blockOwnerDeletion", *o.block_owner_deletion, a);
+        if (o.block_owner_deletion)
+          owner.AddMember("blockOwnerDeletion", *o.block_owner_deletion, a);
         owners.PushBack(owner, a);
       }
       metadata.AddMember("ownerReferences", owners, a);
     }
     Value& spec = doc["spec"];
-    if (lease->holder_identity) spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
-    if (lease->lease_duration_seconds) spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
-    if (lease->acquire_time) spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
+    if (lease->holder_identity)
+      spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
+    if (lease->lease_duration_seconds)
+      spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
+    if (lease->acquire_time)
+      spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
     if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
     if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
   } else {
-    if (!base::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject()) {
+    if (!base::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
+        !doc["metadata"].IsObject()) {
       return std::nullopt;
     }
   }
   auto& a = doc.GetAllocator();
   Value& metadata = doc["metadata"];
-  for (const char* set : {"namespace", "uid", "resourceVersion", "creationTimestamp"}) metadata.RemoveMember(set);
+  for (const char* set : {"namespace", "uid", "resourceVersion", "creationTimestamp"})
+    metadata.RemoveMember(set);
   metadata.AddMember("namespace", Value(info.namespace_name.c_str(), a), a);
   metadata.AddMember("uid", Value(random_uid().c_str(), a), a);
   // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's lease
   // replaces this one as soon as kubelet reads it online.
   metadata.AddMember("resourceVersion", "1", a);
-  metadata.AddMember("creationTimestamp", Value(kube::format_time(unix_now(), 0, false).c_str(), a), a);
+  metadata.AddMember("creationTimestamp", Value(kube::format_time(unix_now(), 0, false).c_str(), a),
+                     a);
   doc.RemoveMember("kind");
   doc.RemoveMember("apiVersion");
   Document out;
   out.SetObject();
   out.AddMember("kind", Value(kLeaseKind.data(), out.GetAllocator()), out.GetAllocator());
-  out.AddMember("apiVersion", Value(kLeaseApiVersion.data(), out.GetAllocator()), out.GetAllocator());
+  out.AddMember("apiVersion", Value(kLeaseApiVersion.data(), out.GetAllocator()),
+                out.GetAllocator());
   for (auto& m : doc.GetObject()) {
-    out.AddMember(Value(m.name, out.GetAllocator()), Value(m.value, out.GetAllocator()), out.GetAllocator());
+    out.AddMember(Value(m.name, out.GetAllocator()), Value(m.value, out.GetAllocator()),
+                  out.GetAllocator());
   }
   return base::to_json(out);
 }
@@ -142,7 +152,8 @@ std::string created_object_name(std::string_view content_type, std::string_view 
   auto metadata = doc.FindMember("metadata");
   if (metadata == doc.MemberEnd() || !metadata->value.IsObject()) return "";
   auto name = metadata->value.FindMember("name");
-  return name != metadata->value.MemberEnd() && name->value.IsString() ? name->value.GetString() : "";
+  return name != metadata->value.MemberEnd() && name->value.IsString() ? name->value.GetString()
+                                                                       : "";
 }
 
 OfflineCreates::OfflineCreates(CacheWriter& writer, Store& store, Journal& journal,
@@ -150,15 +161,16 @@ OfflineCreates::OfflineCreates(CacheWriter& writer, Store& store, Journal& journ
     : writer_(writer), store_(store), journal_(journal), tokens_(tokens), authority_(authority) {}
 
 asio::awaitable<unsigned> OfflineCreates::serve(const kube::RequestInfo& info,
-                                               const hub::OfflineWrite& write, bool as_node,
-                                               hub::ResponseWriter& out) {
+                                                const hub::OfflineWrite& write, bool as_node,
+                                                hub::ResponseWriter& out) {
   if (is_event(info) && info.subresource.empty() && !info.namespace_name.empty()) {
     co_return co_await create_event(info, write, out);
   }
   if (as_node && info.subresource.empty() &&
       ((info.api_group.empty() && info.resource == "nodes") ||
        (info.api_group == "storage.k8s.io" && info.resource == "csinodes"))) {
-    co_return co_await exists_or_offline(info, created_object_name(write.content_type, write.body), out);
+    co_return co_await exists_or_offline(info, created_object_name(write.content_type, write.body),
+                                         out);
   }
   if (as_node && info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
       info.subresource.empty()) {
@@ -173,13 +185,13 @@ asio::awaitable<unsigned> OfflineCreates::serve(const kube::RequestInfo& info,
 }
 
 asio::awaitable<unsigned> OfflineCreates::exists_or_offline(const kube::RequestInfo& info,
-                                                           const std::string& name,
-                                                           hub::ResponseWriter& out) {
+                                                            const std::string& name,
+                                                            hub::ResponseWriter& out) {
   auto view = store_.read();
-  const bool cached = !name.empty() &&
-                      !find_copies(*view, {info.api_group, info.api_version, info.resource,
-                                           info.namespace_name, name})
-                           .empty();
+  const bool cached =
+      !name.empty() && !find_copies(*view, {info.api_group, info.api_version, info.resource,
+                                            info.namespace_name, name})
+                            .empty();
   view.reset();
   // Errors are named before co_await: g++ 12 frees temporaries of a co_await expression wrongly.
   const kube::ApiError exists = kube::already_exists_error({name, info.api_group, info.resource});
@@ -191,19 +203,23 @@ asio::awaitable<unsigned> OfflineCreates::exists_or_offline(const kube::RequestI
 }
 
 asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& info,
-                                                      const hub::OfflineWrite& write,
-                                                      hub::ResponseWriter& out) {
+                                                       const hub::OfflineWrite& write,
+                                                       hub::ResponseWriter& out) {
   const std::string name = created_object_name(write.content_type, write.body);
   auto json = local_lease(info, write);
   if (name.empty() || !json) {
-    const kube::ApiError unreadable = kube::bad_request_error("the lease in the request body cannot be read");
+    const kube::ApiError unreadable =
+        kube::bad_request_error("the lease in the request body cannot be read");
     co_return co_await send_status(out, unreadable);
   }
   const ListIdentity get_set =
-      ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}.get_set();
+      ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}
+          .get_set();
   bool exists = false;
   CacheWriter::Task task = [&](WriteTxn& txn) -> Status {
-    if (!find_copies(txn, {info.api_group, info.api_version, info.resource, info.namespace_name, name}).empty()) {
+    if (!find_copies(txn,
+                     {info.api_group, info.api_version, info.resource, info.namespace_name, name})
+             .empty()) {
       exists = true;
       return make_error("exists");
     }
@@ -221,12 +237,14 @@ asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& 
   };
   Status written = co_await run_in_writer(writer_, std::move(task));
   if (exists) {
-    const kube::ApiError conflict = kube::already_exists_error({name, info.api_group, info.resource});
+    const kube::ApiError conflict =
+        kube::already_exists_error({name, info.api_group, info.resource});
     co_return co_await send_status(out, conflict);
   }
   if (!written) {
-    co_return co_await send_api_error(out, kube::Failure::Offline,
-                                      "the lease could not be stored on the node: " + written.error().message);
+    co_return co_await send_api_error(
+        out, kube::Failure::Offline,
+        "the lease could not be stored on the node: " + written.error().message);
   }
   if (!co_await out.start(201, "application/json")) co_return 0;
   co_await out.write(*json);
@@ -235,8 +253,8 @@ asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& 
 }
 
 asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& info,
-                                                      const hub::OfflineWrite& write,
-                                                      hub::ResponseWriter& out) {
+                                                       const hub::OfflineWrite& write,
+                                                       hub::ResponseWriter& out) {
   std::string body = write.body;
   std::string name;
   std::string content_type = "application/json";
@@ -249,12 +267,14 @@ asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& 
     if (!base::parse_json(write.body, event) || !event.IsObject() || !event.HasMember("metadata") ||
         !event["metadata"].IsObject()) {
       journal_.count_refused("bad_body");
-      const kube::ApiError unreadable = kube::bad_request_error("the event in the request body cannot be read");
+      const kube::ApiError unreadable =
+          kube::bad_request_error("the event in the request body cannot be read");
       co_return co_await send_status(out, unreadable);
     }
     Value& metadata = event["metadata"];
     auto& alloc = event.GetAllocator();
-    if (!metadata.HasMember("name") || !metadata["name"].IsString() || metadata["name"].GetStringLength() == 0) {
+    if (!metadata.HasMember("name") || !metadata["name"].IsString() ||
+        metadata["name"].GetStringLength() == 0) {
       // The name the apiserver would generate: generateName plus five random characters.
       std::string prefix = metadata.HasMember("generateName") && metadata["generateName"].IsString()
                                ? metadata["generateName"].GetString()
@@ -267,7 +287,8 @@ asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& 
   }
   if (name.empty()) {
     journal_.count_refused("bad_body");
-    const kube::ApiError unnamed = kube::bad_request_error("the event in the request body has no name");
+    const kube::ApiError unnamed =
+        kube::bad_request_error("the event in the request body has no name");
     co_return co_await send_status(out, unnamed);
   }
   JournalEntry entry = journal_entry_for(info, write, body, name);
@@ -294,11 +315,12 @@ asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& 
 }
 
 asio::awaitable<unsigned> OfflineCreates::request_token(const kube::RequestInfo& info,
-                                                       const hub::OfflineWrite& write,
-                                                       hub::ResponseWriter& out) {
+                                                        const hub::OfflineWrite& write,
+                                                        hub::ResponseWriter& out) {
   auto key = read_token_request(info, write.content_type, write.body);
   if (!key) {
-    const kube::ApiError unreadable = kube::bad_request_error("the TokenRequest in the request body cannot be read");
+    const kube::ApiError unreadable =
+        kube::bad_request_error("the TokenRequest in the request body cannot be read");
     co_return co_await send_status(out, unreadable);
   }
   // The pod the token is bound to, as the node has it cached: NodeRestriction's checks need it.

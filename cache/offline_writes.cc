@@ -5,14 +5,14 @@
 
 #include <rapidjson/document.h>
 
+#include "base/json_parse.h"
+#include "base/log.h"
 #include "cache/cached_copies.h"
 #include "cache/list_identity.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
-#include "kube/protobuf_wire.h"
 #include "cache/writer_task.h"
-#include "base/json_parse.h"
-#include "base/log.h"
+#include "kube/protobuf_wire.h"
 
 namespace yurthub::cache {
 namespace {
@@ -30,8 +30,8 @@ bool is_event(const kube::RequestInfo& info) {
 // What the writer task decided, read by the coroutine once the task is done.
 struct Outcome {
   std::optional<WriteRefusal> refused;
-  std::string response;               // what the client gets: the written object
-  std::vector<LocalChange> changes;   // one per updated copy
+  std::string response;              // what the client gets: the written object
+  std::vector<LocalChange> changes;  // one per updated copy
   std::optional<Journal::Append> appended;
 };
 
@@ -54,11 +54,15 @@ std::optional<std::string> lease_update_json(std::string_view cached, std::strin
   };
   set(metadata, "name", Value(lease->metadata.name.c_str(), a));
   if (!lease->metadata.uid.empty()) set(metadata, "uid", Value(lease->metadata.uid.c_str(), a));
-  if (lease->metadata.resource_version.empty()) metadata.RemoveMember("resourceVersion");
-  else set(metadata, "resourceVersion", Value(lease->metadata.resource_version.c_str(), a));
+  if (lease->metadata.resource_version.empty())
+    metadata.RemoveMember("resourceVersion");
+  else
+    set(metadata, "resourceVersion", Value(lease->metadata.resource_version.c_str(), a));
   Value spec(rapidjson::kObjectType);
-  if (lease->holder_identity) spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
-  if (lease->lease_duration_seconds) spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
+  if (lease->holder_identity)
+    spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
+  if (lease->lease_duration_seconds)
+    spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
   if (lease->acquire_time) spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
   if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
   if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
@@ -97,17 +101,18 @@ bool OfflineWrites::handles(const kube::RequestInfo& info) const {
 }
 
 asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
-                                              const hub::OfflineWrite& write,
-                                              hub::ResponseWriter& out) {
+                                               const hub::OfflineWrite& write,
+                                               hub::ResponseWriter& out) {
   // The hub's own credentials are the node's: what the apiserver would refuse them is refused.
   const bool as_node = write.authorization.empty() && authority_ != nullptr;
   const std::optional<kube::ApiError> denied =
-      as_node ? authority_->authorize(info, info.verb == "create"
-                                                ? created_object_name(write.content_type, write.body)
-                                                : std::string())
-              : std::nullopt;
+      as_node
+          ? authority_->authorize(info, info.verb == "create"
+                                            ? created_object_name(write.content_type, write.body)
+                                            : std::string())
+          : std::nullopt;
   if (denied) journal_.count_refused("forbidden");
-  const unsigned code = denied                 ? co_await send_status(out, *denied)
+  const unsigned code = denied                  ? co_await send_status(out, *denied)
                         : info.verb == "create" ? co_await creates_.serve(info, write, as_node, out)
                                                 : co_await write_object(info, write, as_node, out);
   metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
@@ -115,8 +120,8 @@ asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
 }
 
 asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& info,
-                                                     const hub::OfflineWrite& write, bool as_node,
-                                                     hub::ResponseWriter& out) {
+                                                      const hub::OfflineWrite& write, bool as_node,
+                                                      hub::ResponseWriter& out) {
   const bool lease = is_lease(info);
   const bool journaled = !lease;
   auto outcome = std::make_shared<Outcome>();
@@ -147,8 +152,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
     if (protobuf_lease) {
       converted = lease_update_json(base->json, write.body);
       if (!converted) {
-        outcome->refused = WriteRefusal{kube::bad_request_error("the lease in the request body cannot be read"),
-                                        "bad_body"};
+        outcome->refused = WriteRefusal{
+            kube::bad_request_error("the lease in the request body cannot be read"), "bad_body"};
         return make_error("refused");
       }
     }
@@ -169,8 +174,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
         return s;
       }
       outcome->changes.push_back(LocalChange{copy.identity.component, info.api_group,
-                                             info.api_version, info.resource,
-                                             info.namespace_name, info.name, std::move(json)});
+                                             info.api_version, info.resource, info.namespace_name,
+                                             info.name, std::move(json)});
     }
     outcome->response = updated;
     if (!journaled) return {};
@@ -195,9 +200,9 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
                   << " " << info.namespace_name << "/" << info.name << ": "
                   << written.error().message;
     journal_.count_refused("store");
-    co_return co_await send_api_error(out, kube::Failure::Offline,
-                                      "the write could not be stored on the node: " +
-                                          written.error().message);
+    co_return co_await send_api_error(
+        out, kube::Failure::Offline,
+        "the write could not be stored on the node: " + written.error().message);
   }
   if (outcome->appended) journal_.commit_append(*outcome->appended);
   for (const LocalChange& change : outcome->changes) events_.publish(change);

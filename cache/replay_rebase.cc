@@ -6,9 +6,9 @@
 
 #include <rapidjson/document.h>
 
+#include "base/json_parse.h"
 #include "kube/json_patch.h"
 #include "kube/merge_patch_diff.h"
-#include "base/json_parse.h"
 
 namespace yurthub::cache {
 namespace {
@@ -26,8 +26,8 @@ Document change(const Value& base, const Value& changed, bool status_write) {
   }
   if (diff.HasMember("metadata") && diff["metadata"].IsObject()) {
     auto& metadata = diff["metadata"];
-    for (const char* managed : {"resourceVersion", "generation", "managedFields", "uid",
-                                "creationTimestamp"}) {
+    for (const char* managed :
+         {"resourceVersion", "generation", "managedFields", "uid", "creationTimestamp"}) {
       metadata.RemoveMember(managed);
     }
     if (metadata.MemberCount() == 0) diff.RemoveMember("metadata");
@@ -79,8 +79,10 @@ Rebase rebase_update(std::string_view base_json, std::string_view sent_json,
                      std::string_view current_json, bool status_write) {
   Document base, sent, current;
   if (!base::parse_json(base_json, base) || !base::parse_json(sent_json, sent) ||
-      !base::parse_json(current_json, current) || !base.IsObject() || !sent.IsObject() || !current.IsObject()) {
-    return {Rebase::Kind::Unreadable, "", "the journaled update or the cloud's object cannot be read"};
+      !base::parse_json(current_json, current) || !base.IsObject() || !sent.IsObject() ||
+      !current.IsObject()) {
+    return {Rebase::Kind::Unreadable, "",
+            "the journaled update or the cloud's object cannot be read"};
   }
   Document ours = change(base, sent, status_write);
   if (ours.IsObject() && ours.MemberCount() == 0) return {Rebase::Kind::Nothing, "", ""};
@@ -107,7 +109,8 @@ Rebase rebase_update(std::string_view base_json, std::string_view sent_json,
   Document result;
   result.CopyFrom(current, result.GetAllocator());
   if (Status applied = kube::apply_merge_patch(result, ours); !applied || !result.IsObject()) {
-    return {Rebase::Kind::Unreadable, "", "the offline change cannot be applied to the cloud's object"};
+    return {Rebase::Kind::Unreadable, "",
+            "the offline change cannot be applied to the cloud's object"};
   }
   if (result == current) return {Rebase::Kind::Nothing, "", ""};
   // The cloud's resourceVersion: a writer between our read and this update makes it a 409 again.

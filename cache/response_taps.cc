@@ -3,27 +3,30 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/object_meta.h"
 #include "base/json_frames.h"
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "kube/object_meta.h"
 
 namespace yurthub::cache {
 namespace {
 
-constexpr std::size_t kSubmitBytes = 256 * 1024;        // batch ops up to this much per submit
-constexpr std::size_t kMaxObjectBytes = 16u << 20;      // one GET response
-constexpr std::size_t kMaxDiscoveryBytes = 4u << 20;    // one discovery document
+constexpr std::size_t kSubmitBytes = 256 * 1024;      // batch ops up to this much per submit
+constexpr std::size_t kMaxObjectBytes = 16u << 20;    // one GET response
+constexpr std::size_t kMaxDiscoveryBytes = 4u << 20;  // one discovery document
 
 std::string_view unquote(std::string_view raw) {
-  return raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' ? raw.substr(1, raw.size() - 2) : raw;
+  return raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' ? raw.substr(1, raw.size() - 2)
+                                                                    : raw;
 }
 
 // Shared by every tap: the failure flag, batching and submission.
 class TapBase : public hub::ResponseTap {
  public:
   TapBase(CacheWriter& writer, CacheMetrics& metrics, std::string identity)
-      : writer_(writer), metrics_(metrics), identity_(std::move(identity)),
+      : writer_(writer),
+        metrics_(metrics),
+        identity_(std::move(identity)),
         failed_(std::make_shared<std::atomic<bool>>(false)) {}
 
   bool failed() const override { return failed_->load(); }
@@ -75,8 +78,11 @@ class TapBase : public hub::ResponseTap {
 
 class ListTap final : public TapBase, private base::ListSink {
  public:
-  ListTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity, bool continuation)
-      : TapBase(writer, metrics, identity.key()), framer_(*this), continuation_(continuation),
+  ListTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity,
+          bool continuation)
+      : TapBase(writer, metrics, identity.key()),
+        framer_(*this),
+        continuation_(continuation),
         token_(writer.new_list_token()) {}
 
   void body(std::string_view bytes) override {
@@ -101,14 +107,18 @@ class ListTap final : public TapBase, private base::ListSink {
 
  private:
   void member(std::string_view key, std::string_view raw) override {
-    if (key == "kind") kind_ = unquote(raw);
-    else if (key == "apiVersion") api_version_ = unquote(raw);
-    else if (key == "metadata") read_list_metadata(raw);
+    if (key == "kind")
+      kind_ = unquote(raw);
+    else if (key == "apiVersion")
+      api_version_ = unquote(raw);
+    else if (key == "metadata")
+      read_list_metadata(raw);
   }
   void read_list_metadata(std::string_view raw) {
     rapidjson::Document doc;
     if (!base::parse_json(raw, doc) || !doc.IsObject()) return;
-    if (auto rv = doc.FindMember("resourceVersion"); rv != doc.MemberEnd() && rv->value.IsString()) {
+    if (auto rv = doc.FindMember("resourceVersion");
+        rv != doc.MemberEnd() && rv->value.IsString()) {
       list_rv_ = kube::parse_resource_version({rv->value.GetString(), rv->value.GetStringLength()});
     }
     if (auto c = doc.FindMember("continue"); c != doc.MemberEnd() && c->value.IsString()) {
@@ -156,8 +166,10 @@ class EventSink final : public base::ListSink {
   std::string type;
   std::string object;
   void member(std::string_view key, std::string_view raw) override {
-    if (key == "type") type = unquote(raw);
-    else if (key == "object") object.assign(raw);
+    if (key == "type")
+      type = unquote(raw);
+    else if (key == "object")
+      object.assign(raw);
   }
   void items_begin() override {}
   void item(std::string_view) override {}
@@ -167,7 +179,8 @@ class EventSink final : public base::ListSink {
 
 class WatchTap final : public TapBase {
  public:
-  WatchTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity, bool start_failed)
+  WatchTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity,
+           bool start_failed)
       : TapBase(writer, metrics, identity.key()) {
     if (start_failed) failed_->store(true);
   }
@@ -190,10 +203,14 @@ class WatchTap final : public TapBase {
       return;
     }
     OpKind kind;
-    if (sink.type == "ADDED" || sink.type == "MODIFIED") kind = OpKind::Upsert;
-    else if (sink.type == "DELETED") kind = OpKind::Delete;
-    else if (sink.type == "BOOKMARK") kind = OpKind::Bookmark;
-    else return;  // ERROR (e.g. 410 Expired) carries a Status, not an object
+    if (sink.type == "ADDED" || sink.type == "MODIFIED")
+      kind = OpKind::Upsert;
+    else if (sink.type == "DELETED")
+      kind = OpKind::Delete;
+    else if (sink.type == "BOOKMARK")
+      kind = OpKind::Bookmark;
+    else
+      return;  // ERROR (e.g. 410 Expired) carries a Status, not an object
     auto meta = kube::object_meta(sink.object);
     if (!meta || (kind != OpKind::Bookmark && meta->name.empty())) {
       fail("framing", "a watch event without object metadata");

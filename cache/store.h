@@ -30,8 +30,8 @@
 namespace yurthub::cache {
 
 struct ListRecord {
-  std::uint32_t set_id = 0;      // the current object set (0 = none yet)
-  std::uint32_t staging_id = 0;  // set being assembled from a paginated list (0 = none)
+  std::uint32_t set_id = 0;            // the current object set (0 = none yet)
+  std::uint32_t staging_id = 0;        // set being assembled from a paginated list (0 = none)
   std::uint64_t resource_version = 0;  // highest seen: list RV, events, bookmarks
   bool complete = false;  // a full list was stored (a set fed only by watch events or gets is not)
   bool stale = false;     // a write for this identity failed; see docs/offline-semantics.md
@@ -53,7 +53,8 @@ class ReadView {
 
   virtual std::optional<ListRecord> list(std::string_view identity_key) = 0;
   // Every list record whose identity key starts with `prefix`, in key order.
-  virtual std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(std::string_view prefix) = 0;
+  virtual std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(
+      std::string_view prefix) = 0;
   virtual std::optional<StoredObject> object(std::uint32_t set, std::string_view namespace_name,
                                              std::string_view name) = 0;
   // Visits the objects of `set` in (namespace, name) order. With a non-empty `namespace_name`,
@@ -61,8 +62,8 @@ class ReadView {
   // non-empty. `visit` returns false to stop.
   virtual void scan(std::uint32_t set, std::string_view namespace_name,
                     std::string_view after_namespace, std::string_view after_name,
-                    const std::function<bool(std::string_view namespace_name,
-                                             std::string_view name, const StoredObject&)>& visit) = 0;
+                    const std::function<bool(std::string_view namespace_name, std::string_view name,
+                                             const StoredObject&)>& visit) = 0;
   virtual std::optional<std::string> discovery(std::string_view path) = 0;
   // The offline write journal (cache/journal.h): its entries in sequence order. `visit` returns
   // false to stop.
@@ -116,9 +117,9 @@ class Store {
 };
 
 struct StoreOptions {
-  std::string directory;                         // created 0700 if missing; files are 0600
-  std::uint64_t map_size = 1ull << 30;           // maximum size of the data file
-  bool read_only = false;                        // for `yurthub cache` while the hub runs
+  std::string directory;                // created 0700 if missing; files are 0600
+  std::uint64_t map_size = 1ull << 30;  // maximum size of the data file
+  bool read_only = false;               // for `yurthub cache` while the hub runs
 };
 
 // Opens (creating if needed) the cache under options.directory. Errors name the directory and

@@ -8,15 +8,15 @@
 #include <charconv>
 #include <ctime>
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <boost/beast/core/detail/base64.hpp>
 
-#include "cache/offline_apply.h"
-#include "kube/protobuf_wire.h"
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "cache/offline_apply.h"
+#include "kube/protobuf_wire.h"
 #include "net/tls.h"
 
 namespace yurthub::cache {
@@ -31,7 +31,9 @@ constexpr std::int64_t kFakeLifetime = 60;
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void put(Writer& w, const std::string& s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+void put(Writer& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
 
 std::string member_string(const rapidjson::Value& object, const char* name) {
   if (!object.IsObject()) return "";
@@ -41,7 +43,8 @@ std::string member_string(const rapidjson::Value& object, const char* name) {
 
 std::optional<TokenRequestKey> key_from_json(std::string_view body) {
   rapidjson::Document doc;
-  if (!base::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("spec") || !doc["spec"].IsObject()) {
+  if (!base::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("spec") ||
+      !doc["spec"].IsObject()) {
     return std::nullopt;
   }
   const auto& spec = doc["spec"];
@@ -51,7 +54,8 @@ std::optional<TokenRequestKey> key_from_json(std::string_view body) {
       if (a.IsString()) key.audiences.emplace_back(a.GetString());
     }
   }
-  if (auto it = spec.FindMember("expirationSeconds"); it != spec.MemberEnd() && it->value.IsInt64()) {
+  if (auto it = spec.FindMember("expirationSeconds");
+      it != spec.MemberEnd() && it->value.IsInt64()) {
     key.expiration_seconds = it->value.GetInt64();
   }
   if (auto it = spec.FindMember("boundObjectRef"); it != spec.MemberEnd()) {
@@ -195,8 +199,8 @@ std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
   }
   const std::string type = media_type(content_type);
   auto key = type == kube::kProtobufMediaType ? key_from_protobuf(body)
-             : type == "application/json" ? key_from_json(body)
-                                          : std::nullopt;
+             : type == "application/json"     ? key_from_json(body)
+                                              : std::nullopt;
   if (!key) return std::nullopt;
   key->component = info.component;
   key->namespace_name = info.namespace_name;
@@ -204,7 +208,8 @@ std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
   return key;
 }
 
-TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now)
+TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry,
+                         Clock now)
     : store_(store),
       writer_(writer),
       now_(std::move(now)),
@@ -226,7 +231,8 @@ std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
   return std::make_unique<TokenTap>([this, digest = key.digest()](std::string body) {
     rapidjson::Document doc;
     const bool readable = static_cast<bool>(base::parse_json(body, doc));
-    const rapidjson::Value* status = doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
+    const rapidjson::Value* status =
+        doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
     const std::string token = status ? member_string(*status, "token") : "";
     auto expires = jwt_expiry(token);
     if (!expires && status) expires = parse_rfc3339(member_string(*status, "expirationTimestamp"));
@@ -240,8 +246,8 @@ std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
 
 void TokenKeeper::keep(const std::string& digest, std::string json, std::int64_t expires) {
   const std::int64_t now = now_();
-  CacheWriter::Task task = [digest, now, value = std::to_string(expires) + "\n" + json](
-                               WriteTxn& txn) -> Status {
+  CacheWriter::Task task =
+      [digest, now, value = std::to_string(expires) + "\n" + json](WriteTxn& txn) -> Status {
     // Expired answers go; past the bound, those that expire first.
     std::vector<std::pair<std::int64_t, std::string>> kept;
     txn.scan_kept_tokens([&](std::string_view key, std::string_view stored) {
@@ -286,23 +292,42 @@ std::string TokenKeeper::fake(const TokenRequestKey& key) const {
   {
     Writer w(claims);
     w.StartObject();
-    w.Key("aud"); w.StartArray(); for (const auto& a : key.audiences) put(w, a); w.EndArray();
-    w.Key("exp"); w.Int64(expires);
-    w.Key("iat"); w.Int64(now);
+    w.Key("aud");
+    w.StartArray();
+    for (const auto& a : key.audiences) put(w, a);
+    w.EndArray();
+    w.Key("exp");
+    w.Int64(expires);
+    w.Key("iat");
+    w.Int64(now);
     // Not the cluster's issuer: no apiserver accepts this token, and anyone reading it sees why.
-    w.Key("iss"); w.String("yurthub-offline-placeholder");
-    w.Key("kubernetes.io"); w.StartObject();
-    w.Key("namespace"); put(w, key.namespace_name);
-    w.Key("pod"); w.StartObject();
-    w.Key("name"); put(w, key.bound_name); w.Key("uid"); put(w, key.bound_uid); w.EndObject();
-    w.Key("serviceaccount"); w.StartObject(); w.Key("name"); put(w, key.service_account); w.EndObject();
+    w.Key("iss");
+    w.String("yurthub-offline-placeholder");
+    w.Key("kubernetes.io");
+    w.StartObject();
+    w.Key("namespace");
+    put(w, key.namespace_name);
+    w.Key("pod");
+    w.StartObject();
+    w.Key("name");
+    put(w, key.bound_name);
+    w.Key("uid");
+    put(w, key.bound_uid);
     w.EndObject();
-    w.Key("nbf"); w.Int64(now);
-    w.Key("sub"); put(w, "system:serviceaccount:" + key.namespace_name + ":" + key.service_account);
+    w.Key("serviceaccount");
+    w.StartObject();
+    w.Key("name");
+    put(w, key.service_account);
+    w.EndObject();
+    w.EndObject();
+    w.Key("nbf");
+    w.Int64(now);
+    w.Key("sub");
+    put(w, "system:serviceaccount:" + key.namespace_name + ":" + key.service_account);
     w.EndObject();
   }
   const std::string signing_input = base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
-                                     base64url({claims.GetString(), claims.GetSize()});
+                                    base64url({claims.GetString(), claims.GetSize()});
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_length = 0;
   HMAC(EVP_sha256(), fake_key_.data(), static_cast<int>(fake_key_.size()),
@@ -314,26 +339,47 @@ std::string TokenKeeper::fake(const TokenRequestKey& key) const {
   rapidjson::StringBuffer out;
   Writer w(out);
   w.StartObject();
-  w.Key("kind"); w.String("TokenRequest");
-  w.Key("apiVersion"); w.String("authentication.k8s.io/v1");
-  w.Key("metadata"); w.StartObject();
-  w.Key("name"); put(w, key.service_account);
-  w.Key("namespace"); put(w, key.namespace_name);
-  w.Key("creationTimestamp"); w.Null();
+  w.Key("kind");
+  w.String("TokenRequest");
+  w.Key("apiVersion");
+  w.String("authentication.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  put(w, key.service_account);
+  w.Key("namespace");
+  put(w, key.namespace_name);
+  w.Key("creationTimestamp");
+  w.Null();
   w.EndObject();
-  w.Key("spec"); w.StartObject();
-  w.Key("audiences"); w.StartArray(); for (const auto& a : key.audiences) put(w, a); w.EndArray();
-  if (key.expiration_seconds > 0) { w.Key("expirationSeconds"); w.Int64(key.expiration_seconds); }
-  w.Key("boundObjectRef"); w.StartObject();
-  w.Key("kind"); put(w, key.bound_kind);
-  w.Key("apiVersion"); put(w, key.bound_api_version);
-  w.Key("name"); put(w, key.bound_name);
-  w.Key("uid"); put(w, key.bound_uid);
+  w.Key("spec");
+  w.StartObject();
+  w.Key("audiences");
+  w.StartArray();
+  for (const auto& a : key.audiences) put(w, a);
+  w.EndArray();
+  if (key.expiration_seconds > 0) {
+    w.Key("expirationSeconds");
+    w.Int64(key.expiration_seconds);
+  }
+  w.Key("boundObjectRef");
+  w.StartObject();
+  w.Key("kind");
+  put(w, key.bound_kind);
+  w.Key("apiVersion");
+  put(w, key.bound_api_version);
+  w.Key("name");
+  put(w, key.bound_name);
+  w.Key("uid");
+  put(w, key.bound_uid);
   w.EndObject();
   w.EndObject();
-  w.Key("status"); w.StartObject();
-  w.Key("token"); put(w, jwt);
-  w.Key("expirationTimestamp"); put(w, kube::format_time(expires, 0, false));
+  w.Key("status");
+  w.StartObject();
+  w.Key("token");
+  put(w, jwt);
+  w.Key("expirationTimestamp");
+  put(w, kube::format_time(expires, 0, false));
   w.EndObject();
   w.EndObject();
   return std::string(out.GetString(), out.GetSize());

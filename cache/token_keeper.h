@@ -22,10 +22,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "base/metrics.h"
 #include "cache/cache_writer.h"
 #include "cache/store.h"
 #include "hub/hooks/cache_hooks.h"
-#include "base/metrics.h"
 #include "kube/request_info.h"
 
 namespace yurthub::cache {

@@ -26,7 +26,7 @@ inline boost::asio::awaitable<Status> run_in_writer(CacheWriter& writer, CacheWr
         writer.run_exclusive(std::move(task), [shared, work](Status status) {
           auto executor = boost::asio::get_associated_executor(*shared);
           boost::asio::post(executor, [shared, work, status = std::move(status)]() mutable {
-            std::move(*shared)(std::move(status));
+            std::move (*shared)(std::move(status));
             work->reset();
           });
         });

@@ -1,6 +1,6 @@
 // yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> credentials
-// -> node cache -> filters -> Hub. A bad flag or unreadable credential is one line on stderr and exit status
-// 2; a listener that cannot bind or a cache that cannot open is exit status 1.
+// -> node cache -> filters -> Hub. A bad flag or unreadable credential is one line on stderr and
+// exit status 2; a listener that cannot bind or a cache that cannot open is exit status 1.
 //
 //   yurthub --server-addr=... --node-name=...       run the hub
 //   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
@@ -8,15 +8,15 @@
 #include <iostream>
 #include <string_view>
 
+#include "base/log.h"
 #include "cache/inspect.h"
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
 #include "hub/hub.h"
-#include "kube/kubeconfig.h"
-#include "base/log.h"
 #include "hub/options.h"
 #include "hub/version.h"
+#include "kube/kubeconfig.h"
 
 namespace {
 
@@ -31,9 +31,12 @@ int cache_command(int argc, char** argv) {
   std::string dir = yurthub::hub::HubOptions{}.disk_cache_path;
   for (int i = 2; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg.rfind("--disk-cache-path=", 0) == 0) dir = std::string(arg.substr(18));
-    else if (arg == "--disk-cache-path" && i + 1 < argc) dir = argv[++i];
-    else args.emplace_back(arg);
+    if (arg.rfind("--disk-cache-path=", 0) == 0)
+      dir = std::string(arg.substr(18));
+    else if (arg == "--disk-cache-path" && i + 1 < argc)
+      dir = argv[++i];
+    else
+      args.emplace_back(arg);
   }
   if (std::string_view(argv[1]) == "journal") {
     return yurthub::cache::run_journal_command(args, dir, std::cout, std::cerr);
@@ -65,7 +68,8 @@ std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOpt
 
 int main(int argc, char** argv) {
   using namespace yurthub;
-  if (argc >= 2 && (std::string_view(argv[1]) == "cache" || std::string_view(argv[1]) == "journal")) {
+  if (argc >= 2 &&
+      (std::string_view(argv[1]) == "cache" || std::string_view(argv[1]) == "journal")) {
     return cache_command(argc, argv);
   }
   auto options = hub::parse_flags(argc, argv);

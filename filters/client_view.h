@@ -65,7 +65,7 @@ class ClientView {
 
  private:
   void note_view(const std::shared_ptr<const ClusterView>& view);  // REQUIRES: mutex_ held
-  void release_all();  // REQUIRES: mutex_ held
+  void release_all();                                              // REQUIRES: mutex_ held
 
   std::shared_ptr<Budget> budget_;
   mutable std::mutex mutex_;
@@ -87,9 +87,10 @@ class ClientViews {
 
  private:
   std::shared_ptr<ClientView::Budget> budget_;
-  std::mutex mutex_;  // guards order_ and views_
+  std::mutex mutex_;              // guards order_ and views_
   std::list<std::string> order_;  // most recently used first
-  std::map<std::string, std::pair<std::shared_ptr<ClientView>, std::list<std::string>::iterator>> views_;
+  std::map<std::string, std::pair<std::shared_ptr<ClientView>, std::list<std::string>::iterator>>
+      views_;
 };
 
 }  // namespace yurthub::filters

@@ -12,11 +12,11 @@
 namespace yurthub::filters {
 
 struct ViewInputs {
-  std::string node_name;       // --node-name
-  std::string nodepool_flag;   // --nodepool-name (wins over the node's label)
-  std::string hub_host;        // where in-cluster clients reach the hub ("" = unknown)
+  std::string node_name;      // --node-name
+  std::string nodepool_flag;  // --nodepool-name (wins over the node's label)
+  std::string hub_host;       // where in-cluster clients reach the hub ("" = unknown)
   unsigned short hub_port = 10268;
-  net::ObjectSnapshot node;    // the informer of this node (at most one object), or null
+  net::ObjectSnapshot node;  // the informer of this node (at most one object), or null
   // NodePools from apps.openyurt.io/v1beta2, or v1beta1 when v1beta2 is not served.
   net::ObjectSnapshot pools;
   net::ObjectSnapshot services;

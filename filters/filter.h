@@ -13,8 +13,8 @@
 
 #include <rapidjson/document.h>
 
-#include "net/informer.h"
 #include "kube/request_info.h"
+#include "net/informer.h"
 
 namespace yurthub::filters {
 

@@ -1,9 +1,9 @@
 // Framing and filtering of one response; see filter_chain.h.
 #include "filters/filter_chain.h"
 
-#include "filters/object_access.h"
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "filters/object_access.h"
 
 namespace yurthub::filters {
 
@@ -85,8 +85,10 @@ class FilterChain::ListWriter final : public base::ListSink {
     rapidjson::Document doc;
     const bool parsed = base::parse_insitu(raw, chain_.scratch_, doc) && doc.IsObject();
     Verdict verdict = Verdict::Keep;
-    if (!parsed) chain_.count_parse_failure();
-    else verdict = chain_.run(doc, doc.GetAllocator(), *view);
+    if (!parsed)
+      chain_.count_parse_failure();
+    else
+      verdict = chain_.run(doc, doc.GetAllocator(), *view);
     const Outcome outcome(verdict, doc);
     if (chain_.client_view_ && parsed) {
       // Recorded as an ADDED event, the form the client's watch corrections read.
@@ -100,8 +102,10 @@ class FilterChain::ListWriter final : public base::ListSink {
     if (verdict == Verdict::Drop) return;
     if (!first_item_) out->push_back(',');
     first_item_ = false;
-    if (verdict == Verdict::Modified) out->append(outcome.json);
-    else out->append(raw);
+    if (verdict == Verdict::Modified)
+      out->append(outcome.json);
+    else
+      out->append(raw);
   }
   void items_end() override { out->push_back(']'); }
   void end() override {
@@ -122,13 +126,17 @@ class FilterChain::ListWriter final : public base::ListSink {
 FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, ViewSource view,
                          FilterMetrics& metrics, std::shared_ptr<ClientView> client_view,
                          bool first_page)
-    : shape_(shape), filters_(std::move(filters)), view_(std::move(view)), metrics_(metrics),
+    : shape_(shape),
+      filters_(std::move(filters)),
+      view_(std::move(view)),
+      metrics_(metrics),
       first_page_(first_page) {
   bool reactive_filter = false;
   for (const ObjectFilter* f : filters_) {
     reactive_filter = reactive_filter || f->reactive();
     const std::string name(f->name());
-    counters_.push_back({&metrics_.objects.with({name, "seen"}), &metrics_.objects.with({name, "modified"}),
+    counters_.push_back({&metrics_.objects.with({name, "seen"}),
+                         &metrics_.objects.with({name, "modified"}),
                          &metrics_.objects.with({name, "dropped"})});
   }
   if (reactive_filter && shape_ != Shape::Object) client_view_ = std::move(client_view);
@@ -159,7 +167,8 @@ Verdict FilterChain::run(rapidjson::Value& object, rapidjson::Document::Allocato
 }
 
 void FilterChain::count_parse_failure() {
-  for (const ObjectFilter* f : filters_) metrics_.parse_failures.with({std::string(f->name())}).inc();
+  for (const ObjectFilter* f : filters_)
+    metrics_.parse_failures.with({std::string(f->name())}).inc();
 }
 
 Status FilterChain::feed(std::string_view bytes, std::string* out) {
@@ -167,8 +176,8 @@ Status FilterChain::feed(std::string_view bytes, std::string* out) {
     case Shape::Object:
       if (object_.size() + bytes.size() > base::kMaxFramedValueBytes) {
         metrics_.framing_failures.with({}).inc();
-        return make_error("object larger than " +
-                               std::to_string(base::kMaxFramedValueBytes >> 20) + " MiB");
+        return make_error("object larger than " + std::to_string(base::kMaxFramedValueBytes >> 20) +
+                          " MiB");
       }
       object_.append(bytes);
       return {};
@@ -205,8 +214,10 @@ Status FilterChain::finish(std::string* out) {
   }
   // A dropped get is answered as sent: a filter hides objects from lists and watches, and a
   // fabricated 404 for an object that exists would be a lie the client cannot tell.
-  if (verdict == Verdict::Modified) base::append_json(doc, out);
-  else out->append(object_);
+  if (verdict == Verdict::Modified)
+    base::append_json(doc, out);
+  else
+    out->append(object_);
   object_.clear();
   return {};
 }
@@ -231,8 +242,10 @@ void FilterChain::on_event(std::string_view raw, const View& view, std::string* 
   const Outcome outcome(run(*object, event.GetAllocator(), *view), *object);
   if (type == "DELETED") {
     if (!key.empty()) client_view_->erase(key);
-    if (outcome.verdict == Verdict::Modified) append_event(type, outcome.json, out);
-    else out->append(raw).push_back('\n');
+    if (outcome.verdict == Verdict::Modified)
+      append_event(type, outcome.json, out);
+    else
+      out->append(raw).push_back('\n');
     return;
   }
   if (outcome.verdict == Verdict::Keep) {
@@ -262,8 +275,8 @@ bool FilterChain::correct(std::string* out) {
     if (seen == ClientView::Seen::Dropped) {
       append_event("DELETED", original_object_json(e.raw_event), out);
     } else {
-      const std::string json = seen == ClientView::Seen::Modified ? outcome.json
-                                                                  : original_object_json(e.raw_event);
+      const std::string json =
+          seen == ClientView::Seen::Modified ? outcome.json : original_object_json(e.raw_event);
       append_event(e.seen == ClientView::Seen::Dropped ? "ADDED" : "MODIFIED", json, out);
     }
     e.seen = seen;

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "base/json_frames.h"
 #include "filters/client_view.h"
 #include "filters/filter.h"
 #include "filters/filter_metrics.h"
 #include "hub/hooks/filter_hooks.h"
-#include "base/json_frames.h"
 
 namespace yurthub::filters {
 
@@ -74,8 +74,8 @@ class FilterChain final : public hub::ResponseFilter {
   std::shared_ptr<ClientView> client_view_;  // reactive lists and watches only
   bool first_page_;
 
-  std::string object_;                     // Shape::Object: the body so far
-  std::unique_ptr<ListWriter> list_;       // Shape::List
+  std::string object_;                      // Shape::Object: the body so far
+  std::unique_ptr<ListWriter> list_;        // Shape::List
   std::optional<base::WatchFramer> watch_;  // Shape::Watch
   std::string scratch_;  // the in-situ parse of the object or event being filtered
 };

@@ -15,8 +15,10 @@ std::set<std::string> parse_component_list(std::string_view value) {
     std::string_view item = value.substr(0, comma);
     value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
     item = item.substr(0, item.find('/'));
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
     if (item.empty()) continue;
     std::string name(item);
     std::transform(name.begin(), name.end(), name.begin(),

@@ -5,8 +5,8 @@
 // value, rebuilt by the FilterManager when the ConfigMap changes and published as a snapshot.
 #pragma once
 
-#include <map>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -17,9 +17,9 @@
 namespace yurthub::filters {
 
 struct FilterFlags {
-  bool enabled = true;                 // --enable-resource-filter
-  std::vector<std::string> disabled;   // --disabled-resource-filters ("*" = all)
-  bool cloud_mode = false;             // --working-mode=cloud turns the edge-only filters off
+  bool enabled = true;                // --enable-resource-filter
+  std::vector<std::string> disabled;  // --disabled-resource-filters ("*" = all)
+  bool cloud_mode = false;            // --working-mode=cloud turns the edge-only filters off
 };
 
 class FilterAssignment {

@@ -3,15 +3,15 @@
 
 #include <algorithm>
 
-#include "filters/filter_chain.h"
 #include "base/log.h"
+#include "filters/filter_chain.h"
 
 namespace yurthub::filters {
 
 FilterManager::FilterManager(FilterManagerSettings settings, base::MetricsRegistry& registry)
     : settings_(std::move(settings)), metrics_(registry) {
-  assignment_.store(std::make_shared<const FilterAssignment>(
-      FilterAssignment::build(settings_.flags, {})));
+  assignment_.store(
+      std::make_shared<const FilterAssignment>(FilterAssignment::build(settings_.flags, {})));
   view_.store(std::make_shared<const ClusterView>(build_cluster_view(settings_inputs())));
   last_config_description_ = assignment_.load()->describe();
 }
@@ -28,7 +28,8 @@ ViewInputs FilterManager::settings_inputs() const {
 }
 
 void FilterManager::set_config(const std::map<std::string, std::string>& data) {
-  auto next = std::make_shared<const FilterAssignment>(FilterAssignment::build(settings_.flags, data));
+  auto next =
+      std::make_shared<const FilterAssignment>(FilterAssignment::build(settings_.flags, data));
   const std::string description = next->describe();
   assignment_.store(std::move(next));
   if (description != last_config_description_) {
@@ -95,14 +96,15 @@ void FilterManager::rebuild_view() {
   in.pools = pools.snapshot();
   in.services = services_->snapshot();
   in.node_synced = node_->synced();
-  in.pools_synced = pools_->synced() && (!pools_->missing() || (pools_v1beta1_ && pools_v1beta1_->synced()));
+  in.pools_synced =
+      pools_->synced() && (!pools_->missing() || (pools_v1beta1_ && pools_v1beta1_->synced()));
   in.services_synced = services_->synced();
   auto next = std::make_shared<const ClusterView>(build_cluster_view(in));
   auto previous = view_.exchange(next);
   const bool was_ready = ready_.exchange(in.node_synced && in.pools_synced && in.services_synced);
   if (previous->pool_name != next->pool_name || previous->pool_nodes != next->pool_nodes) {
-    YH_LOG(Info) << "filters: node " << next->node_name << " is in pool \""
-                 << next->pool_name << "\" of " << next->pool_nodes.size() << " nodes"
+    YH_LOG(Info) << "filters: node " << next->node_name << " is in pool \"" << next->pool_name
+                 << "\" of " << next->pool_nodes.size() << " nodes"
                  << (next->pool_known || next->pool_name.empty() ? "" : " (NodePool not found)");
   }
   if (!was_ready && ready_) YH_LOG(Info) << "filters: ready";
@@ -134,18 +136,23 @@ std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const kube::RequestIn
   auto chain = chain_for(info);
   if (chain.empty()) return nullptr;
   FilterChain::Shape shape = FilterChain::Shape::Object;
-  if (info.verb == "list") shape = FilterChain::Shape::List;
-  else if (info.verb == "watch") shape = FilterChain::Shape::Watch;
-  else if (info.verb != "get") return nullptr;
+  if (info.verb == "list")
+    shape = FilterChain::Shape::List;
+  else if (info.verb == "watch")
+    shape = FilterChain::Shape::Watch;
+  else if (info.verb != "get")
+    return nullptr;
   // What the client holds of a reactive resource, across its list and its watches.
   std::shared_ptr<ClientView> client_view;
-  const bool reactive = std::any_of(chain.begin(), chain.end(), [](auto* f) { return f->reactive(); });
+  const bool reactive =
+      std::any_of(chain.begin(), chain.end(), [](auto* f) { return f->reactive(); });
   if (reactive && shape != FilterChain::Shape::Object) {
-    client_view = client_views_.get(info.component + "\n" + info.path + "\n" +
-                                    info.label_selector + "\n" + info.field_selector);
+    client_view = client_views_.get(info.component + "\n" + info.path + "\n" + info.label_selector +
+                                    "\n" + info.field_selector);
   }
-  return std::make_unique<FilterChain>(shape, std::move(chain), [this] { return view_.load(); },
-                                       metrics_, std::move(client_view), info.continue_token.empty());
+  return std::make_unique<FilterChain>(
+      shape, std::move(chain), [this] { return view_.load(); }, metrics_, std::move(client_view),
+      info.continue_token.empty());
 }
 
 }  // namespace yurthub::filters

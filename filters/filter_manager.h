@@ -15,13 +15,13 @@
 #include <optional>
 #include <string>
 
+#include "base/metrics.h"
 #include "filters/client_view.h"
 #include "filters/cluster_view.h"
 #include "filters/filter_config.h"
 #include "filters/filter_metrics.h"
 #include "hub/hooks/filter_hooks.h"
 #include "net/informer.h"
-#include "base/metrics.h"
 
 namespace yurthub::filters {
 
@@ -74,8 +74,8 @@ class FilterManager final : public hub::FilterHooks {
   InformerFactory make_informer_;
   std::function<void()> on_topology_change_;
   std::unique_ptr<net::Informer> node_;
-  std::unique_ptr<net::Informer> pools_;           // apps.openyurt.io/v1beta2
-  std::unique_ptr<net::Informer> pools_v1beta1_;   // only when v1beta2 is not served
+  std::unique_ptr<net::Informer> pools_;          // apps.openyurt.io/v1beta2
+  std::unique_ptr<net::Informer> pools_v1beta1_;  // only when v1beta2 is not served
   std::unique_ptr<net::Informer> services_;
 };
 

@@ -31,8 +31,8 @@ class ForwardKubeSvcTrafficFilter final : public ObjectFilter {
     if (string_member(object, "addressType") != (ipv6 ? "IPv6" : "IPv4")) return Verdict::Keep;
 
     // As YurtHub: the first "https" port only.
-    bool changed = set_https_port(find_member(object, "ports"), view.hub_port, /*first_only=*/true,
-                                  allocator);
+    bool changed =
+        set_https_port(find_member(object, "ports"), view.hub_port, /*first_only=*/true, allocator);
 
     rapidjson::Value addresses(rapidjson::kArrayType);
     addresses.PushBack(string_value(view.hub_host, allocator), allocator);

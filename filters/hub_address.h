@@ -3,12 +3,11 @@
 // EndpointSlice and pods' environment. As YurtHub: --dummy-if-ip with --enable-dummy-if (the
 // default), else the HTTPS listener's address. Unlike YurtHub, the address is only used if this
 // hub serves HTTPS there and the address is configured on one of the node's interfaces (this hub
-// does not create the dummy interface): rewriting pods to an address nobody serves would break every
-// in-cluster client on the node. Called once by cmd/yurthub.cc.
+// does not create the dummy interface): rewriting pods to an address nobody serves would break
+// every in-cluster client on the node. Called once by cmd/yurthub.cc.
 #pragma once
 
 #include <string>
-
 
 namespace yurthub::filters {
 

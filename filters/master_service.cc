@@ -34,8 +34,8 @@ class MasterServiceFilter final : public ObjectFilter {
     changed |= set_member(*spec, "clusterIPs", cluster_ips, allocator);
 
     // Only `port` moves: targetPort is what the apiserver listens on, which the hub does not use.
-    changed |= set_https_port(find_member(*spec, "ports"), view.hub_port, /*first_only=*/false,
-                              allocator);
+    changed |=
+        set_https_port(find_member(*spec, "ports"), view.hub_port, /*first_only=*/false, allocator);
     return changed ? Verdict::Modified : Verdict::Keep;
   }
 };

@@ -20,7 +20,8 @@ namespace {
 
 std::vector<RegisteredFilter> build() {
   std::vector<RegisteredFilter> table;
-  auto add = [&](std::unique_ptr<ObjectFilter> f, std::vector<std::string> components, bool edge_only) {
+  auto add = [&](std::unique_ptr<ObjectFilter> f, std::vector<std::string> components,
+                 bool edge_only) {
     table.push_back(RegisteredFilter{std::move(f), std::move(components), edge_only});
   };
   add(make_discard_cloud_service_filter(), {"kube-proxy"}, true);

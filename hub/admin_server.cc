@@ -66,7 +66,8 @@ std::string render_process_metrics() {
       << "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes " << vsize << "\n"
       << "# HELP process_open_fds Number of open file descriptors.\n"
       << "# TYPE process_open_fds gauge\nprocess_open_fds " << fds << "\n"
-      << "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+      << "# HELP process_start_time_seconds Start time of the process since unix epoch in "
+         "seconds.\n"
       << "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds " << start << "\n";
   return out.str();
 }
@@ -89,19 +90,20 @@ asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
     const bool keep_alive = req.keep_alive();
     bool written = false;
     if (path == "/v1/healthz") {
-      written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200, "text/plain", "OK");
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200,
+                                                    "text/plain", "OK");
     } else if (path == "/v1/readyz") {
       const auto not_ready = readiness_();
       const unsigned code = not_ready ? 500 : 200;
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
-                                               "text/plain", not_ready.value_or("OK"));
+                                                    "text/plain", not_ready.value_or("OK"));
     } else if (path == "/metrics") {
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200,
-                                               "text/plain; version=0.0.4; charset=utf-8",
-                                               registry_.render() + render_process_metrics());
+                                                    "text/plain; version=0.0.4; charset=utf-8",
+                                                    registry_.render() + render_process_metrics());
     } else {
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, 404,
-                                               "text/plain", "404 page not found\n");
+                                                    "text/plain", "404 page not found\n");
     }
     if (!written || !keep_alive) break;
   }

@@ -13,8 +13,8 @@
 
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
-#include "net/streams.h"
 #include "hub/upstream_pool.h"
+#include "net/streams.h"
 
 namespace yurthub::hub {
 
@@ -33,19 +33,19 @@ inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, at
 struct ActiveUpstream {
   UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
   std::size_t server = 0;
-  bool streaming = false;             // relaying a watch or another long-running response
-  bool offline = false;               // answered by the cache (no upstream connection)
-  const char* stop_reason = nullptr;  // set by stop(); the relay ends and reports it
+  bool streaming = false;                     // relaying a watch or another long-running response
+  bool offline = false;                       // answered by the cache (no upstream connection)
+  const char* stop_reason = nullptr;          // set by stop(); the relay ends and reports it
   boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
 
   // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
   // outlives every use of them here.
   ResponseFilter* filter = nullptr;
   ResponseTap* tap = nullptr;
-  bool chunked = false;              // the client's response is chunked (else close-delimited)
-  bool in_upstream_read = false;     // the relay waits for the apiserver; the client is idle
-  bool correcting = false;           // a correction is being written to the client
-  bool correction_pending = false;   // the relay must correct after its current write
+  bool chunked = false;             // the client's response is chunked (else close-delimited)
+  bool in_upstream_read = false;    // the relay waits for the apiserver; the client is idle
+  bool correcting = false;          // a correction is being written to the client
+  bool correction_pending = false;  // the relay must correct after its current write
 
   // Ends the exchange from outside: records why and aborts whatever it is waiting on.
   void stop(const char* reason) {
@@ -65,7 +65,7 @@ struct ClientConnection {
         wake_timer(executor) {}
 
   Stream stream;
-  boost::beast::flat_buffer buffer;  // bytes read from the client and not yet parsed
+  boost::beast::flat_buffer buffer;      // bytes read from the client and not yet parsed
   std::unique_ptr<char[]> relay_buffer;  // allocated on first use, kRelayBufferBytes
   ActiveUpstream active;
   boost::asio::steady_timer write_watchdog;  // bounds client writes while streaming

@@ -48,7 +48,8 @@ asio::awaitable<bool> ClientResponseWriter<Stream>::send(std::string_view piece,
 }
 
 template <class Stream>
-asio::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status, std::string_view content_type) {
+asio::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status,
+                                                          std::string_view content_type) {
   http::response<http::empty_body> res{static_cast<http::status>(status), version_};
   res.set(http::field::content_type, content_type);
   res.set(http::field::cache_control, "no-cache, private");

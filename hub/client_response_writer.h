@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "hub/hooks/cache_hooks.h"
 #include "hub/client_connection.h"
+#include "hub/hooks/cache_hooks.h"
 #include "net/http_framing.h"
 
 namespace yurthub::hub {

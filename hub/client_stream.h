@@ -26,7 +26,8 @@ boost::asio::awaitable<void> watch_client(std::shared_ptr<ClientConnection<Strea
   // left: end the stream instead of waiting for the next event.
   char sink[512];
   for (;;) {
-    auto [ec, n] = co_await client->stream.async_read_some(boost::asio::buffer(sink), net::kNoThrow);
+    auto [ec, n] =
+        co_await client->stream.async_read_some(boost::asio::buffer(sink), net::kNoThrow);
     if (!client->watching_client) co_return;
     if (ec) {
       client->active.stop("client_gone");
@@ -87,8 +88,9 @@ std::size_t write_now(Stream& stream, const Buffers& buffers, boost::system::err
 // the watchdog for a streaming response (whose tcp_stream timer the client watcher's read owns),
 // else under the stream's own kClientIoTimeout. False if the client is gone.
 template <class Stream, class Buffers>
-boost::asio::awaitable<bool> write_to_client(const std::shared_ptr<ClientConnection<Stream>>& client,
-                                             const Buffers& buffers, bool streaming) {
+boost::asio::awaitable<bool> write_to_client(
+    const std::shared_ptr<ClientConnection<Stream>>& client, const Buffers& buffers,
+    bool streaming) {
   boost::system::error_code ec;
   const std::size_t total = boost::asio::buffer_size(buffers);
   const std::size_t now = write_now(client->stream, buffers, ec);
@@ -96,8 +98,10 @@ boost::asio::awaitable<bool> write_to_client(const std::shared_ptr<ClientConnect
   if (now == total) co_return true;
   boost::beast::buffers_suffix<Buffers> rest(buffers);
   rest.consume(now);
-  if (streaming) arm_write_watchdog(client);
-  else boost::beast::get_lowest_layer(client->stream).expires_after(kClientIoTimeout);
+  if (streaming)
+    arm_write_watchdog(client);
+  else
+    boost::beast::get_lowest_layer(client->stream).expires_after(kClientIoTimeout);
   auto [wec, n] = co_await boost::asio::async_write(client->stream, rest, net::kNoThrow);
   if (streaming) client->write_watchdog.cancel();
   co_return !wec;
@@ -105,15 +109,17 @@ boost::asio::awaitable<bool> write_to_client(const std::shared_ptr<ClientConnect
 
 // Writes raw bytes to a streaming client under the watchdog.
 template <class Stream, class Buffers>
-boost::asio::awaitable<bool> write_streaming(const std::shared_ptr<ClientConnection<Stream>>& client,
-                                             const Buffers& buffers) {
+boost::asio::awaitable<bool> write_streaming(
+    const std::shared_ptr<ClientConnection<Stream>>& client, const Buffers& buffers) {
   co_return co_await write_to_client(client, buffers, true);
 }
 
 // The last chunk of a chunked response, so a client can tell a clean end from a cut.
 template <class Stream>
-boost::asio::awaitable<bool> end_chunked_stream(const std::shared_ptr<ClientConnection<Stream>>& client) {
-  co_return co_await write_streaming(client, boost::asio::buffer(net::kLastChunk.data(), net::kLastChunk.size()));
+boost::asio::awaitable<bool> end_chunked_stream(
+    const std::shared_ptr<ClientConnection<Stream>>& client) {
+  co_return co_await write_streaming(
+      client, boost::asio::buffer(net::kLastChunk.data(), net::kLastChunk.size()));
 }
 
 }  // namespace yurthub::hub

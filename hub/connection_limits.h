@@ -17,13 +17,16 @@ namespace yurthub::hub {
 
 class ConnectionLimits {
  public:
-  ConnectionLimits(int max_total, int max_per_peer) : max_total_(max_total), max_per_peer_(max_per_peer) {}
+  ConnectionLimits(int max_total, int max_per_peer)
+      : max_total_(max_total), max_per_peer_(max_per_peer) {}
 
   // Released when destroyed.
   class Slot {
    public:
     Slot(ConnectionLimits* limits, std::string peer) : limits_(limits), peer_(std::move(peer)) {}
-    Slot(Slot&& other) noexcept : limits_(other.limits_), peer_(std::move(other.peer_)) { other.limits_ = nullptr; }
+    Slot(Slot&& other) noexcept : limits_(other.limits_), peer_(std::move(other.peer_)) {
+      other.limits_ = nullptr;
+    }
     Slot& operator=(Slot&&) = delete;
     ~Slot();
 

@@ -17,13 +17,13 @@ using RequestParser = http::request_parser<http::buffer_body>;
 using ResponseParser = http::response_parser<http::buffer_body>;
 
 struct ForwardResult {
-  unsigned status = 0;       // HTTP code sent to the client; 0 if no response was sent
-  bool keep_alive = false;   // the client connection may carry another request
-  bool offline = false;      // answered by the cache
+  unsigned status = 0;      // HTTP code sent to the client; 0 if no response was sent
+  bool keep_alive = false;  // the client connection may carry another request
+  bool offline = false;     // answered by the cache
   std::uint64_t request_bytes = 0;
   std::uint64_t response_bytes = 0;
-  std::optional<kube::Failure> failure;    // set when the hub answered with its own error
-  const char* stream_end = nullptr;  // why a stream ended before the apiserver ended it
+  std::optional<kube::Failure> failure;  // set when the hub answered with its own error
+  const char* stream_end = nullptr;      // why a stream ended before the apiserver ended it
 };
 
 }  // namespace yurthub::hub

@@ -4,12 +4,12 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
-#include "hub/hooks/cache_hooks.h"
+#include "base/log.h"
 #include "hub/client_response_writer.h"
+#include "hub/hooks/cache_hooks.h"
+#include "hub/response_relay.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
-#include "base/log.h"
-#include "hub/response_relay.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -30,8 +30,8 @@ bool is_write(const kube::RequestInfo& info) {
 }
 
 // Whether the request's Connection header names a header that frames or routes it. The hub frames
-// the body from its parser anyway (net::set_body_framing), but such a request is no honest client's:
-// its upstream connection is not reused and the client's connection is closed after it.
+// the body from its parser anyway (net::set_body_framing), but such a request is no honest
+// client's: its upstream connection is not reused and the client's connection is closed after it.
 bool names_framing_in_connection(const http::fields& fields) {
   const auto it = fields.find(http::field::connection);
   if (it == fields.end()) return false;
@@ -98,8 +98,8 @@ void Forwarder<Stream>::upstream_failed(std::size_t server, const char* kind) {
 
 template <class Stream>
 asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
-                                                         const kube::RequestInfo& info,
-                                                         bool client_keep_alive) {
+                                                          const kube::RequestInfo& info,
+                                                          bool client_keep_alive) {
   auto& req = parser.get();
   client_version_ = req.version();
   // A body has this long to arrive, whatever its pace: a fresh timeout per read would let a
@@ -110,7 +110,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   const Identity identity = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
   const bool framing_doubt = names_framing_in_connection(req);
   if (framing_doubt) client_keep_alive = false;
-  if (identity == Identity::Bearer) client_authorization_ = std::string(req[http::field::authorization]);
+  if (identity == Identity::Bearer)
+    client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
   if (auto replay = req.find(kReplayHeader); replay != req.end()) {
     replaying_ = net::secrets_equal(replay->value(), shared_.replay_token);
@@ -125,8 +126,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   const bool filtered = filter != nullptr;
   if (filtered && !filters->ready()) {
     // Polled: readiness flips once per process, so a waiter list would buy nothing.
-    const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
-                                           std::chrono::milliseconds(100));
+    const bool ready = co_await poll_until([filters] { return filters->ready(); },
+                                           kFiltersReadyWait, std::chrono::milliseconds(100));
     if (!ready) {
       co_return co_await fail(kube::Failure::FiltersNotReady,
                               "the informers of nodes, nodepools and services have not synced",
@@ -135,7 +136,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   }
   net::strip_hop_by_hop(req, upgrade);
   const auto length = parser.content_length();
-  net::set_body_framing(req, parser.chunked(), length ? std::optional<std::uint64_t>(*length) : std::nullopt);
+  net::set_body_framing(req, parser.chunked(),
+                        length ? std::optional<std::uint64_t>(*length) : std::nullopt);
   req.version(11);
   if (framing_doubt) req.keep_alive(false);  // the apiserver closes it: never back in the pool
   if (identity == Identity::Hub) {
@@ -151,7 +153,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   if (cached && cache->wants_request_body(info)) {
     const BodyRead read = co_await read_whole_body(parser, kMaxKeyedBodyBytes);
     if (read.failure) {
-      co_return co_await fail(*read.failure, "while reading the request body", parser, false, ForwardResult{});
+      co_return co_await fail(*read.failure, "while reading the request body", parser, false,
+                              ForwardResult{});
     }
     if (!read.complete) co_return ForwardResult{};  // the client went away
     body_read_ = true;
@@ -164,19 +167,21 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     // from the cache although the apiserver is fine. One probe takes at most its attempts'
     // timeouts.
     const auto& o = shared_.options;
-    co_await poll_until([health = shared_.health] { return health->initial_probes_done(); },
-                        std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
-                        std::chrono::milliseconds(20));
+    co_await poll_until(
+        [health = shared_.health] { return health->initial_probes_done(); },
+        std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
+        std::chrono::milliseconds(20));
   }
   if (cache && !replaying_ && is_write(info) && cache->write_pending(info) &&
       shared_.servers.any_healthy()) {
     // Writes made offline to this object go first, in order (design §6).
     const bool replayed = co_await poll_until(
-        [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); },
-        kReplayWait, std::chrono::milliseconds(100));
+        [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); }, kReplayWait,
+        std::chrono::milliseconds(100));
     if (!replayed) {
-      co_return co_await fail(kube::Failure::ReplayPending, info.resource + " \"" + info.name + "\"",
-                              parser, client_keep_alive, ForwardResult{});
+      co_return co_await fail(kube::Failure::ReplayPending,
+                              info.resource + " \"" + info.name + "\"", parser, client_keep_alive,
+                              ForwardResult{});
     }
   }
   ForwardResult result;
@@ -187,8 +192,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     auto server = shared_.servers.pick(tried);
     if (!server) {
       if (last_error.empty()) {
-        co_return co_await unreachable(kube::Failure::NoHealthyServer, "every apiserver is unhealthy",
-                                       parser, info, client_keep_alive, result);
+        co_return co_await unreachable(kube::Failure::NoHealthyServer,
+                                       "every apiserver is unhealthy", parser, info,
+                                       client_keep_alive, result);
       }
       co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
                                      client_keep_alive, result);
@@ -213,7 +219,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     const bool sent = co_await send_request(*up, parser, result, client_failed);
     if (!sent && client_failed) {
       if (result.failure) {
-        co_return co_await fail(*result.failure, "while reading the request body", parser, false, result);
+        co_return co_await fail(*result.failure, "while reading the request body", parser, false,
+                                result);
       }
       result.keep_alive = false;
       co_return result;
@@ -238,16 +245,18 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
       }
       if (ec == beast::error::timeout) {
         upstream_failed(*server, "timeout");
-        co_return co_await unreachable(kube::Failure::UpstreamTimeout, address.url, parser, info, false, result);
+        co_return co_await unreachable(kube::Failure::UpstreamTimeout, address.url, parser, info,
+                                       false, result);
       }
       if (ec && ec.category() == http::make_error_code(http::error::bad_version).category() &&
           ec != http::error::end_of_stream && ec != http::error::partial_message) {
         upstream_failed(*server, "bad_response");
-        co_return co_await fail(kube::Failure::BadUpstreamResponse, address.url + ": " + ec.message(),
-                                parser, false, result);
+        co_return co_await fail(kube::Failure::BadUpstreamResponse,
+                                address.url + ": " + ec.message(), parser, false, result);
       }
       upstream_failed(*server, "closed");
-      co_return co_await unreachable(kube::Failure::UpstreamClosed, address.url, parser, info, false, result);
+      co_return co_await unreachable(kube::Failure::UpstreamClosed, address.url, parser, info,
+                                     false, result);
     }
     ResponseRelay<Stream> relay(client_, worker_);
     if (upgrade && rp.get().result() == http::status::switching_protocols) {
@@ -260,8 +269,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     }
     // Only a successful JSON body is what the filters read; a Status error passes as sent.
     const unsigned code = rp.get().result_int();
-    if (filter && (code / 100 != 2 || code == 204 ||
-                   !std::string_view(rp.get()[http::field::content_type]).starts_with("application/json"))) {
+    if (filter &&
+        (code / 100 != 2 || code == 204 ||
+         !std::string_view(rp.get()[http::field::content_type]).starts_with("application/json"))) {
       filter.reset();
     }
     co_return co_await relay.relay(std::move(up), rp, info, client_keep_alive && parser.is_done(),
@@ -271,8 +281,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
 
 template <class Stream>
 asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
-                                                   std::chrono::steady_clock::duration limit,
-                                                   std::chrono::milliseconds period) {
+                                                    std::chrono::steady_clock::duration limit,
+                                                    std::chrono::milliseconds period) {
   asio::steady_timer timer(client_->write_watchdog.get_executor());
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
@@ -285,13 +295,14 @@ asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
 
 template <class Stream>
 asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
-                                                     ForwardResult& result, bool& client_failed) {
+                                                      ForwardResult& result, bool& client_failed) {
   auto& req = parser.get();
   net::BodyFramer framer(net::message_head(req), req.chunked());
   if (body_read_) {
     result.request_bytes += request_body_.size();
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] = co_await asio::async_write(up.stream, framer.frame(request_body_, true), net::kNoThrow);
+    auto [wec, wn] =
+        co_await asio::async_write(up.stream, framer.frame(request_body_, true), net::kNoThrow);
     co_return !wec;
   }
   char* buf = client_->relay();
@@ -309,7 +320,8 @@ asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Re
       if (piece.empty() && !parser.is_done()) continue;  // a chunk header, no data yet
     }
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] = co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
+    auto [wec, wn] =
+        co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
     if (wec) co_return false;
   } while (!framer.done());
   co_return true;
@@ -317,29 +329,28 @@ asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Re
 
 template <class Stream>
 asio::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(RequestParser& parser,
-                                                                             char* buf) {
+                                                                              char* buf) {
   auto& req = parser.get();
   req.body().data = buf;
   req.body().size = kRelayBufferBytes;
   beast::get_lowest_layer(client_->stream)
       .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, body_deadline_));
-  auto [ec, n] = co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
+  auto [ec, n] =
+      co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
   if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
   co_return ec;
 }
 
 template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(kube::Failure failure,
-                                                             const std::string& detail,
-                                                             RequestParser& parser,
-                                                             const kube::RequestInfo& info,
-                                                             bool keep_alive,
-                                                             ForwardResult result) {
+asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
+    kube::Failure failure, const std::string& detail, RequestParser& parser,
+    const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   CacheHooks* cache = shared_.cache;
   // With no healthy apiserver every read the cache can answer is answered locally. When a server
   // the health checker still trusts fails, gets and lists fall back to the cache (as YurtHub); a
   // watch does not, since it would then be held until a server turns healthy, which it already is.
-  const bool offline = failure == kube::Failure::NoHealthyServer || info.verb == "get" || info.verb == "list";
+  const bool offline =
+      failure == kube::Failure::NoHealthyServer || info.verb == "get" || info.verb == "list";
   if (cache && offline && cache->serves_offline(info)) {
     co_return co_await answer_offline(parser, info, keep_alive, result);
   }
@@ -353,10 +364,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(kube::Failure fail
 
 template <class Stream>
 asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& parser,
-                                                                const kube::RequestInfo& info,
-                                                                bool keep_alive,
-                                                                ForwardResult result,
-                                                                const OfflineWrite* write) {
+                                                                 const kube::RequestInfo& info,
+                                                                 bool keep_alive,
+                                                                 ForwardResult result,
+                                                                 const OfflineWrite* write) {
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   ActiveScope scope(client_->active, nullptr, 0);
   unsigned code = 0;
@@ -391,10 +402,8 @@ asio::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_wh
 }
 
 template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestParser& parser,
-                                                                      const kube::RequestInfo& info,
-                                                                      bool keep_alive,
-                                                                      ForwardResult result) {
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
+    RequestParser& parser, const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   auto& req = parser.get();
   if (!body_read_) {
     const BodyRead read = co_await read_whole_body(parser, kMaxOfflineWriteBytes);
@@ -425,9 +434,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(RequestPa
 }
 
 template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure, const std::string& detail,
-                                                      RequestParser& parser, bool keep_alive,
-                                                      ForwardResult result) {
+asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure,
+                                                       const std::string& detail,
+                                                       RequestParser& parser, bool keep_alive,
+                                                       ForwardResult result) {
   const kube::ApiError error = kube::api_error(failure, detail);
   // A request whose body was not read to the end leaves the connection unusable.
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
@@ -436,8 +446,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure, co
       failure == kube::Failure::FiltersNotReady || failure == kube::Failure::ReplayPending
           ? std::optional<int>(1)
           : std::nullopt;
-  const bool written =
-      co_await net::write_api_error(client_->stream, client_version_, keep_alive, error, retry_after);
+  const bool written = co_await net::write_api_error(client_->stream, client_version_, keep_alive,
+                                                     error, retry_after);
   result.failure = failure;
   result.status = written ? error.code : 0;
   result.keep_alive = written && keep_alive;

@@ -19,8 +19,8 @@
 
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
-#include "kube/request_info.h"
 #include "hub/worker.h"
+#include "kube/request_info.h"
 
 namespace yurthub::hub {
 
@@ -31,7 +31,8 @@ class Forwarder {
 
   // Forwards the request whose header `parser` has read (its body, if any, is still unread).
   // `client_keep_alive`: the client allows another request on this connection.
-  boost::asio::awaitable<ForwardResult> forward(RequestParser& parser, const kube::RequestInfo& info,
+  boost::asio::awaitable<ForwardResult> forward(RequestParser& parser,
+                                                const kube::RequestInfo& info,
                                                 bool client_keep_alive);
 
  private:
@@ -43,21 +44,25 @@ class Forwarder {
                                           std::chrono::milliseconds period);
   // Reads the next piece of the client's request body into `buf` (kRelayBufferBytes);
   // req.body().size is then what is left unused of it.
-  boost::asio::awaitable<boost::system::error_code> read_body_piece(RequestParser& parser, char* buf);
+  boost::asio::awaitable<boost::system::error_code> read_body_piece(RequestParser& parser,
+                                                                    char* buf);
   // Reads the rest of the request body into request_body_, at most `limit` bytes.
   struct BodyRead {
-    bool complete = false;            // read to its end
-    std::optional<kube::Failure> failure;   // what to answer; neither: the client went away
+    bool complete = false;                 // read to its end
+    std::optional<kube::Failure> failure;  // what to answer; neither: the client went away
   };
   boost::asio::awaitable<BodyRead> read_whole_body(RequestParser& parser, std::size_t limit);
   boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
                                             ForwardResult& result, bool& client_failed);
   // No apiserver answered: the cache if it can, else a 503 Status.
-  boost::asio::awaitable<ForwardResult> unreachable(kube::Failure failure, const std::string& detail,
-                                                    RequestParser& parser, const kube::RequestInfo& info,
-                                                    bool keep_alive, ForwardResult result);
+  boost::asio::awaitable<ForwardResult> unreachable(kube::Failure failure,
+                                                    const std::string& detail,
+                                                    RequestParser& parser,
+                                                    const kube::RequestInfo& info, bool keep_alive,
+                                                    ForwardResult result);
   // Answers from the cache: a read, or (with `write`) a write the cache journals.
-  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser, const kube::RequestInfo& info,
+  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser,
+                                                       const kube::RequestInfo& info,
                                                        bool keep_alive, ForwardResult result,
                                                        const OfflineWrite* write = nullptr);
   // Reads the whole body of a write the cache answers while offline, then answer_offline().

@@ -128,8 +128,8 @@ asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
 
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024);
-  auto [rec, rn] =
-      co_await http::async_read((*conn)->stream, (*conn)->buffer, parser, asio::as_tuple(asio::use_awaitable));
+  auto [rec, rn] = co_await http::async_read((*conn)->stream, (*conn)->buffer, parser,
+                                             asio::as_tuple(asio::use_awaitable));
   if (rec) {
     last_failure_[server] = "reading the probe's answer: " + rec.message();
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();

@@ -54,8 +54,8 @@ class HealthChecker {
   static Settings settings_from(const HubOptions& options);
 
   // `on_change(server, healthy)` runs on the checker's executor after the ServerSet was updated.
-  HealthChecker(boost::asio::any_io_executor executor, ServerSet& servers, const net::UpstreamTls& tls,
-                Settings settings, HubMetrics& metrics,
+  HealthChecker(boost::asio::any_io_executor executor, ServerSet& servers,
+                const net::UpstreamTls& tls, Settings settings, HubMetrics& metrics,
                 std::function<void(std::size_t, bool)> on_change);
 
   void start();

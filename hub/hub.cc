@@ -65,7 +65,8 @@ Status Hub::start() {
   for (auto& w : workers_) all.push_back(w.get());
   auto proxy = Listener::bind(main_io, options_.bind_proxy_address, options_.proxy_port, "proxy");
   if (!proxy) return proxy.error();
-  (*proxy)->start(all, [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); });
+  (*proxy)->start(all,
+                  [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); });
   listeners_.push_back(std::move(*proxy));
 
   if (server_tls_) {
@@ -95,29 +96,28 @@ Status Hub::start() {
   start_config_informer();
   if (cache_) {
     // The journal's replay sends through the plain proxy port like any client on the node.
-    cache_->start_replay(ReplayContext{main_io.get_executor(),
-                                       listeners_[0]->local_endpoint().address().to_string(),
-                                       listeners_[0]->local_endpoint().port(),
-                                       [servers = servers_.get()] { return servers->any_healthy(); },
-                                       shared_->replay_token});
+    cache_->start_replay(ReplayContext{
+        main_io.get_executor(), listeners_[0]->local_endpoint().address().to_string(),
+        listeners_[0]->local_endpoint().port(),
+        [servers = servers_.get()] { return servers->any_healthy(); }, shared_->replay_token});
   }
   return {};
 }
 
-void Hub::set_filters(FilterHooks* filters,
-                      std::function<std::optional<std::string>()> not_ready) {
+void Hub::set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready) {
   filters_ = filters;
   filters_not_ready_ = std::move(not_ready);
 }
 
-std::unique_ptr<net::Informer> Hub::make_informer(net::InformerOptions options, net::Informer::OnChange on_change) {
+std::unique_ptr<net::Informer> Hub::make_informer(net::InformerOptions options,
+                                                  net::Informer::OnChange on_change) {
   // Through the hub's own proxy port, like any client on the node: what it reads is cached (as
   // component "yurthub") and still known after a restart while offline.
   options.proxy_host = listeners_[0]->local_endpoint().address().to_string();
   options.proxy_port = listeners_[0]->local_endpoint().port();
   options.user_agent = std::string("yurthub/") + kVersion;
   return std::make_unique<net::Informer>(workers_[0]->io().get_executor(), std::move(options),
-                                    std::move(on_change));
+                                         std::move(on_change));
 }
 
 unsigned short Hub::secure_port() const {
@@ -138,15 +138,16 @@ void Hub::start_config_informer() {
   o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
   o.field_selector = "metadata.name=yurt-hub-cfg";
   config_informer_ = make_informer(o, [this](net::ObjectSnapshot snapshot) {
-        std::map<std::string, std::string> data;
-        for (const auto& [key, object] : *snapshot) {
-          if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject()) continue;
-          for (const auto& member : (*object)["data"].GetObject()) {
-            if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
-          }
-        }
-        for (const auto& listener : config_listeners_) listener(data);
-      });
+    std::map<std::string, std::string> data;
+    for (const auto& [key, object] : *snapshot) {
+      if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject())
+        continue;
+      for (const auto& member : (*object)["data"].GetObject()) {
+        if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
+      }
+    }
+    for (const auto& listener : config_listeners_) listener(data);
+  });
   config_informer_->start();
 }
 

@@ -1,7 +1,8 @@
-// Hub: the whole proxy process. Builds the server set from the options, binds the listeners (proxy 10261, HTTPS proxy 10268 when a serving certificate is
-// configured, admin 10267), starts the health checker and the worker threads, and on SIGTERM or
-// SIGINT drains: stops accepting, ends streams, lets short requests finish (at most
-// kDrainTimeout), then returns. Created and run by cmd/yurthub.cc.
+// Hub: the whole proxy process. Builds the server set from the options, binds the listeners (proxy
+// 10261, HTTPS proxy 10268 when a serving certificate is configured, admin 10267), starts the
+// health checker and the worker threads, and on SIGTERM or SIGINT drains: stops accepting, ends
+// streams, lets short requests finish (at most kDrainTimeout), then returns. Created and run by
+// cmd/yurthub.cc.
 #pragma once
 
 #include <chrono>
@@ -18,12 +19,12 @@
 #include "hub/admin_server.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
-#include "net/informer.h"
 #include "hub/listener.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
-#include "net/tls.h"
 #include "hub/worker.h"
+#include "net/informer.h"
+#include "net/tls.h"
 
 namespace yurthub::hub {
 
@@ -49,7 +50,8 @@ class Hub {
   // An informer that lists and watches through this hub's own proxy port as "yurthub", on the
   // first worker's thread (its callback runs there). `options` needs name and path (and
   // selectors); the rest is filled in. REQUIRES: start() succeeded.
-  std::unique_ptr<net::Informer> make_informer(net::InformerOptions options, net::Informer::OnChange on_change);
+  std::unique_ptr<net::Informer> make_informer(net::InformerOptions options,
+                                               net::Informer::OnChange on_change);
   // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
   unsigned short secure_port() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.

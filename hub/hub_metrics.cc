@@ -7,17 +7,18 @@ namespace {
 // Request latency buckets from 100 µs to 60 s: the hub adds tens of microseconds on loopback,
 // while a large list through a slow link takes seconds.
 std::vector<double> latency_buckets() {
-  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-          0.25,   0.5,     1,      2.5,   5,      10,    30,   60};
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+          0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
 }
 
 }  // namespace
 
 HubMetrics::HubMetrics(base::MetricsRegistry& r)
     : registry(r),
-      requests(r.counter("node_yurthub_requests_total",
-                         "Requests answered by the hub, by verb, resource, component and HTTP code.",
-                         {"verb", "resource", "component", "code"})),
+      requests(
+          r.counter("node_yurthub_requests_total",
+                    "Requests answered by the hub, by verb, resource, component and HTTP code.",
+                    {"verb", "resource", "component", "code"})),
       request_duration(r.histogram("node_yurthub_request_duration_seconds",
                                    "Time from request header to last response byte, "
                                    "short-running requests only.",

@@ -5,8 +5,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "net/http_io.h"
 #include "base/log.h"
+#include "net/http_io.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;

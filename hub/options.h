@@ -25,42 +25,43 @@ inline constexpr std::size_t kMaxServers = 64;  // --server-addr entries (Server
 enum class WorkingMode { Edge, Cloud };
 
 struct HubOptions {
-  std::vector<ServerAddress> servers;       // --server-addr (comma list, required)
-  std::string node_name;                    // --node-name (required)
-  std::string nodepool_name;                // --nodepool-name
-  std::string bind_address = "127.0.0.1";   // --bind-address: admin listener (10267)
-  int serve_port = 10267;                   // --serve-port (0 = pick a free port)
+  std::vector<ServerAddress> servers;            // --server-addr (comma list, required)
+  std::string node_name;                         // --node-name (required)
+  std::string nodepool_name;                     // --nodepool-name
+  std::string bind_address = "127.0.0.1";        // --bind-address: admin listener (10267)
+  int serve_port = 10267;                        // --serve-port (0 = pick a free port)
   std::string bind_proxy_address = "127.0.0.1";  // --bind-proxy-address: plain HTTP proxy
-  int proxy_port = 10261;                   // --proxy-port (0 = pick a free port)
-  std::string bind_proxy_secure_address;    // --bind-proxy-secure-address (default: bind_proxy_address)
-  int proxy_secure_port = 10268;            // --proxy-secure-port (0 = pick a free port)
-  std::string tls_cert_file;                // --tls-cert-file: serving cert for the HTTPS proxy port
-  std::string tls_private_key_file;         // --tls-private-key-file
-  LbMode lb_mode = LbMode::RoundRobin;      // --lb-mode rr|priority
-  int heartbeat_failed_retry = 3;           // --heartbeat-failed-retry: attempts per probe
-  int heartbeat_healthy_threshold = 2;      // --heartbeat-healthy-threshold
-  int heartbeat_timeout_seconds = 2;        // --heartbeat-timeout-seconds
-  int heartbeat_interval_seconds = 10;      // --heartbeat-interval-seconds
+  int proxy_port = 10261;                        // --proxy-port (0 = pick a free port)
+  std::string
+      bind_proxy_secure_address;        // --bind-proxy-secure-address (default: bind_proxy_address)
+  int proxy_secure_port = 10268;        // --proxy-secure-port (0 = pick a free port)
+  std::string tls_cert_file;            // --tls-cert-file: serving cert for the HTTPS proxy port
+  std::string tls_private_key_file;     // --tls-private-key-file
+  LbMode lb_mode = LbMode::RoundRobin;  // --lb-mode rr|priority
+  int heartbeat_failed_retry = 3;       // --heartbeat-failed-retry: attempts per probe
+  int heartbeat_healthy_threshold = 2;  // --heartbeat-healthy-threshold
+  int heartbeat_timeout_seconds = 2;    // --heartbeat-timeout-seconds
+  int heartbeat_interval_seconds = 10;  // --heartbeat-interval-seconds
   std::string disk_cache_path = "/etc/kubernetes/cache/";  // --disk-cache-path
-  int disk_cache_size_mb = 1024;            // --disk-cache-size-mb: LMDB map size (ours)
-  int offline_watch_bookmark_seconds = 60;  // --offline-watch-bookmark-seconds (ours)
-  int journal_max_entries = 10000;          // --journal-max-entries (ours)
-  int journal_max_size_mb = 64;             // --journal-max-size-mb (ours)
-  int journal_max_events = 1000;            // --journal-max-events (ours)
-  std::string root_dir = "/var/lib/yurthub";               // --root-dir
-  WorkingMode working_mode = WorkingMode::Edge;            // --working-mode edge|cloud
+  int disk_cache_size_mb = 1024;                 // --disk-cache-size-mb: LMDB map size (ours)
+  int offline_watch_bookmark_seconds = 60;       // --offline-watch-bookmark-seconds (ours)
+  int journal_max_entries = 10000;               // --journal-max-entries (ours)
+  int journal_max_size_mb = 64;                  // --journal-max-size-mb (ours)
+  int journal_max_events = 1000;                 // --journal-max-events (ours)
+  std::string root_dir = "/var/lib/yurthub";     // --root-dir
+  WorkingMode working_mode = WorkingMode::Edge;  // --working-mode edge|cloud
   std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)
   std::chrono::seconds min_request_timeout{1800};  // --min-request-timeout (Go duration)
   int max_requests_in_flight = 250;                // --max-requests-in-flight
   int max_long_running_requests = 2000;  // --max-long-running-requests: watches, tunnels (ours)
   int max_connections = 4096;            // --max-connections: client connections, all (ours)
   int max_connections_per_peer = 1024;   // --max-connections-per-peer: per uid / address (ours)
-  std::chrono::seconds request_body_timeout{60};  // --request-body-timeout (ours)
-  bool enable_resource_filter = true;              // --enable-resource-filter
+  std::chrono::seconds request_body_timeout{60};       // --request-body-timeout (ours)
+  bool enable_resource_filter = true;                  // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
-  bool enable_dummy_if = true;                // --enable-dummy-if
-  std::string dummy_if_ip = "169.254.2.1";    // --dummy-if-ip
-  std::string hub_namespace = "kube-system";            // --namespace
+  bool enable_dummy_if = true;                         // --enable-dummy-if
+  std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip
+  std::string hub_namespace = "kube-system";           // --namespace
   int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)
   int verbosity = 2;       // --v: klog verbosity; >= 4 enables debug lines
 

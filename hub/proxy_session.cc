@@ -6,9 +6,9 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/write.hpp>
 
-#include "net/http_io.h"
 #include "base/log.h"
 #include "hub/watch_corrections.h"
+#include "net/http_io.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -36,9 +36,9 @@ class InFlight {
  public:
   InFlight(SharedState& shared, const kube::RequestInfo& info)
       : shared_(shared), counter_(info.is_long_running() ? shared.long_running : shared.in_flight) {
-    const int limit = info.is_long_running()
-                          ? shared_.options.max_long_running_requests
-                          : shared_.options.max_requests_in_flight + (is_heartbeat(info) ? kHeartbeatReserve : 0);
+    const int limit = info.is_long_running() ? shared_.options.max_long_running_requests
+                                             : shared_.options.max_requests_in_flight +
+                                                   (is_heartbeat(info) ? kHeartbeatReserve : 0);
     admitted_ = counter_.fetch_add(1) < limit;
     shared_.metrics.in_flight.with({}).add(1);
   }
@@ -84,7 +84,8 @@ asio::awaitable<void> ProxySession<Stream>::serve_connection() {
   auto& tcp = beast::get_lowest_layer(client_->stream);
   if constexpr (net::kIsTls<Stream>) {
     tcp.expires_after(kClientIoTimeout);
-    auto [ec] = co_await client_->stream.async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
+    auto [ec] =
+        co_await client_->stream.async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
     if (ec) {
       YH_LOG(Debug) << "TLS handshake with a client failed: " << ec.message();
       co_return;
@@ -96,7 +97,8 @@ asio::awaitable<void> ProxySession<Stream>::serve_connection() {
     parser.body_limit(kMaxRequestBodyBytes);
     idle_ = true;
     tcp.expires_after(kClientIdleTimeout);
-    auto [ec, n] = co_await http::async_read_header(client_->stream, client_->buffer, parser, net::kNoThrow);
+    auto [ec, n] =
+        co_await http::async_read_header(client_->stream, client_->buffer, parser, net::kNoThrow);
     idle_ = false;
     if (ec) {
       co_await reject_unreadable(ec);
@@ -124,24 +126,26 @@ asio::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::syste
   shared_.metrics.failures.with({kube::failure_label(*failure)}).inc();
   YH_LOG(Info) << "rejected a request on the " << listener_name_ << " listener: " << ec.message();
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  co_await net::write_api_error(client_->stream, 11, false, kube::api_error(*failure, ec.message()));
+  co_await net::write_api_error(client_->stream, 11, false,
+                                kube::api_error(*failure, ec.message()));
 }
 
 template <class Stream>
-asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure, const std::string& detail,
-                                                        const kube::RequestInfo& info,
-                                                        RequestParser& parser,
-                                                        std::optional<int> retry_after) {
+asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure,
+                                                         const std::string& detail,
+                                                         const kube::RequestInfo& info,
+                                                         RequestParser& parser,
+                                                         std::optional<int> retry_after) {
   const kube::ApiError error = kube::api_error(failure, detail);
   const bool keep_alive = parser.get().keep_alive() && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-  const bool written = co_await net::write_api_error(client_->stream, parser.get().version(), keep_alive,
-                                                error, retry_after);
+  const bool written = co_await net::write_api_error(client_->stream, parser.get().version(),
+                                                     keep_alive, error, retry_after);
   ForwardResult result;
   result.failure = failure;
   result.status = error.code;
   record(info, result, std::chrono::steady_clock::now());
-  co_return written && keep_alive;
+  co_return written&& keep_alive;
 }
 
 template <class Stream>
@@ -160,7 +164,7 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     req.target(*origin);
   }
   kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
-                                      sv(req[http::field::user_agent]));
+                                                  sv(req[http::field::user_agent]));
   info.accept = std::string(sv(req[http::field::accept]));
   info.content_type = std::string(sv(req[http::field::content_type]));
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
@@ -179,7 +183,8 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     // Named, not a temporary in the co_await expression: g++ 12 destroys such a temporary twice.
     const std::string why =
         info.is_long_running()
-            ? std::to_string(shared_.options.max_long_running_requests) + " watches and tunnels open"
+            ? std::to_string(shared_.options.max_long_running_requests) +
+                  " watches and tunnels open"
             : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
     co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1);
   }
@@ -188,8 +193,8 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     req.erase(http::field::expect);
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
     beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
-    auto [ec, n] = co_await asio::async_write(client_->stream,
-                                             asio::buffer(kContinue, sizeof kContinue - 1), net::kNoThrow);
+    auto [ec, n] = co_await asio::async_write(
+        client_->stream, asio::buffer(kContinue, sizeof kContinue - 1), net::kNoThrow);
     if (ec) co_return false;
   }
 
@@ -210,7 +215,8 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
     m.request_duration.with({info.verb, info.resource}).observe(elapsed.count());
   }
   if (result.response_bytes) {
-    m.traffic.with({info.user_agent, info.verb, info.resource, info.subresource}).inc(result.response_bytes);
+    m.traffic.with({info.user_agent, info.verb, info.resource, info.subresource})
+        .inc(result.response_bytes);
     m.bytes.with({"response"}).inc(result.response_bytes);
   }
   if (result.request_bytes) m.bytes.with({"request"}).inc(result.request_bytes);
@@ -247,8 +253,8 @@ namespace {
 
 // A slot for one more client connection, or nullopt when a bound is reached: then a plain-HTTP
 // client is told so (a TLS one is just closed) and the connection is closed.
-std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& socket, Worker& worker,
-                                                      bool plain) {
+std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& socket,
+                                                       Worker& worker, bool plain) {
   SharedState& shared = worker.shared();
   const std::string peer = ConnectionLimits::peer_of(socket);
   auto slot = shared.connections->acquire(peer);
@@ -258,9 +264,10 @@ std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& so
   if (plain) {
     const std::string body = kube::status_body(kube::api_error(
         kube::Failure::TooManyRequests, "too many open connections to the hub from this client"));
-    const std::string response = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
-                                 "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-                                 std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string response =
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
     boost::system::error_code ignored;
     socket.non_blocking(true, ignored);
     ::send(socket.native_handle(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -278,20 +285,22 @@ asio::awaitable<void> start_plain_session(asio::ip::tcp::socket socket, Worker& 
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::PlainStream>>(worker.io().get_executor(),
-                                                                std::move(socket));
-  auto session = std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker, "proxy");
+                                                                     std::move(socket));
+  auto session =
+      std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker, "proxy");
   co_await ProxySession<net::PlainStream>::run(std::move(session));
 }
 
 asio::awaitable<void> start_tls_session(asio::ip::tcp::socket socket, Worker& worker,
-                                       std::shared_ptr<asio::ssl::context> tls) {
+                                        std::shared_ptr<asio::ssl::context> tls) {
   auto slot = admit_connection(socket, worker, false);
   if (!slot) co_return;
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::TlsStream>>(worker.io().get_executor(),
-                                                              std::move(socket), *tls);
-  auto session = std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker, "proxy_secure");
+                                                                   std::move(socket), *tls);
+  auto session =
+      std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker, "proxy_secure");
   co_await ProxySession<net::TlsStream>::run(std::move(session));
 }
 

@@ -51,7 +51,8 @@ class ProxySession : public SessionControl {
 };
 
 // Starts a session for an accepted socket; runs on `worker`'s thread.
-boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket socket, Worker& worker);
+boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket socket,
+                                                 Worker& worker);
 boost::asio::awaitable<void> start_tls_session(boost::asio::ip::tcp::socket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
 

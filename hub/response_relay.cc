@@ -7,13 +7,13 @@
 
 #include <boost/algorithm/string/predicate.hpp>
 
-#include "hub/client_stream.h"
 #include "base/gzip.h"
+#include "base/log.h"
+#include "hub/client_stream.h"
+#include "hub/watch_corrections.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
-#include "base/log.h"
 #include "net/tunnel.h"
-#include "hub/watch_corrections.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -66,7 +66,8 @@ class BodyTransform {
     std::string_view plain = piece;
     if (gzip_) {
       decoded_.clear();
-      if (Status s = gzip_->feed(piece, decoded_); !s) return fail("cannot decompress: " + s.error().message);
+      if (Status s = gzip_->feed(piece, decoded_); !s)
+        return fail("cannot decompress: " + s.error().message);
       plain = decoded_;
     }
     if (!filter_) {
@@ -110,23 +111,22 @@ class BodyTransform {
 };
 
 template <class Stream>
-ResponseRelay<Stream>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker)
+ResponseRelay<Stream>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client,
+                                     Worker& worker)
     : client_(std::move(client)), worker_(worker), shared_(worker.shared()) {}
 
 template <class Stream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPtr up,
-                                                           ResponseParser& rp,
-                                                           const kube::RequestInfo& info, bool keep_alive,
-                                                           unsigned client_version,
-                                                           ResponseTap* tap, ResponseFilter* filter,
-                                                           ForwardResult result) {
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
+    UpstreamConnectionPtr up, ResponseParser& rp, const kube::RequestInfo& info, bool keep_alive,
+    unsigned client_version, ResponseTap* tap, ResponseFilter* filter, ForwardResult result) {
   auto& res = rp.get();
   const bool upstream_keep_alive = rp.keep_alive();
   const bool streaming = info.is_long_running() && res.result() == http::status::ok;
   const std::string_view encoding = res[http::field::content_encoding];
   const bool gzip = boost::algorithm::iequals(encoding, "gzip");
   if (filter && !encoding.empty() && !gzip) {
-    YH_LOG(Warning) << "filters: cannot read a response encoded as " << encoding << "; relayed unfiltered";
+    YH_LOG(Warning) << "filters: cannot read a response encoded as " << encoding
+                    << "; relayed unfiltered";
     filter = nullptr;
   }
   BodyTransform feed(tap, filter, gzip);
@@ -155,9 +155,9 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPt
   auto& up_tcp = beast::get_lowest_layer(up->stream);
   // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
   const auto stream_deadline =
-      std::chrono::steady_clock::now() +
-      (info.timeout_seconds ? std::chrono::seconds(*info.timeout_seconds + 60)
-                            : 2 * shared_.options.min_request_timeout);
+      std::chrono::steady_clock::now() + (info.timeout_seconds
+                                              ? std::chrono::seconds(*info.timeout_seconds + 60)
+                                              : 2 * shared_.options.min_request_timeout);
   if (streaming) {
     active.streaming = true;
     active.filter = filter;
@@ -206,9 +206,12 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPt
       // A stream is written as each piece arrives; any other body fills the relay buffer first
       // (an apiserver may send one small TLS record per chunk, and a write per record is slow).
       do {
-        if (!streaming) up_tcp.expires_after(kUpstreamIoTimeout);
-        else if (info.is_watch()) up_tcp.expires_at(stream_deadline);
-        else up_tcp.expires_after(kLongRunningIdleTimeout);
+        if (!streaming)
+          up_tcp.expires_after(kUpstreamIoTimeout);
+        else if (info.is_watch())
+          up_tcp.expires_at(stream_deadline);
+        else
+          up_tcp.expires_after(kLongRunningIdleTimeout);
         if (active.stop_reason != nullptr) {
           ec = asio::error::operation_aborted;
           break;
@@ -220,7 +223,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPt
         ec = take_buffered_body(rp, up->buffer);
         if (!ec && res.body().size == room && !rp.is_done()) {
           active.in_upstream_read = streaming;
-          auto [rec, rn] = co_await http::async_read_some(up->stream, up->buffer, rp, net::kNoThrow);
+          auto [rec, rn] =
+              co_await http::async_read_some(up->stream, up->buffer, rp, net::kNoThrow);
           active.in_upstream_read = false;
           co_await wait_for_correction_writer(*client_);
           ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
@@ -228,15 +232,18 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(UpstreamConnectionPt
         }
       } while (!ec && !streaming && !rp.is_done() && res.body().size > 0);
       if (ec) {
-        const char* reason = active.stop_reason
-                                 ? active.stop_reason
-                                 : (ec == beast::error::timeout ? "upstream_timeout" : "upstream_closed");
+        const char* reason = active.stop_reason ? active.stop_reason
+                                                : (ec == beast::error::timeout ? "upstream_timeout"
+                                                                               : "upstream_closed");
         if (reason == std::string_view(kFilterRelist)) {
-          co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist, result);
+          co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist,
+                                             result);
         }
         shared_.metrics.streams_ended.with({reason}).inc();
         if (!active.stop_reason) {
-          shared_.metrics.upstream_errors.with({shared_.servers.address(up->server).url, "stream_broken"}).inc();
+          shared_.metrics.upstream_errors
+              .with({shared_.servers.address(up->server).url, "stream_broken"})
+              .inc();
           if (shared_.health) shared_.health->probe_soon(up->server);
         }
         YH_LOG(Info) << info.verb << " " << info.path << " for " << info.component
@@ -299,18 +306,21 @@ ForwardResult ResponseRelay<Stream>::finish(BodyTransform& feed, bool complete, 
 }
 
 template <class Stream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(
-    net::BodyFramer& framer, BodyTransform& feed, std::string_view event, const char* reason,
-    ForwardResult result) {
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_with_relist(net::BodyFramer& framer,
+                                                                      BodyTransform& feed,
+                                                                      std::string_view event,
+                                                                      const char* reason,
+                                                                      ForwardResult result) {
   shared_.metrics.streams_ended.with({reason}).inc();
-  co_await write_to_client(client_, framer.frame(event, true), true);  // the event, then the last chunk
+  co_await write_to_client(client_, framer.frame(event, true),
+                           true);  // the event, then the last chunk
   co_return finish(feed, false, reason, result);
 }
 
 template <class Stream>
 asio::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionPtr up,
-                                                            ResponseParser& rp,
-                                                            ForwardResult result) {
+                                                             ResponseParser& rp,
+                                                             ForwardResult result) {
   const std::string head = net::message_head(rp.get());
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
   auto [ec, n] = co_await asio::async_write(client_->stream, asio::buffer(head), net::kNoThrow);
@@ -318,8 +328,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::tunnel(UpstreamConnectionP
   result.keep_alive = false;
   if (ec) co_return result;
   client_->active.streaming = true;
-  auto bytes = co_await net::tunnel_streams(client_->stream, client_->buffer, up->stream, up->buffer,
-                                       kLongRunningIdleTimeout);
+  auto bytes = co_await net::tunnel_streams(client_->stream, client_->buffer, up->stream,
+                                            up->buffer, kLongRunningIdleTimeout);
   result.request_bytes += bytes.client_to_upstream;
   result.response_bytes += bytes.upstream_to_client;
   co_return result;

@@ -11,13 +11,13 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "hub/hooks/cache_hooks.h"
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
+#include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
-#include "net/http_framing.h"
-#include "kube/request_info.h"
 #include "hub/worker.h"
+#include "kube/request_info.h"
+#include "net/http_framing.h"
 
 namespace yurthub::hub {
 
@@ -45,11 +45,12 @@ class ResponseRelay {
  private:
   // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
   // or its filtered view could not be corrected).
-  boost::asio::awaitable<ForwardResult> end_with_relist(net::BodyFramer& framer, BodyTransform& feed,
-                                                        std::string_view event, const char* reason,
-                                                        ForwardResult result);
+  boost::asio::awaitable<ForwardResult> end_with_relist(net::BodyFramer& framer,
+                                                        BodyTransform& feed, std::string_view event,
+                                                        const char* reason, ForwardResult result);
   // The relay ended early for `reason`: ends the tap and the client watch.
-  ForwardResult finish(BodyTransform& feed, bool complete, const char* reason, ForwardResult result);
+  ForwardResult finish(BodyTransform& feed, bool complete, const char* reason,
+                       ForwardResult result);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;

@@ -3,8 +3,8 @@
 
 #include <poll.h>
 
-#include <boost/asio/ip/tcp.hpp>
 #include <openssl/x509v3.h>
+#include <boost/asio/ip/tcp.hpp>
 
 #include "net/http_io.h"
 
@@ -45,9 +45,8 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
 
   tcp::resolver resolver(executor);
   auto flags = is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
-  auto [rec, endpoints] = co_await resolver.async_resolve(address.host, address.port,
-                                                          flags | tcp::resolver::numeric_service,
-                                                          net::kNoThrow);
+  auto [rec, endpoints] = co_await resolver.async_resolve(
+      address.host, address.port, flags | tcp::resolver::numeric_service, net::kNoThrow);
   if (rec) co_return make_error("resolve " + address.host + ": " + rec.message());
 
   auto& tcp_layer = beast::get_lowest_layer(conn->stream);
@@ -71,12 +70,13 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
     // subject's CN (a certificate for a client named like a host must not pass as the server),
     // which Asio's host_name_verification would fall back to.
     X509_VERIFY_PARAM* param = SSL_get0_param(conn->stream.native_handle());
-    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT |
-                                               X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    X509_VERIFY_PARAM_set_hostflags(
+        param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     const int named = is_ip_literal(verify_name)
                           ? X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str())
                           : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
-    if (named != 1) co_return make_error("cannot verify " + address.url + ": bad host name " + verify_name);
+    if (named != 1)
+      co_return make_error("cannot verify " + address.url + ": bad host name " + verify_name);
   }
   auto [hec] = co_await conn->stream.async_handshake(asio::ssl::stream_base::client, net::kNoThrow);
   if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());
@@ -110,7 +110,7 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
 }
 
 asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
-                                                                    Identity identity) {
+                                                                     Identity identity) {
   const std::string& url = servers_.address(server).url;
   if (auto conn = take_usable(server, identity)) {
     metrics_.upstream_connections.with({url, "reused"}).inc();

@@ -17,8 +17,8 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include "hub/hub_metrics.h"
 #include "base/result.h"
+#include "hub/hub_metrics.h"
 #include "hub/server_set.h"
 #include "net/tls.h"
 
@@ -51,8 +51,8 @@ using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
 
 // Dials `address` and completes the TLS handshake, all within `timeout`.
 boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
-    boost::asio::any_io_executor executor, const ServerAddress& address, const net::UpstreamTls& tls,
-    Identity identity, std::chrono::milliseconds timeout);
+    boost::asio::any_io_executor executor, const ServerAddress& address,
+    const net::UpstreamTls& tls, Identity identity, std::chrono::milliseconds timeout);
 
 class UpstreamPool {
  public:
@@ -64,7 +64,8 @@ class UpstreamPool {
                const net::UpstreamTls& tls, HubMetrics& metrics);
 
   // A usable idle connection to `server` for `identity`, else a newly dialled one.
-  boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server, Identity identity);
+  boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server,
+                                                                Identity identity);
   // Keeps a connection whose last response was read to the end and may be reused.
   void release(UpstreamConnectionPtr connection);
   // Closes every idle connection to `server` (it turned unhealthy).

@@ -13,15 +13,15 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "hub/connection_limits.h"
+#include "hub/health_checker.h"
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
-#include "hub/health_checker.h"
-#include "hub/connection_limits.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
-#include "net/tls.h"
 #include "hub/upstream_pool.h"
+#include "net/tls.h"
 
 namespace yurthub::hub {
 

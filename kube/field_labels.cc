@@ -16,15 +16,27 @@ struct Conversion {
 // Where a later release added a field, it is accepted too: a filtered offline list is the lesser
 // harm than refusing a selector the node's apiserver may take.
 const std::vector<Conversion>& conversions() {
-  static const std::vector<std::string_view> kPodFields = {
-      "spec.nodeName",    "spec.restartPolicy", "spec.schedulerName",
-      "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
-      "status.podIP",     "status.podIPs",      "status.nominatedNodeName",
-      "spec.host"};
-  static const std::vector<std::string_view> kEventFields = {
-      "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-      "involvedObject.uid",  "involvedObject.apiVersion", "involvedObject.resourceVersion",
-      "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"};
+  static const std::vector<std::string_view> kPodFields = {"spec.nodeName",
+                                                           "spec.restartPolicy",
+                                                           "spec.schedulerName",
+                                                           "spec.serviceAccountName",
+                                                           "spec.hostNetwork",
+                                                           "status.phase",
+                                                           "status.podIP",
+                                                           "status.podIPs",
+                                                           "status.nominatedNodeName",
+                                                           "spec.host"};
+  static const std::vector<std::string_view> kEventFields = {"involvedObject.kind",
+                                                             "involvedObject.namespace",
+                                                             "involvedObject.name",
+                                                             "involvedObject.uid",
+                                                             "involvedObject.apiVersion",
+                                                             "involvedObject.resourceVersion",
+                                                             "involvedObject.fieldPath",
+                                                             "reason",
+                                                             "reportingComponent",
+                                                             "source",
+                                                             "type"};
   static const std::vector<Conversion> kConversions = {
       {"", "pods", kPodFields},
       {"", "nodes", {"spec.unschedulable"}},
@@ -42,7 +54,8 @@ const std::vector<Conversion>& conversions() {
 
 }  // namespace
 
-std::optional<std::string> unsupported_field_label(std::string_view group, std::string_view resource,
+std::optional<std::string> unsupported_field_label(std::string_view group,
+                                                   std::string_view resource,
                                                    const FieldSelector& selector) {
   const Conversion* conversion = nullptr;
   for (const Conversion& c : conversions()) {
@@ -51,9 +64,11 @@ std::optional<std::string> unsupported_field_label(std::string_view group, std::
   for (const FieldRequirement& r : selector.requirements()) {
     if (r.path == "metadata.name" || r.path == "metadata.namespace") continue;
     if (conversion == nullptr) {
-      return "\"" + r.path + "\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";
+      return "\"" + r.path +
+             "\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";
     }
-    if (std::find(conversion->fields.begin(), conversion->fields.end(), r.path) == conversion->fields.end()) {
+    if (std::find(conversion->fields.begin(), conversion->fields.end(), r.path) ==
+        conversion->fields.end()) {
       return "field label not supported: " + r.path;
     }
   }

@@ -17,7 +17,8 @@ namespace yurthub::kube {
 // support ("field label not supported: spec.bogus", or for kinds without their own conversion
 // `"spec.bogus" is not a known field selector: only "metadata.name", "metadata.namespace"`);
 // nullopt when every field is supported.
-std::optional<std::string> unsupported_field_label(std::string_view group, std::string_view resource,
+std::optional<std::string> unsupported_field_label(std::string_view group,
+                                                   std::string_view resource,
                                                    const FieldSelector& selector);
 
 }  // namespace yurthub::kube

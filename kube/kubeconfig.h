@@ -11,8 +11,8 @@
 namespace yurthub::kube {
 
 struct Credentials {
-  std::string server;           // cluster.server of the current context ("" if absent)
-  std::string ca_pem;           // certificate-authority-data (decoded) or certificate-authority file
+  std::string server;  // cluster.server of the current context ("" if absent)
+  std::string ca_pem;  // certificate-authority-data (decoded) or certificate-authority file
   std::string client_cert_pem;  // client-certificate-data or client-certificate file
   std::string client_key_pem;   // client-key-data or client-key file
   std::string token;            // token, or the contents of tokenFile (trailing newline removed)

@@ -22,9 +22,12 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
   bool Default() { return true; }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (depth_ == 2 && in_metadata_) {
-      if (key_ == "name") meta.name.assign(s, n);
-      else if (key_ == "namespace") meta.namespace_name.assign(s, n);
-      else if (key_ == "resourceVersion") meta.resource_version = parse_resource_version({s, n});
+      if (key_ == "name")
+        meta.name.assign(s, n);
+      else if (key_ == "namespace")
+        meta.namespace_name.assign(s, n);
+      else if (key_ == "resourceVersion")
+        meta.resource_version = parse_resource_version({s, n});
     }
     return true;
   }

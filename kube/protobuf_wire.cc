@@ -52,10 +52,18 @@ std::optional<OwnerReferenceFields> decode_owner_reference(std::string_view mess
   while (r.next()) {
     if (r.is_bytes()) {
       switch (r.field()) {
-        case 1: o.kind = text(r); break;
-        case 3: o.name = text(r); break;
-        case 4: o.uid = text(r); break;
-        case 5: o.api_version = text(r); break;
+        case 1:
+          o.kind = text(r);
+          break;
+        case 3:
+          o.name = text(r);
+          break;
+        case 4:
+          o.uid = text(r);
+          break;
+        case 5:
+          o.api_version = text(r);
+          break;
       }
     } else if (r.is_varint()) {
       if (r.field() == 6) o.controller = r.varint() != 0;
@@ -132,7 +140,8 @@ std::optional<ProtobufEnvelope> unwrap_protobuf(std::string_view body) {
       envelope.raw = r.bytes();
       has_raw = true;
     } else if (r.field() == 3 && !r.bytes().empty()) {
-      return std::nullopt;  // contentEncoding: the raw bytes are compressed; never sent by client-go
+      return std::nullopt;  // contentEncoding: the raw bytes are compressed; never sent by
+                            // client-go
     }
   }
   if (r.failed() || !has_raw) return std::nullopt;
@@ -145,11 +154,21 @@ std::optional<ObjectMetaFields> decode_object_meta(std::string_view message) {
   while (r.next()) {
     if (!r.is_bytes()) continue;
     switch (r.field()) {
-      case 1: m.name = text(r); break;
-      case 2: m.generate_name = text(r); break;
-      case 3: m.namespace_name = text(r); break;
-      case 5: m.uid = text(r); break;
-      case 6: m.resource_version = text(r); break;
+      case 1:
+        m.name = text(r);
+        break;
+      case 2:
+        m.generate_name = text(r);
+        break;
+      case 3:
+        m.namespace_name = text(r);
+        break;
+      case 5:
+        m.uid = text(r);
+        break;
+      case 6:
+        m.resource_version = text(r);
+        break;
       case 13: {
         auto owner = decode_owner_reference(r.bytes());
         if (!owner) return std::nullopt;
@@ -198,7 +217,8 @@ std::optional<TokenRequestFields> decode_token_request(std::string_view object) 
   WireReader r(*spec);
   while (r.next()) {
     if (r.field() == 1 && r.is_bytes()) t.audiences.push_back(text(r));
-    if (r.field() == 4 && r.is_varint()) t.expiration_seconds = static_cast<std::int64_t>(r.varint());
+    if (r.field() == 4 && r.is_varint())
+      t.expiration_seconds = static_cast<std::int64_t>(r.varint());
     if (r.field() == 3 && r.is_bytes()) {
       WireReader ref(r.bytes());
       while (ref.next()) {
@@ -222,7 +242,8 @@ std::string format_time(std::int64_t seconds, std::int32_t nanos, bool micro) {
   char out[48];
   int n = std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  if (micro) n += std::snprintf(out + n, sizeof out - static_cast<std::size_t>(n), ".%06d", nanos / 1000);
+  if (micro)
+    n += std::snprintf(out + n, sizeof out - static_cast<std::size_t>(n), ".%06d", nanos / 1000);
   return std::string(out, static_cast<std::size_t>(n)) + "Z";
 }
 

@@ -68,7 +68,9 @@ std::optional<std::string> exact_metadata_name(std::string_view selector) {
   while (start <= selector.size()) {
     // Terms are comma separated; `\,` escapes a comma inside a value.
     std::size_t end = start;
-    while (end < selector.size() && !(selector[end] == ',' && (end == 0 || selector[end - 1] != '\\'))) ++end;
+    while (end < selector.size() &&
+           !(selector[end] == ',' && (end == 0 || selector[end - 1] != '\\')))
+      ++end;
     std::string_view term = selector.substr(start, end - start);
     if (term.substr(0, kField.size()) == kField) {
       std::string_view rest = term.substr(kField.size());
@@ -88,14 +90,22 @@ bool valid_path_segment_name(std::string_view name) {
 
 void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
   for_each_query_param(query, [&](const std::string& key, const std::string& value) {
-    if (key == "watch") watch = query_bool(value);
-    else if (key == "labelSelector") info.label_selector = value;
-    else if (key == "fieldSelector") info.field_selector = value;
-    else if (key == "resourceVersion") info.resource_version = value;
-    else if (key == "continue") info.continue_token = value;
-    else if (key == "limit") info.limit = query_int(value);
-    else if (key == "timeoutSeconds") info.timeout_seconds = clamped_timeout(query_int(value));
-    else if (key == "allowWatchBookmarks") info.allow_watch_bookmarks = query_bool(value);
+    if (key == "watch")
+      watch = query_bool(value);
+    else if (key == "labelSelector")
+      info.label_selector = value;
+    else if (key == "fieldSelector")
+      info.field_selector = value;
+    else if (key == "resourceVersion")
+      info.resource_version = value;
+    else if (key == "continue")
+      info.continue_token = value;
+    else if (key == "limit")
+      info.limit = query_int(value);
+    else if (key == "timeoutSeconds")
+      info.timeout_seconds = clamped_timeout(query_int(value));
+    else if (key == "allowWatchBookmarks")
+      info.allow_watch_bookmarks = query_bool(value);
   });
 }
 
@@ -108,7 +118,8 @@ std::string verb_for_method(std::string_view method) {
   return "";
 }
 
-// Fills the resource fields from the parts after /api or /apis/<group>. REQUIRES: parts.size() >= 2.
+// Fills the resource fields from the parts after /api or /apis/<group>. REQUIRES: parts.size()
+// >= 2.
 void classify_resource(std::span<const std::string_view> parts, std::string_view method,
                        bool watch_param, RequestInfo& info) {
   info.is_resource_request = true;
@@ -140,7 +151,8 @@ void classify_resource(std::span<const std::string_view> parts, std::string_view
 
   if (info.name.empty() && info.verb == "get") {
     info.verb = watch_param ? "watch" : "list";
-    if (auto name = exact_metadata_name(info.field_selector); name && valid_path_segment_name(*name)) {
+    if (auto name = exact_metadata_name(info.field_selector);
+        name && valid_path_segment_name(*name)) {
       info.name = *name;
     }
   }
@@ -160,8 +172,9 @@ std::optional<std::string> origin_form(std::string_view target) {
   std::string_view rest;
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() >= scheme.size() &&
-        std::equal(scheme.begin(), scheme.end(), target.begin(),
-                   [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+        std::equal(scheme.begin(), scheme.end(), target.begin(), [](char a, char b) {
+          return a == std::tolower(static_cast<unsigned char>(b));
+        })) {
       rest = target.substr(scheme.size());
     }
   }
@@ -208,7 +221,8 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
 
   auto question = target.find('?');
   std::string_view raw_path = target.substr(0, question);
-  std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+  std::string_view query =
+      question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
   info.path = percent_decode(raw_path, false);
   info.verb = to_lower(method);
 

@@ -35,9 +35,9 @@ struct RequestInfo {
   std::optional<std::int64_t> timeout_seconds;
   bool allow_watch_bookmarks = false;
 
-  std::string user_agent;  // lowercased, whole (the `client` label of YurtHub's metrics)
-  std::string component;   // lowercased User-Agent before the first '/'; "" without a User-Agent
-  std::string accept;      // the Accept header as sent (set by the session, not classify_request)
+  std::string user_agent;    // lowercased, whole (the `client` label of YurtHub's metrics)
+  std::string component;     // lowercased User-Agent before the first '/'; "" without a User-Agent
+  std::string accept;        // the Accept header as sent (set by the session, not classify_request)
   std::string content_type;  // the Content-Type header as sent (likewise)
 
   bool is_watch() const { return verb == "watch"; }
@@ -69,7 +69,8 @@ void for_each_query_param(std::string_view query, Visitor&& visit) {
     if (pair.empty()) continue;
     auto eq = pair.find('=');
     std::string key = percent_decode(pair.substr(0, eq), true);
-    std::string value = eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+    std::string value =
+        eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
     visit(key, value);
   }
 }

@@ -10,27 +10,27 @@
 namespace yurthub::kube {
 
 enum class Failure {
-  BadRequest,             // malformed request line, headers or chunked body: 400
-  HeaderTooLarge,         // request header over the limit: 431
-  BodyTooLarge,           // request body over the limit: 413
-  TooManyRequests,        // over --max-requests-in-flight: 429 (+ Retry-After)
-  NoHealthyServer,        // every apiserver is unhealthy: 503
-  UpstreamUnreachable,    // connect/TLS to a chosen apiserver failed: 503
-  UpstreamClosed,         // the apiserver closed before answering: 503
-  UpstreamTimeout,        // the apiserver did not answer in time: 504
-  BadUpstreamResponse,    // the apiserver's response could not be parsed: 502
-  ShuttingDown,           // the hub is draining after SIGTERM: 503
-  Unauthorized,           // HTTPS proxy port without credentials: 401
-  NotFound,               // offline: the object or resource is not in the cache: 404
-  Expired,                // offline: a continue token the cache cannot resume: 410
-  Offline,                // offline: a request only the apiserver can answer (writes): 503
-  FiltersNotReady,        // a filtered request before the filters' informers synced: 429
+  BadRequest,           // malformed request line, headers or chunked body: 400
+  HeaderTooLarge,       // request header over the limit: 431
+  BodyTooLarge,         // request body over the limit: 413
+  TooManyRequests,      // over --max-requests-in-flight: 429 (+ Retry-After)
+  NoHealthyServer,      // every apiserver is unhealthy: 503
+  UpstreamUnreachable,  // connect/TLS to a chosen apiserver failed: 503
+  UpstreamClosed,       // the apiserver closed before answering: 503
+  UpstreamTimeout,      // the apiserver did not answer in time: 504
+  BadUpstreamResponse,  // the apiserver's response could not be parsed: 502
+  ShuttingDown,         // the hub is draining after SIGTERM: 503
+  Unauthorized,         // HTTPS proxy port without credentials: 401
+  NotFound,             // offline: the object or resource is not in the cache: 404
+  Expired,              // offline: a continue token the cache cannot resume: 410
+  Offline,              // offline: a request only the apiserver can answer (writes): 503
+  FiltersNotReady,      // a filtered request before the filters' informers synced: 429
   // The offline write journal (docs/offline-semantics.md):
-  Conflict,               // an offline update based on another resourceVersion, or a uid precondition: 409
-  Invalid,                // an offline patch that cannot be applied to the cached object: 422
-  UnsupportedMediaType,   // an offline patch of a type the hub cannot apply: 415
-  JournalFull,            // the journal is at its bound: 503
-  ReplayPending,          // online, but this object's offline writes are still being replayed: 503
+  Conflict,  // an offline update based on another resourceVersion, or a uid precondition: 409
+  Invalid,   // an offline patch that cannot be applied to the cached object: 422
+  UnsupportedMediaType,  // an offline patch of a type the hub cannot apply: 415
+  JournalFull,           // the journal is at its bound: 503
+  ReplayPending,         // online, but this object's offline writes are still being replayed: 503
 };
 
 // Status.details as kube-apiserver fills it: the object's name, its API group and, in `kind`,

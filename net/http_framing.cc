@@ -74,7 +74,8 @@ std::string http_chunk(std::string_view bytes) {
   return chunk;
 }
 
-BodyFramer::BodyFramer(std::string head, bool chunked) : prefix_(std::move(head)), chunked_(chunked) {}
+BodyFramer::BodyFramer(std::string head, bool chunked)
+    : prefix_(std::move(head)), chunked_(chunked) {}
 
 std::array<boost::asio::const_buffer, 3> BodyFramer::frame(std::string_view piece, bool last) {
   // After a chunk's data: its CRLF, then (for the last piece) the last chunk.

@@ -64,7 +64,8 @@ boost::asio::awaitable<bool> write_api_error(Stream& stream, unsigned version, b
                                              const kube::ApiError& error,
                                              std::optional<int> retry_after = {}) {
   co_return co_await write_simple_response(stream, version, keep_alive, error.code,
-                                           "application/json", kube::status_body(error), retry_after);
+                                           "application/json", kube::status_body(error),
+                                           retry_after);
 }
 
 }  // namespace yurthub::net

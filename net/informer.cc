@@ -24,12 +24,12 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
-#include "net/http_io.h"
 #include "base/json_frames.h"
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "base/result.h"
 #include "base/url.h"
+#include "net/http_io.h"
 
 namespace yurthub::net {
 namespace asio = boost::asio;
@@ -139,7 +139,7 @@ class Informer::State {
   asio::awaitable<Status> list();
   asio::awaitable<WatchEnd> watch(std::string& reason);
   asio::awaitable<WatchEnd> read_events(http::response_parser<http::buffer_body>& parser,
-                                       beast::flat_buffer& buffer, std::string& reason);
+                                        beast::flat_buffer& buffer, std::string& reason);
   asio::awaitable<Status> send(const std::string& target, Clock::duration deadline);
   // Waits the current backoff (at most `cap`), then doubles it up to `cap`.
   asio::awaitable<void> back_off(std::chrono::milliseconds cap);
@@ -524,7 +524,7 @@ Informer::~Informer() { stop(); }
 void Informer::start() {
   if (state_->running.exchange(true)) return;
   asio::co_spawn(state_->executor(), State::run(state_),
-                [state = state_](std::exception_ptr error) { state->exited(error); });
+                 [state = state_](std::exception_ptr error) { state->exited(error); });
 }
 
 void Informer::stop() {

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
+#include <rapidjson/document.h>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <rapidjson/document.h>
 
 namespace yurthub::net {
 
@@ -33,7 +33,7 @@ struct InformerOptions {
   std::string field_selector;  // sent as fieldSelector (unescaped text)
   std::string proxy_host = "127.0.0.1";
   unsigned short proxy_port = 10261;
-  std::string user_agent;      // e.g. "yurthub/0.1.0"
+  std::string user_agent;  // e.g. "yurthub/0.1.0"
   // Watches are re-opened with a random timeoutSeconds in [min, 2*min) (client-go's reflector
   // uses 5-10 min); failures back off from `backoff_initial` doubling up to `backoff_max`.
   std::chrono::seconds watch_timeout_min{300};

@@ -13,9 +13,10 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor executor, std::string host,
-                                                    unsigned short port, LocalRequest request,
-                                                    std::chrono::milliseconds timeout) {
+asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor executor,
+                                                     std::string host, unsigned short port,
+                                                     LocalRequest request,
+                                                     std::chrono::milliseconds timeout) {
   const std::string where = host + ":" + std::to_string(port);
   boost::system::error_code aec;
   const auto address = asio::ip::make_address(host, aec);
@@ -45,8 +46,8 @@ asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor execu
   stream.expires_after(timeout);
   auto [rec, rn] = co_await http::async_read(stream, buffer, parser, kNoThrow);
   if (rec) {
-    co_return make_error(request.method + " " + request.target + ": reading the response: " +
-                         rec.message());
+    co_return make_error(request.method + " " + request.target +
+                         ": reading the response: " + rec.message());
   }
   co_return LocalResponse{parser.get().result_int(), std::move(parser.get().body())};
 }

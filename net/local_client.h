@@ -20,8 +20,8 @@ namespace yurthub::net {
 inline constexpr std::size_t kMaxLocalResponseBytes = 8u << 20;
 
 struct LocalRequest {
-  std::string method;  // "PATCH", "PUT", "POST", ...
-  std::string target;  // origin form: path and query
+  std::string method;                                        // "PATCH", "PUT", "POST", ...
+  std::string target;                                        // origin form: path and query
   std::vector<std::pair<std::string, std::string>> headers;  // empty values are not sent
   std::string body;
 };

@@ -9,8 +9,8 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "kube/kubeconfig.h"
 #include "base/result.h"
+#include "kube/kubeconfig.h"
 
 namespace yurthub::net {
 

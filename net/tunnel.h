@@ -70,11 +70,9 @@ boost::asio::awaitable<void> idle_watch(A& a, B& b, Activity& activity,
 }  // namespace tunnel_detail
 
 template <class Client, class Upstream>
-boost::asio::awaitable<TunnelBytes> tunnel_streams(Client& client,
-                                                   boost::beast::flat_buffer& client_pending,
-                                                   Upstream& upstream,
-                                                   boost::beast::flat_buffer& upstream_pending,
-                                                   std::chrono::steady_clock::duration idle_timeout) {
+boost::asio::awaitable<TunnelBytes> tunnel_streams(
+    Client& client, boost::beast::flat_buffer& client_pending, Upstream& upstream,
+    boost::beast::flat_buffer& upstream_pending, std::chrono::steady_clock::duration idle_timeout) {
   using namespace boost::asio::experimental::awaitable_operators;
   TunnelBytes bytes;
   boost::beast::get_lowest_layer(client).expires_never();

@@ -65,8 +65,8 @@ inline constexpr std::size_t kMaxOfflineWriteBytes = std::size_t{3} << 20;
 // A write a client made while offline, as the Forwarder read it (the body whole, bounded by
 // kMaxOfflineWriteBytes).
 struct OfflineWrite {
-  std::string_view method;         // "PATCH", "PUT", "POST"
-  std::string_view target;         // request-target as received
+  std::string_view method;  // "PATCH", "PUT", "POST"
+  std::string_view target;  // request-target as received
   std::string_view content_type;
   std::string_view user_agent;
   std::string_view authorization;  // the Authorization header the hub would send upstream

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "kube/request_info.h"
 #include "base/result.h"
+#include "kube/request_info.h"
 
 namespace yurthub::hub {
 

@@ -20,7 +20,8 @@ TEST(JsonParse, InsituParseWorksOnACopyAndDecodesEscapes) {
   EXPECT_EQ(std::string(doc["name"].GetString(), doc["name"].GetStringLength()), "a\"b\xc3\xa9");
   EXPECT_EQ(doc["n"].Size(), 4u);
   // A long string, longer than one 16-byte SIMD block, with an escape past the first block.
-  const std::string long_text = R"({"s":")" + std::string(40, 'x') + R"(\n)" + std::string(40, 'y') + "\"}";
+  const std::string long_text =
+      R"({"s":")" + std::string(40, 'x') + R"(\n)" + std::string(40, 'y') + "\"}";
   ASSERT_TRUE(parse_insitu(long_text, scratch, doc));
   EXPECT_EQ(doc["s"].GetStringLength(), 81u);
 }

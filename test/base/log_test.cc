@@ -36,7 +36,8 @@ TEST(Log, ClientTextCannotForgeLinesOrEscapeSequences) {
   const std::string path = "/api/v1/pods\nE1123 00:00:00.000000 1 fake.cc:1] forged\x1b[31m";
   const std::string out = captured_stderr([&] { YH_LOG(Warning) << "GET " << path; });
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
-  EXPECT_NE(out.find(R"(/api/v1/pods\nE1123 00:00:00.000000 1 fake.cc:1] forged\x1b[31m)"), std::string::npos)
+  EXPECT_NE(out.find(R"(/api/v1/pods\nE1123 00:00:00.000000 1 fake.cc:1] forged\x1b[31m)"),
+            std::string::npos)
       << out;
   const std::string huge(100000, 'a');
   const std::string bounded = captured_stderr([&] { YH_LOG(Warning) << huge; });

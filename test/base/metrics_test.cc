@@ -219,7 +219,8 @@ TEST(MetricsLabels, LongValuesAreCut) {
   family.with({std::string(5000, 'a')}).inc();
   family.with({std::string(200, 'a')}).inc();  // the same series once cut
   const std::string text = registry.render();
-  EXPECT_NE(text.find("test_total{client=\"" + std::string(128, 'a') + "\"} 2"), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find("test_total{client=\"" + std::string(128, 'a') + "\"} 2"), std::string::npos)
+      << text.substr(0, 400);
   EXPECT_EQ(text.find(std::string(129, 'a')), std::string::npos);
 }
 

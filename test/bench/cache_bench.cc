@@ -14,12 +14,12 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
@@ -63,7 +63,8 @@ class PodMaker {
     meta["name"].SetString(name.c_str(), static_cast<rapidjson::SizeType>(name.size()), a);
     meta["namespace"].SetString("bench", a);
     meta["uid"].SetString(uid, a);
-    meta["resourceVersion"].SetString(version.c_str(), static_cast<rapidjson::SizeType>(version.size()), a);
+    meta["resourceVersion"].SetString(version.c_str(),
+                                      static_cast<rapidjson::SizeType>(version.size()), a);
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
     writer.StartObject();
@@ -95,15 +96,20 @@ class SinkWriter : public hub::ResponseWriter {
   }
   boost::asio::awaitable<bool> write(std::string_view piece) override {
     bytes += piece.size();
-    if (keep_) body.append(piece);
-    else scratch_.assign(piece.begin(), piece.end());
+    if (keep_)
+      body.append(piece);
+    else
+      scratch_.assign(piece.begin(), piece.end());
     co_return true;
   }
   boost::asio::awaitable<bool> finish() override { co_return true; }
-  boost::asio::awaitable<std::optional<std::string>> wait_until(std::chrono::steady_clock::time_point) override {
+  boost::asio::awaitable<std::optional<std::string>> wait_until(
+      std::chrono::steady_clock::time_point) override {
     co_return std::optional<std::string>("client_gone");
   }
-  std::function<void()> waker() override { return [] {}; }
+  std::function<void()> waker() override {
+    return [] {};
+  }
 
  private:
   bool keep_;
@@ -118,8 +124,8 @@ struct Cache {
     if (!opened) fail(opened.error().message);
     store = std::move(*opened);
     metrics = std::make_unique<CacheMetrics>(registry);
-    writer = std::make_unique<CacheWriter>(*store, *metrics,
-                                           CacheWriter::Options{std::chrono::milliseconds(50), 4ull << 30});
+    writer = std::make_unique<CacheWriter>(
+        *store, *metrics, CacheWriter::Options{std::chrono::milliseconds(50), 4ull << 30});
   }
   ~Cache() {
     writer.reset();
@@ -128,10 +134,12 @@ struct Cache {
   }
   // Feeds a response body to a tap in 16 KiB pieces, as the relay does.
   static void feed(hub::ResponseTap& tap, const std::string& body) {
-    for (std::size_t at = 0; at < body.size(); at += 16384) tap.body(std::string_view(body).substr(at, 16384));
+    for (std::size_t at = 0; at < body.size(); at += 16384)
+      tap.body(std::string_view(body).substr(at, 16384));
   }
   void cache_list(PodMaker& pods, int count) {
-    std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[)";
+    std::string body =
+        R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[)";
     for (int i = 0; i < count; ++i) body += (i ? "," : "") + pods.pod(i, 1000, false);
     body += "]}";
     auto info = kube::classify_request("GET", kPodList, kKubelet);
@@ -146,7 +154,8 @@ struct Cache {
     const auto identity = policy.identity(info);  // outlives the coroutine, which keeps a reference
     LocalProxy proxy(*store, *metrics, events, LocalProxy::Options{});
     boost::asio::io_context io;
-    auto done = boost::asio::co_spawn(io, proxy.serve(info, identity, out), boost::asio::use_future);
+    auto done =
+        boost::asio::co_spawn(io, proxy.serve(info, identity, out), boost::asio::use_future);
     io.run();
     return done.get();
   }
@@ -170,7 +179,9 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     for (int e = 0; e < events; ++e)
       stream += R"({"type":"MODIFIED","object":)" + pods.pod(e % objects, 2000 + e, true) + "}\n";
     auto info = kube::classify_request(
-        "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=true&resourceVersion=1000", kKubelet);
+        "GET",
+        "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=true&resourceVersion=1000",
+        kKubelet);
     auto tap = make_watch_tap(*cache.writer, *cache.metrics, *cache.policy.identity(info), false);
     const double cpu = process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
@@ -181,7 +192,8 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     if (tap->failed()) fail("a watch event could not be written");
     // The last event of each object is the one stored.
     auto view = cache.store->read();
-    auto record = view->list(cache.policy.identity(kube::classify_request("GET", kPodList, kKubelet))->key());
+    auto record =
+        view->list(cache.policy.identity(kube::classify_request("GET", kPodList, kKubelet))->key());
     if (!record) fail("the pod list is not cached");
     for (int i = 0; i < std::min(objects, events); ++i) {
       const std::string name = pod_name(i);
@@ -199,14 +211,17 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
       "≥ 20k events/s", rate >= 20000 ? "met" : "MISSED");
 }
 
-void bench_offline_list(const std::string& dir, PodMaker& pods, int count, int runs, bool with_get) {
+void bench_offline_list(const std::string& dir, PodMaker& pods, int count, int runs,
+                        bool with_get) {
   Cache cache(dir);
   cache.cache_list(pods, count);
   SinkWriter check(true);
-  if (const unsigned s = cache.serve(kPodList, check); s != 200) fail("offline list was " + std::to_string(s) + ": " + check.body);
+  if (const unsigned s = cache.serve(kPodList, check); s != 200)
+    fail("offline list was " + std::to_string(s) + ": " + check.body);
   rapidjson::Document doc;
   doc.Parse(check.body.c_str());
-  if (doc.HasParseError() || !doc.HasMember("items") || doc["items"].Size() != static_cast<unsigned>(count))
+  if (doc.HasParseError() || !doc.HasMember("items") ||
+      doc["items"].Size() != static_cast<unsigned>(count))
     fail("offline list does not have " + std::to_string(count) + " items");
 
   std::vector<double> times;
@@ -220,8 +235,10 @@ void bench_offline_list(const std::string& dir, PodMaker& pods, int count, int r
   }
   const double ms = median(times) * 1000;
   const bool budget = count == 5000;
-  row("offline list, kubelet's pods, " + std::to_string(count) + " cached (" + fixed(bytes / 1048576.0, 1) + " MiB)",
-      fixed(ms, 2) + " ms (median of " + std::to_string(runs) + "), " + fixed(bytes / 1048576.0 / median(times), 0) + " MiB/s",
+  row("offline list, kubelet's pods, " + std::to_string(count) + " cached (" +
+          fixed(bytes / 1048576.0, 1) + " MiB)",
+      fixed(ms, 2) + " ms (median of " + std::to_string(runs) + "), " +
+          fixed(bytes / 1048576.0 / median(times), 0) + " MiB/s",
       budget ? "≤ 5 ms" : "-", budget ? (ms <= 5 ? "met" : "MISSED") : "-");
   if (!with_get) return;
 
@@ -254,7 +271,11 @@ int main(int argc, char** argv) {
   PodMaker pods;
   bench_watch_writes(dir + "/watch", pods, quick ? 10 : 1000, quick ? 100 : 20000, quick ? 1 : 3);
   for (int count : quick ? std::vector<int>{100} : std::vector<int>{1000, 5000, 50000})
-    bench_offline_list(dir + "/list", pods, count, quick ? 1 : count >= 50000 ? 5 : 9, count == (quick ? 100 : 5000));
+    bench_offline_list(dir + "/list", pods, count,
+                       quick            ? 1
+                       : count >= 50000 ? 5
+                                        : 9,
+                       count == (quick ? 100 : 5000));
   std::filesystem::remove_all(dir);
   return 0;
 }

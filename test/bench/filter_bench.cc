@@ -26,16 +26,19 @@ constexpr int kNodes = 100;
 constexpr int kPoolNodes = 10;  // edge-node-1 .. edge-node-10 form this node's pool
 
 enum class Key { Pool, Host, None };
-Key key_of(int service) { return service % 4 < 2 ? Key::Pool : service % 4 == 2 ? Key::Host : Key::None; }
+Key key_of(int service) {
+  return service % 4 < 2 ? Key::Pool : service % 4 == 2 ? Key::Host : Key::None;
+}
 
 bool kept(Key key, int node) {
   return key == Key::None || (key == Key::Host ? node == 1 : node <= kPoolNodes);
 }
 
 std::string service_json(int i) {
-  const char* key = key_of(i) == Key::Pool   ? R"({"openyurt.io/topologyKeys":"openyurt.io/nodepool"})"
-                    : key_of(i) == Key::Host ? R"({"openyurt.io/topologyKeys":"kubernetes.io/hostname"})"
-                                             : "{}";
+  const char* key =
+      key_of(i) == Key::Pool   ? R"({"openyurt.io/topologyKeys":"openyurt.io/nodepool"})"
+      : key_of(i) == Key::Host ? R"({"openyurt.io/topologyKeys":"kubernetes.io/hostname"})"
+                               : "{}";
   return R"({"metadata":{"name":"svc-)" + std::to_string(i) +
          R"(","namespace":"bench","resourceVersion":"10","annotations":)" + key +
          R"(},"spec":{"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}],)"
@@ -71,16 +74,17 @@ std::string slice_json(int service, int slice, int rv, const std::vector<int>& n
                     std::to_string(rv) +
                     R"(","generation":3,"creationTimestamp":"2026-11-21T13:40:53Z","labels":{)"
                     R"("endpointslice.kubernetes.io/managed-by":"endpointslice-controller.k8s.io",)"
-                    R"("kubernetes.io/service-name":"svc-)" + std::to_string(service) +
-                    R"("}},"addressType":"IPv4","endpoints":[)";
+                    R"("kubernetes.io/service-name":"svc-)" +
+                    std::to_string(service) + R"("}},"addressType":"IPv4","endpoints":[)";
   for (std::size_t j = 0; j < nodes.size(); ++j) {
     const int n = nodes[j];
-    out += (j ? "," : "") + std::string(R"({"addresses":["10.)") + std::to_string(n) + "." +
-           std::to_string(j / 250) + "." + std::to_string(j % 250 + 1) +
-           R"("],"conditions":{"ready":true,"serving":true,"terminating":false},"nodeName":"edge-node-)" +
-           std::to_string(n) + R"(","targetRef":{"kind":"Pod","namespace":"bench","name":"web-)" +
-           std::to_string(service) + "-" + std::to_string(j) +
-           R"(","uid":"8d2b6c1e-2f4a-4b7c-9e3d-5a6b7c8d9e0f"},"zone":"zone-a"})";
+    out +=
+        (j ? "," : "") + std::string(R"({"addresses":["10.)") + std::to_string(n) + "." +
+        std::to_string(j / 250) + "." + std::to_string(j % 250 + 1) +
+        R"("],"conditions":{"ready":true,"serving":true,"terminating":false},"nodeName":"edge-node-)" +
+        std::to_string(n) + R"(","targetRef":{"kind":"Pod","namespace":"bench","name":"web-)" +
+        std::to_string(service) + "-" + std::to_string(j) +
+        R"(","uid":"8d2b6c1e-2f4a-4b7c-9e3d-5a6b7c8d9e0f"},"zone":"zone-a"})";
   }
   return out + R"(],"ports":[{"name":"http","protocol":"TCP","port":8080}]})";
 }
@@ -104,11 +108,13 @@ void filter(FilterChain& chain, const std::string& body, std::string* kept = nul
 class TopologyChains {
  public:
   explicit TopologyChains(std::shared_ptr<const ClusterView> view)
-      : view_(std::move(view)), metrics_(registry_), topology_(filters::make_service_topology_filter()) {}
+      : view_(std::move(view)),
+        metrics_(registry_),
+        topology_(filters::make_service_topology_filter()) {}
   std::unique_ptr<FilterChain> chain(FilterChain::Shape shape) {
-    return std::make_unique<FilterChain>(shape, std::vector<const filters::ObjectFilter*>{topology_.get()},
-                                         [this] { return view_; }, metrics_,
-                                         views_.get("kube-proxy endpointslices"));
+    return std::make_unique<FilterChain>(
+        shape, std::vector<const filters::ObjectFilter*>{topology_.get()}, [this] { return view_; },
+        metrics_, views_.get("kube-proxy endpointslices"));
   }
 
  private:

@@ -7,7 +7,8 @@
 namespace yurthub::cache {
 namespace {
 
-kube::RequestInfo request(const char* method, const char* target, const char* agent = "kubelet/v1.32.4") {
+kube::RequestInfo request(const char* method, const char* target,
+                          const char* agent = "kubelet/v1.32.4") {
   return kube::classify_request(method, target, agent);
 }
 
@@ -53,7 +54,8 @@ TEST(CachePolicy, CacheableRequests) {
       {"GET", "/apis/discovery.k8s.io/v1/endpointslices?watch=true", "kube-proxy/v1.32", true},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(policy.cacheable(request(c.method, c.target, c.agent)), c.cacheable) << c.method << " " << c.target;
+    EXPECT_EQ(policy.cacheable(request(c.method, c.target, c.agent)), c.cacheable)
+        << c.method << " " << c.target;
   }
   auto metadata_only = request("GET", "/api/v1/pods");
   metadata_only.accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
@@ -64,7 +66,8 @@ TEST(CachePolicy, IdentitiesSeparateSelectors) {
   CachePolicy policy;
   auto by_node = policy.identity(request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1"));
   auto by_label = policy.identity(request("GET", "/api/v1/pods?labelSelector=app%3Dweb"));
-  auto watch = policy.identity(request("GET", "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3D%3Dn1"));
+  auto watch =
+      policy.identity(request("GET", "/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3D%3Dn1"));
   ASSERT_TRUE(by_node && by_label && watch);
   EXPECT_NE(by_node->key(), by_label->key());
   EXPECT_EQ(by_node->key(), watch->key());  // a list and the watch that follows it share a set
@@ -74,25 +77,32 @@ TEST(CachePolicy, IdentitiesSeparateSelectors) {
   ASSERT_TRUE(get);
   EXPECT_TRUE(get->is_get_set());
   EXPECT_TRUE(get->namespace_name.empty());  // one get set per resource
-  EXPECT_FALSE(policy.identity(request("GET", "/api/v1/pods?labelSelector=a%20in%20(")).has_value());
+  EXPECT_FALSE(
+      policy.identity(request("GET", "/api/v1/pods?labelSelector=a%20in%20(")).has_value());
 }
 
 TEST(ListIdentity, KeyRoundTripsAndPrefixes) {
-  ListIdentity id{"kubelet", "discovery.k8s.io", "v1", "endpointslices", "kube-system", "a=b", "x=y"};
+  ListIdentity id{"kubelet", "discovery.k8s.io", "v1", "endpointslices", "kube-system", "a=b",
+                  "x=y"};
   auto parsed = ListIdentity::parse(id.key());
   ASSERT_TRUE(parsed);
   EXPECT_EQ(*parsed, id);
-  EXPECT_EQ(id.key().rfind(ListIdentity::resource_prefix("kubelet", "discovery.k8s.io", "v1", "endpointslices"), 0), 0u);
+  EXPECT_EQ(
+      id.key().rfind(
+          ListIdentity::resource_prefix("kubelet", "discovery.k8s.io", "v1", "endpointslices"), 0),
+      0u);
   EXPECT_EQ(id.key().rfind(ListIdentity::component_prefix("kubelet"), 0), 0u);
   EXPECT_NE(id.key().rfind(ListIdentity::component_prefix("kube"), 0), 0u);
   EXPECT_FALSE(ListIdentity::parse(std::string_view("too\0few", 7)).has_value());
 }
 
 TEST(DiscoveryPaths, OnlyTheDocumentsKubectlNeeds) {
-  for (const char* p : {"/version", "/api", "/apis", "/api/v1", "/apis/apps/v1", "/apis/discovery.k8s.io/v1"}) {
+  for (const char* p :
+       {"/version", "/api", "/apis", "/api/v1", "/apis/apps/v1", "/apis/discovery.k8s.io/v1"}) {
     EXPECT_TRUE(is_cached_discovery_path(p)) << p;
   }
-  for (const char* p : {"/healthz", "/apis/apps", "/apis/apps/v1/deployments", "/openapi/v2", "/api/v1/pods"}) {
+  for (const char* p :
+       {"/healthz", "/apis/apps", "/apis/apps/v1/deployments", "/openapi/v2", "/api/v1/pods"}) {
     EXPECT_FALSE(is_cached_discovery_path(p)) << p;
   }
 }

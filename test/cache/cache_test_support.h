@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-#include <gtest/gtest.h>
 
 #include "cache/cache_writer.h"
 #include "cache/store.h"
@@ -30,7 +30,8 @@ class StoreFixture : public ::testing::Test {
     ASSERT_TRUE(store) << store.error().message;
     store_ = std::move(*store);
     metrics_ = std::make_unique<CacheMetrics>(registry_);
-    writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, CacheWriter::Options{std::chrono::milliseconds(1), 64u << 20});
+    writer_ = std::make_unique<CacheWriter>(
+        *store_, *metrics_, CacheWriter::Options{std::chrono::milliseconds(1), 64u << 20});
   }
   void TearDown() override {
     writer_.reset();
@@ -42,7 +43,8 @@ class StoreFixture : public ::testing::Test {
     ASSERT_TRUE(writer_->submit(std::move(ops)));
     writer_->flush();
   }
-  std::optional<std::string> object_json(const std::string& identity, const std::string& ns, const std::string& name) {
+  std::optional<std::string> object_json(const std::string& identity, const std::string& ns,
+                                         const std::string& name) {
     auto view = store_->read();
     auto record = view->list(identity);
     if (!record) return std::nullopt;
@@ -55,10 +57,11 @@ class StoreFixture : public ::testing::Test {
     auto view = store_->read();
     auto record = view->list(identity);
     if (!record) return out;
-    view->scan(record->set_id, "", "", "", [&](std::string_view ns, std::string_view name, const StoredObject&) {
-      out.push_back(std::string(ns) + "/" + std::string(name));
-      return true;
-    });
+    view->scan(record->set_id, "", "", "",
+               [&](std::string_view ns, std::string_view name, const StoredObject&) {
+                 out.push_back(std::string(ns) + "/" + std::string(name));
+                 return true;
+               });
     return out;
   }
 
@@ -89,7 +92,9 @@ class RecordingWriter : public hub::ResponseWriter {
   std::string body;
   bool finished = false;
   int waits = 0;
-  std::function<std::optional<std::string>(int call)> on_wait = [](int) { return std::optional<std::string>("client_gone"); };
+  std::function<std::optional<std::string>(int call)> on_wait = [](int) {
+    return std::optional<std::string>("client_gone");
+  };
 
   boost::asio::awaitable<bool> start(unsigned s, std::string_view ct) override {
     status = s;
@@ -104,10 +109,13 @@ class RecordingWriter : public hub::ResponseWriter {
     finished = true;
     co_return true;
   }
-  boost::asio::awaitable<std::optional<std::string>> wait_until(std::chrono::steady_clock::time_point) override {
+  boost::asio::awaitable<std::optional<std::string>> wait_until(
+      std::chrono::steady_clock::time_point) override {
     co_return on_wait(++waits);
   }
-  std::function<void()> waker() override { return [] {}; }
+  std::function<void()> waker() override {
+    return [] {};
+  }
 };
 
 // Runs a coroutine to completion on this thread's io_context. The io_context outlives the call:

@@ -14,7 +14,8 @@ namespace {
 using ::testing::ElementsAre;
 using namespace yurthub::cache::test_support;
 
-const std::string kPods = ListIdentity{"kubelet", "", "v1", "pods", "", "", "spec.nodeName=n1"}.key();
+const std::string kPods =
+    ListIdentity{"kubelet", "", "v1", "pods", "", "", "spec.nodeName=n1"}.key();
 
 std::vector<CacheOp> a_list(std::uint64_t token, std::vector<std::string> names, std::uint64_t rv,
                             bool continuation = false, bool final_page = true, bool complete = true,
@@ -27,7 +28,8 @@ std::vector<CacheOp> a_list(std::uint64_t token, std::vector<std::string> names,
   begin.api_version = "v1";
   ops.push_back(begin);
   for (const auto& name : names) {
-    CacheOp item = op(OpKind::ListItem, identity, "default", name, rv, R"({"metadata":{"name":")" + name + "\"}}");
+    CacheOp item = op(OpKind::ListItem, identity, "default", name, rv,
+                      R"({"metadata":{"name":")" + name + "\"}}");
     item.list_token = token;
     ops.push_back(item);
   }
@@ -87,8 +89,7 @@ TEST_F(CacheWriterTest, WatchEventsApplyInOrderAndNeverGoBack) {
   apply({op(OpKind::Upsert, kPods, "default", "b", 11, R"({"v":11})"),
          op(OpKind::Upsert, kPods, "default", "a", 12, R"({"v":12})"),
          op(OpKind::Upsert, kPods, "default", "a", 9, R"({"v":9})"),  // older: ignored
-         op(OpKind::Delete, kPods, "default", "b", 13),
-         op(OpKind::Bookmark, kPods, "", "", 15)});
+         op(OpKind::Delete, kPods, "default", "b", 13), op(OpKind::Bookmark, kPods, "", "", 15)});
   EXPECT_THAT(names(kPods), ElementsAre("default/a"));
   EXPECT_EQ(*object_json(kPods, "default", "a"), R"({"v":12})");
   EXPECT_EQ(store_->read()->list(kPods)->resource_version, 15u);
@@ -120,7 +121,8 @@ TEST_F(CacheWriterTest, GetsGoToTheGetSetAndDiscoveryIsGlobal) {
 
 TEST_F(CacheWriterTest, FullQueueRefusesAndStaleMarkStillLands) {
   writer_.reset();
-  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, CacheWriter::Options{std::chrono::milliseconds(300), 1024});
+  writer_ = std::make_unique<CacheWriter>(
+      *store_, *metrics_, CacheWriter::Options{std::chrono::milliseconds(300), 1024});
   apply(a_list(1, {"a"}, 10));  // first submission always fits an empty queue
   std::vector<CacheOp> big;
   big.push_back(op(OpKind::Upsert, kPods, "default", "huge", 11, std::string(4096, 'x')));
@@ -176,7 +178,8 @@ TEST_F(CacheWriterTest, PastTheBoundTheLeastRecentlyWrittenListsGo) {
     return ListIdentity{"kubelet", "", "v1", "pods", "", "app=a" + std::to_string(i), ""}.key();
   };
   auto list = [&](int i) {
-    apply(a_list(static_cast<std::uint64_t>(i + 1), {"p" + std::to_string(i)}, 10, false, true, true, selector(i)));
+    apply(a_list(static_cast<std::uint64_t>(i + 1), {"p" + std::to_string(i)}, 10, false, true,
+                 true, selector(i)));
   };
   for (int i = 0; i < 3; ++i) list(i);
   // Writing to the oldest makes it recent again; then two more lists push two out.
@@ -208,16 +211,20 @@ TEST_F(CacheWriterTest, NearAFullMapTheLeastRecentlyWrittenListsGo) {
   writer_ = std::make_unique<CacheWriter>(*store_, *metrics_, bounded);
   const std::string big(200 * 1024, 'x');
   for (int i = 0; i < 30; ++i) {
-    const std::string identity = ListIdentity{"kubelet", "", "v1", "configmaps", "", "n=" + std::to_string(i), ""}.key();
-    CacheOp item = op(OpKind::Upsert, identity, "default", "cm" + std::to_string(i), 10,
-                      R"({"metadata":{"name":"cm)" + std::to_string(i) + R"("},"data":")" + big + R"("})");
+    const std::string identity =
+        ListIdentity{"kubelet", "", "v1", "configmaps", "", "n=" + std::to_string(i), ""}.key();
+    CacheOp item =
+        op(OpKind::Upsert, identity, "default", "cm" + std::to_string(i), 10,
+           R"({"metadata":{"name":"cm)" + std::to_string(i) + R"("},"data":")" + big + R"("})");
     apply({item});
   }
   const StoreStats stats = store_->stats();
   EXPECT_LE(stats.used_bytes, stats.map_size * 9 / 10) << stats.used_bytes;
-  EXPECT_EQ(registry_.render().find(R"(node_yurthub_cache_write_failures_total{reason="commit"})"), std::string::npos)
+  EXPECT_EQ(registry_.render().find(R"(node_yurthub_cache_write_failures_total{reason="commit"})"),
+            std::string::npos)
       << registry_.render();
-  EXPECT_NE(registry_.render().find(R"(node_yurthub_cache_evicted_lists_total{reason="size"})"), std::string::npos);
+  EXPECT_NE(registry_.render().find(R"(node_yurthub_cache_evicted_lists_total{reason="size"})"),
+            std::string::npos);
   // The newest is there.
   EXPECT_THAT(names(ListIdentity{"kubelet", "", "v1", "configmaps", "", "n=29", ""}.key()),
               ElementsAre("default/cm29"));

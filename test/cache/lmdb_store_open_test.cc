@@ -101,7 +101,8 @@ TEST_F(LmdbStoreTest, AnUnusableStoreIsMovedAsideAndTheCacheStartsEmpty) {
   auto view = newer->store->read();
   EXPECT_TRUE(view->lists_with_prefix("").empty());  // empty, and usable:
   view.reset();
-  EXPECT_TRUE(newer->store->write([](WriteTxn& txn) { return txn.put_discovery("/version", "{}"); }).ok());
+  EXPECT_TRUE(
+      newer->store->write([](WriteTxn& txn) { return txn.put_discovery("/version", "{}"); }).ok());
   newer->store.reset();
 
   // Not LMDB at all (a torn or overwritten file).

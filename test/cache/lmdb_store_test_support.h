@@ -37,7 +37,9 @@ class TempDir {
   std::string path_;
 };
 
-inline std::string message(const Status& status) { return status.ok() ? "ok" : status.error().message; }
+inline std::string message(const Status& status) {
+  return status.ok() ? "ok" : status.error().message;
+}
 
 inline std::unique_ptr<Store> must_open(const StoreOptions& options) {
   auto store = open_lmdb_store(options);
@@ -46,9 +48,10 @@ inline std::unique_ptr<Store> must_open(const StoreOptions& options) {
 }
 
 // "ns/name@rv=json" for every object of `set` the scan visits.
-inline std::vector<std::string> scan_all(ReadView& view, std::uint32_t set, std::string_view ns = "",
-                                  std::string_view after_ns = "", std::string_view after_name = "",
-                                  std::size_t limit = 1000) {
+inline std::vector<std::string> scan_all(ReadView& view, std::uint32_t set,
+                                         std::string_view ns = "", std::string_view after_ns = "",
+                                         std::string_view after_name = "",
+                                         std::size_t limit = 1000) {
   std::vector<std::string> out;
   view.scan(set, ns, after_ns, after_name,
             [&](std::string_view n, std::string_view name, const StoredObject& object) {

@@ -18,7 +18,9 @@ TEST(ContinueToken, RoundTripsAndRejectsForeignTokens) {
   EXPECT_EQ(back->namespace_name, "kube-system");
   EXPECT_EQ(back->name, "coredns-abc");
   // The apiserver's own tokens (from the fixture) cannot be resumed offline.
-  EXPECT_FALSE(decode_continue("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjI5LCJzdGFydCI6IndlYi0wXHUwMDAwIn0").has_value());
+  EXPECT_FALSE(
+      decode_continue("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MjI5LCJzdGFydCI6IndlYi0wXHUwMDAwIn0")
+          .has_value());
   EXPECT_FALSE(decode_continue("yh1.!!!").has_value());
 }
 

@@ -135,9 +135,11 @@ TEST(NodeAuthority, AuthorizesTheRequestLineAsTheNodeAuthorizer) {
 }
 
 TEST(NodeAuthority, DenialsCarryTheApiserversDetails) {
-  auto error = kNode.authorize(req("PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-2"));
+  auto error = kNode.authorize(
+      req("PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-2"));
   ASSERT_TRUE(error);
-  EXPECT_EQ(kube::status_body(*error).find(R"("details":{"name":"edge-2","group":"coordination.k8s.io","kind":"leases"})") !=
+  EXPECT_EQ(kube::status_body(*error).find(
+                R"("details":{"name":"edge-2","group":"coordination.k8s.io","kind":"leases"})") !=
                 std::string::npos,
             true)
       << kube::status_body(*error);
@@ -158,11 +160,14 @@ TEST(NodeAuthority, AdmitsUpdatesAsNodeRestriction) {
     const char* after;
     std::string message;  // "" when admitted
   };
-  const char* pod = R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{}})";
-  const char* node = R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{}})";
+  const char* pod =
+      R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{}})";
+  const char* node =
+      R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{}})";
   const Case cases[] = {
       {"/api/v1/namespaces/default/pods/web-0/status", pod,
-       R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{"phase":"Running"}})", ""},
+       R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{"phase":"Running"}})",
+       ""},
       {"/api/v1/namespaces/default/pods/web-0/status",
        R"({"metadata":{"name":"web-0"},"spec":{"nodeName":"edge-2"}})",
        R"({"metadata":{"name":"web-0"},"spec":{"nodeName":"edge-2"},"status":{"phase":"Running"}})",
@@ -171,7 +176,8 @@ TEST(NodeAuthority, AdmitsUpdatesAsNodeRestriction) {
        R"({"metadata":{"name":"web-0","labels":{"app":"db"}},"spec":{"nodeName":"edge-1"}})",
        R"(pods "web-0" is forbidden: node "edge-1" cannot update labels through pod status)"},
       {"/api/v1/nodes/edge-1/status", node,
-       R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{},"status":{"phase":"Running"}})", ""},
+       R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{},"status":{"phase":"Running"}})",
+       ""},
       {"/api/v1/nodes/edge-1", node,
        R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1","example.com/team":"a","node.kubernetes.io/x":"1","topology.kubernetes.io/zone":"z"}},"spec":{}})",
        ""},
@@ -185,7 +191,8 @@ TEST(NodeAuthority, AdmitsUpdatesAsNodeRestriction) {
        R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{"configSource":{"configMap":{"name":"c"}}}})",
        R"(nodes "edge-1" is forbidden: node "edge-1" is not allowed to update configSource to a new non-nil configSource)"},
       {"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1",
-       R"({"metadata":{"name":"edge-1"}})", R"({"metadata":{"name":"edge-1","labels":{"x":"y"}}})", ""},
+       R"({"metadata":{"name":"edge-1"}})", R"({"metadata":{"name":"edge-1","labels":{"x":"y"}}})",
+       ""},
   };
   for (const Case& c : cases) {
     auto before = json(c.before);
@@ -208,8 +215,8 @@ TEST(NodeAuthority, ForbiddenNodeLabels) {
                           "node.kubernetes.io/anything", "example.com/x", "plain"}) {
     EXPECT_FALSE(is_forbidden_node_label(key)) << key;
   }
-  for (const char* key : {"node-role.kubernetes.io/master", "kubernetes.io/role",
-                          "k8s.io/x", "a.k8s.io/x", "node-restriction.kubernetes.io/x",
+  for (const char* key : {"node-role.kubernetes.io/master", "kubernetes.io/role", "k8s.io/x",
+                          "a.k8s.io/x", "node-restriction.kubernetes.io/x",
                           "a.node-restriction.kubernetes.io/x", "topology.kubernetes.io/rack"}) {
     EXPECT_TRUE(is_forbidden_node_label(key)) << key;
   }
@@ -217,8 +224,10 @@ TEST(NodeAuthority, ForbiddenNodeLabels) {
 
 TEST(NodeAuthority, TokensOnlyForPodsBoundToTheNode) {
   const auto info = req("POST", "/api/v1/namespaces/default/serviceaccounts/web/token");
-  auto pod = json(R"({"metadata":{"name":"web-0","uid":"u-1"},"spec":{"nodeName":"edge-1","serviceAccountName":"web"}})");
-  auto elsewhere = json(R"({"metadata":{"name":"web-0","uid":"u-1"},"spec":{"nodeName":"edge-2","serviceAccountName":"web"}})");
+  auto pod = json(
+      R"({"metadata":{"name":"web-0","uid":"u-1"},"spec":{"nodeName":"edge-1","serviceAccountName":"web"}})");
+  auto elsewhere = json(
+      R"({"metadata":{"name":"web-0","uid":"u-1"},"spec":{"nodeName":"edge-2","serviceAccountName":"web"}})");
   const NodeAuthority::BoundObject bound{"Pod", "v1", "web-0", "u-1"};
   EXPECT_FALSE(kNode.admit_token_request(info, bound, &pod));
   struct Case {
@@ -232,11 +241,14 @@ TEST(NodeAuthority, TokensOnlyForPodsBoundToTheNode) {
       R"(between node 'edge-1' and this object)";
   const Case cases[] = {
       {bound, &elsewhere, no_edge},
-      {{"Secret", "v1", "web-0", "u-1"}, &pod,
+      {{"Secret", "v1", "web-0", "u-1"},
+       &pod,
        R"(serviceaccounts "web" is forbidden: node requested token not bound to a pod)"},
-      {{"Pod", "v1", "web-0", ""}, &pod,
+      {{"Pod", "v1", "web-0", ""},
+       &pod,
        R"(serviceaccounts "web" is forbidden: node requested token with a pod binding without a uid)"},
-      {{"Pod", "v1", "web-0", "u-2"}, &pod,
+      {{"Pod", "v1", "web-0", "u-2"},
+       &pod,
        R"(serviceaccounts "web" is forbidden: the UID in the bound object reference (u-2) does not )"
        R"(match the UID in record. The object might have been deleted and then recreated)"},
   };

@@ -85,7 +85,9 @@ TEST(OfflineApply, AJsonPatchOfMoreThanTenThousandOperationsIsA413) {
   const WriteRefusal r = refused(
       apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, json_patch(10001, test_op)));
   EXPECT_EQ(r.error.code, 413u);
-  EXPECT_EQ(r.error.message, "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001");
+  EXPECT_EQ(r.error.message,
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
+            "got 10001");
   EXPECT_STREQ(r.reason, "too_large");
 }
 
@@ -101,8 +103,9 @@ TEST(OfflineApply, CopiesThatDoubleTheObjectAreRefusedAtThreeMebibytes) {
       refused(apply_offline_write(kPod, 40, pod_write("PATCH"), kJsonPatch, ops + "]"));
   EXPECT_EQ(r.error.code, 422u);
   EXPECT_THAT(r.error.message, StartsWith("json patch operation "));
-  EXPECT_THAT(r.error.message, HasSubstr("Unable to complete the copy, the accumulated size increase of "
-                                   "copy is "));
+  EXPECT_THAT(r.error.message,
+              HasSubstr("Unable to complete the copy, the accumulated size increase of "
+                        "copy is "));
   EXPECT_THAT(r.error.message, HasSubstr(", exceeding the limit 3145728"));
 }
 

@@ -68,19 +68,24 @@ class OfflineTest : public StoreFixture {
     auto id = policy_.identity(info);
     ASSERT_TRUE(id);
     std::unique_ptr<hub::ResponseTap> tap;
-    if (info.verb == "list") tap = make_list_tap(*writer_, *metrics_, *id, !info.continue_token.empty());
-    else if (info.verb == "watch") tap = make_watch_tap(*writer_, *metrics_, *id, false);
-    else tap = make_object_tap(*writer_, *metrics_, *id);
+    if (info.verb == "list")
+      tap = make_list_tap(*writer_, *metrics_, *id, !info.continue_token.empty());
+    else if (info.verb == "watch")
+      tap = make_watch_tap(*writer_, *metrics_, *id, false);
+    else
+      tap = make_object_tap(*writer_, *metrics_, *id);
     feed(*tap, body);
     tap->end(true);
     EXPECT_FALSE(tap->failed());
     writer_->flush();
   }
-  RecordingWriter serve(const char* target, std::function<std::optional<std::string>(int)> on_wait = {}) {
+  RecordingWriter serve(const char* target,
+                        std::function<std::optional<std::string>(int)> on_wait = {}) {
     auto info = kubelet("GET", target);
     RecordingWriter out;
     if (on_wait) out.on_wait = std::move(on_wait);
-    LocalProxy proxy(*store_, *metrics_, events_, {std::chrono::seconds(1800), std::chrono::seconds(60), 1024});
+    LocalProxy proxy(*store_, *metrics_, events_,
+                     {std::chrono::seconds(1800), std::chrono::seconds(60), 1024});
     run(proxy.serve(info, policy_.identity(info), out));
     return out;
   }
@@ -105,10 +110,13 @@ TEST_F(OfflineTest, KubeletsPodListComesBackWithItsResourceVersion) {
 TEST_F(OfflineTest, NarrowerSelectorsAndNamespacesAreAnsweredFromAWiderList) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   // Same node, and a label that matches / does not match: evaluated locally.
-  auto hit = serve("/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Dweb");
+  auto hit = serve(
+      "/api/v1/namespaces/default/"
+      "pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Dweb");
   EXPECT_EQ(hit.status, 200u);
   EXPECT_EQ(parse(hit.body)["items"].Size(), 1u);
-  auto none = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Ddb");
+  auto none =
+      serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Ddb");
   EXPECT_EQ(none.status, 200u);
   EXPECT_EQ(parse(none.body)["items"].Size(), 0u);
   // A wider request than anything cached is not answered with a partial list.
@@ -121,7 +129,9 @@ TEST_F(OfflineTest, TwoSelectorsOnOneResourceAreBothKept) {
   // YurtHub #1963: a second list with another selector must not replace the first.
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   cache("/api/v1/namespaces/default/pods?limit=500", fixture("pods-list-page2.body"));
-  EXPECT_EQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["items"].Size(), 1u);
+  EXPECT_EQ(
+      parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["items"].Size(),
+      1u);
   auto page = serve("/api/v1/namespaces/default/pods?limit=500");
   EXPECT_EQ(page.status, 200u);
 }
@@ -147,16 +157,20 @@ TEST_F(OfflineTest, SelectorsTheApiserverRefusesGet400) {
        "unable to parse requirement: found '=', expected: identifier"},
       {"/api/v1/services?fieldSelector=spec.clusterIP%3DNone",
        R"(\"spec.clusterIP\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\")"},
-      {"/api/v1/pods?fieldSelector=spec.bogus%3Dx&watch=true", "field label not supported: spec.bogus"},
+      {"/api/v1/pods?fieldSelector=spec.bogus%3Dx&watch=true",
+       "field label not supported: spec.bogus"},
   };
   for (const Case& c : cases) {
     auto out = serve(c.target);
     EXPECT_EQ(out.status, 400u) << c.target;
-    EXPECT_THAT(out.body, HasSubstr(std::string(R"("message":")") + c.message + R"(","reason":"BadRequest")"))
+    EXPECT_THAT(out.body,
+                HasSubstr(std::string(R"("message":")") + c.message + R"(","reason":"BadRequest")"))
         << out.body;
   }
   // What the apiserver takes still works.
-  EXPECT_EQ(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,status.phase%21%3DFailed").status, 200u);
+  EXPECT_EQ(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,status.phase%21%3DFailed")
+                .status,
+            200u);
 }
 
 // A store that counts the read views open, so a test can see whether one is held while the
@@ -165,32 +179,44 @@ class CountingStore : public Store {
  public:
   explicit CountingStore(Store& inner) : inner_(inner) {}
   int open_views = 0;
-  std::unique_ptr<ReadView> read() override { return std::make_unique<View>(inner_.read(), open_views); }
+  std::unique_ptr<ReadView> read() override {
+    return std::make_unique<View>(inner_.read(), open_views);
+  }
   Status write(const std::function<Status(WriteTxn&)>& fn) override { return inner_.write(fn); }
   StoreStats stats() override { return inner_.stats(); }
 
  private:
   class View : public ReadView {
    public:
-    View(std::unique_ptr<ReadView> inner, int& open) : inner_(std::move(inner)), open_(open) { ++open_; }
+    View(std::unique_ptr<ReadView> inner, int& open) : inner_(std::move(inner)), open_(open) {
+      ++open_;
+    }
     ~View() override { --open_; }
     std::optional<ListRecord> list(std::string_view key) override { return inner_->list(key); }
     std::vector<std::pair<std::string, ListRecord>> lists_with_prefix(std::string_view p) override {
       return inner_->lists_with_prefix(p);
     }
-    std::optional<StoredObject> object(std::uint32_t set, std::string_view ns, std::string_view name) override {
+    std::optional<StoredObject> object(std::uint32_t set, std::string_view ns,
+                                       std::string_view name) override {
       return inner_->object(set, ns, name);
     }
-    void scan(std::uint32_t set, std::string_view ns, std::string_view after_ns, std::string_view after,
-              const std::function<bool(std::string_view, std::string_view, const StoredObject&)>& visit) override {
+    void scan(std::uint32_t set, std::string_view ns, std::string_view after_ns,
+              std::string_view after,
+              const std::function<bool(std::string_view, std::string_view, const StoredObject&)>&
+                  visit) override {
       inner_->scan(set, ns, after_ns, after, visit);
     }
-    std::optional<std::string> discovery(std::string_view path) override { return inner_->discovery(path); }
+    std::optional<std::string> discovery(std::string_view path) override {
+      return inner_->discovery(path);
+    }
     void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
       inner_->scan_journal(visit);
     }
-    std::optional<std::string> kept_token(std::string_view key) override { return inner_->kept_token(key); }
-    void scan_kept_tokens(const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    std::optional<std::string> kept_token(std::string_view key) override {
+      return inner_->kept_token(key);
+    }
+    void scan_kept_tokens(
+        const std::function<bool(std::string_view, std::string_view)>& visit) override {
       inner_->scan_kept_tokens(visit);
     }
 
@@ -206,7 +232,8 @@ class CountingStore : public Store {
 TEST_F(OfflineTest, NoSnapshotIsHeldWhileTheClientReads) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   CountingStore counting(*store_);
-  LocalProxy proxy(counting, *metrics_, events_, {std::chrono::seconds(1800), std::chrono::seconds(60), 64});
+  LocalProxy proxy(counting, *metrics_, events_,
+                   {std::chrono::seconds(1800), std::chrono::seconds(60), 64});
   for (const char* target : {"/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1",
                              "/api/v1/namespaces/default/pods/web-0", "/api/v1/services"}) {
     struct Checking : RecordingWriter {
@@ -265,7 +292,8 @@ TEST_F(OfflineTest, LimitAndContinuePageThroughTheCache) {
     auto out = serve(target.c_str());
     ASSERT_EQ(out.status, 200u) << out.body;
     auto doc = parse(out.body);
-    for (const auto& item : doc["items"].GetArray()) seen.push_back(item["metadata"]["name"].GetString());
+    for (const auto& item : doc["items"].GetArray())
+      seen.push_back(item["metadata"]["name"].GetString());
     if (!doc["metadata"].HasMember("continue")) break;
     target = "/api/v1/pods?labelSelector=app%3Dweb&limit=2&continue=" +
              std::string(doc["metadata"]["continue"].GetString());
@@ -284,11 +312,12 @@ TEST_F(OfflineTest, FirstPageAloneIsNotAList) {
 
 TEST_F(OfflineTest, WatchIsHeldWithBookmarksUntilTheCloudReturns) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
-  auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1&allowWatchBookmarks=true",
-                   [](int call) -> std::optional<std::string> {
-                     if (call < 3) return std::nullopt;  // two bookmark periods pass
-                     return "server_healthy";
-                   });
+  auto out = serve(
+      "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1&allowWatchBookmarks=true",
+      [](int call) -> std::optional<std::string> {
+        if (call < 3) return std::nullopt;  // two bookmark periods pass
+        return "server_healthy";
+      });
   EXPECT_EQ(out.status, 200u);
   EXPECT_TRUE(out.finished);
   const std::string bookmark =
@@ -310,13 +339,17 @@ TEST_F(OfflineTest, MalformedListIsNotCachedAndMarksTheListStale) {
   auto info = kubelet("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
   auto id = policy_.identity(info);
   auto tap = make_list_tap(*writer_, *metrics_, *id, false);
-  tap->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[{"metadata":{"name":"x"}},]})");
+  tap->body(
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[{"metadata":{"name":"x"}},]})");
   tap->end(true);
   writer_->flush();
   EXPECT_TRUE(tap->failed());
   EXPECT_TRUE(store_->read()->list(id->key())->stale);
   // The previous complete list is still what is served.
-  EXPECT_STREQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["metadata"]["resourceVersion"].GetString(), "229");
+  EXPECT_STREQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1")
+                         .body)["metadata"]["resourceVersion"]
+                   .GetString(),
+               "229");
   EXPECT_EQ(metrics_->failures.with({"framing"}).value(), 1u);
 }
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include <boost/asio/detached.hpp>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <boost/asio/detached.hpp>
 
 #include "cache/cache_policy.h"
 #include "cache/journal.h"
@@ -36,13 +36,15 @@ rapidjson::Document parse(const std::string& json) {
   return doc;
 }
 
-kube::RequestInfo request(const char* method, const std::string& target, const char* agent = "kubelet/v1.32.4") {
+kube::RequestInfo request(const char* method, const std::string& target,
+                          const char* agent = "kubelet/v1.32.4") {
   return kube::classify_request(method, target, agent);
 }
 
 constexpr const char* kTestOp = R"({"op":"test","path":"/kind","value":"Pod"})";
 // Each copies metadata.labels into itself, doubling it.
-const std::string kCopyLabels = R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)";
+const std::string kCopyLabels =
+    R"({"op":"copy","from":"/metadata/labels","path":"/metadata/labels/l)";
 
 // A JSON patch of `count` operations, `op(i)` each.
 template <class Op>
@@ -65,7 +67,8 @@ class OfflineWritesTest : public StoreFixture {
     journal_registry_ = std::make_unique<base::MetricsRegistry>();
     journal_ = std::make_unique<Journal>(*journal_registry_, limits);
     authority_ = std::make_unique<NodeAuthority>(node);
-    tokens_ = std::make_unique<TokenKeeper>(*store_, *writer_, *journal_registry_, [this] { return now_; });
+    tokens_ = std::make_unique<TokenKeeper>(*store_, *writer_, *journal_registry_,
+                                            [this] { return now_; });
     writes_ = std::make_unique<OfflineWrites>(*writer_, *store_, *journal_, events_, policy_,
                                               *metrics_, *tokens_, authority_.get());
   }
@@ -76,7 +79,8 @@ class OfflineWritesTest : public StoreFixture {
     StoreFixture::TearDown();
   }
   // Caches `json` as the answer to a GET of `target` by `agent`.
-  void cache_get(const std::string& target, const std::string& json, const char* agent = "kubelet/v1.32.4") {
+  void cache_get(const std::string& target, const std::string& json,
+                 const char* agent = "kubelet/v1.32.4") {
     auto id = policy_.identity(request("GET", target, agent));
     ASSERT_TRUE(id);
     auto tap = make_object_tap(*writer_, *metrics_, *id);
@@ -127,18 +131,22 @@ TEST_F(OfflineWritesTest, APodStatusPatchIsAppliedJournaledAndShownToOfflineWatc
   int wakes = 0;
   auto watch = events_.subscribe("kubelet", "", "v1", "pods", "", [&] { ++wakes; });
 
-  auto out = write("PATCH", "/api/v1/namespaces/default/pods/web-0/status",
-                   "application/merge-patch+json",
-                   R"({"metadata":{"uid":"u-1"},"status":{"phase":"Running","podIP":"10.0.0.5"}})");
+  auto out =
+      write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
+            R"({"metadata":{"uid":"u-1"},"status":{"phase":"Running","podIP":"10.0.0.5"}})");
   ASSERT_EQ(out.status, 200u) << out.body;
   auto answered = parse(out.body);
   EXPECT_STREQ(answered["status"]["phase"].GetString(), "Running");
-  EXPECT_STREQ(answered["metadata"]["resourceVersion"].GetString(), "40");  // only the cloud bumps it
+  EXPECT_STREQ(answered["metadata"]["resourceVersion"].GetString(),
+               "40");  // only the cloud bumps it
 
   // Both components' copies changed; a later offline get sees it.
   EXPECT_STREQ(parse(kubelet_pod())["status"]["phase"].GetString(), "Running");
-  auto coredns = policy_.identity(request("GET", "/api/v1/namespaces/default/pods/web-0", "coredns/1.11"));
-  EXPECT_STREQ(parse(*object_json(coredns->key(), "default", "web-0"))["status"]["phase"].GetString(), "Running");
+  auto coredns =
+      policy_.identity(request("GET", "/api/v1/namespaces/default/pods/web-0", "coredns/1.11"));
+  EXPECT_STREQ(
+      parse(*object_json(coredns->key(), "default", "web-0"))["status"]["phase"].GetString(),
+      "Running");
 
   auto entries = journaled();
   ASSERT_EQ(entries.size(), 1u);
@@ -160,17 +168,19 @@ constexpr const char* kOperator = "Bearer operator-token";
 
 TEST_F(OfflineWritesTest, AStatusWriteChangesOnlyStatusAndAnObjectWriteKeepsIt) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
-  auto status = write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})",
-                      "kube-proxy/v1.26.1", kOperator);
+  auto status =
+      write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
+            R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})",
+            "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(status.status, 200u) << status.body;
   auto pod = parse(kubelet_pod());
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "web");
   EXPECT_STREQ(pod["status"]["phase"].GetString(), "Running");
 
-  auto labels = write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Failed"}})",
-                      "kube-proxy/v1.26.1", kOperator);
+  auto labels =
+      write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+            R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Failed"}})",
+            "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(labels.status, 200u) << labels.body;
   pod = parse(kubelet_pod());
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "db");
@@ -182,18 +192,21 @@ TEST_F(OfflineWritesTest, AStatusWriteChangesOnlyStatusAndAnObjectWriteKeepsIt) 
 // refuse, so the hub refuses now rather than answer 200 and lose the write on replay.
 TEST_F(OfflineWritesTest, TheNodeMayNotChangeAPodsLabelsOffline) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
-  auto object = write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}}})");
+  auto object = write("PATCH", "/api/v1/namespaces/default/pods/web-0",
+                      "application/merge-patch+json", R"({"metadata":{"labels":{"app":"db"}}})");
   EXPECT_EQ(object.status, 403u);
-  EXPECT_EQ(object.body,
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods )"
-            R"(\"web-0\" is forbidden: User \"system:node:edge-node-1\" cannot patch resource )"
-            R"(\"pods\" in API group \"\" in the namespace \"default\"","reason":"Forbidden",)"
-            R"("details":{"name":"web-0","kind":"pods"},"code":403})");
-  auto status = write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
-                      R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})");
+  EXPECT_EQ(
+      object.body,
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods )"
+      R"(\"web-0\" is forbidden: User \"system:node:edge-node-1\" cannot patch resource )"
+      R"(\"pods\" in API group \"\" in the namespace \"default\"","reason":"Forbidden",)"
+      R"("details":{"name":"web-0","kind":"pods"},"code":403})");
+  auto status =
+      write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
+            R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})");
   EXPECT_EQ(status.status, 403u);
-  EXPECT_NE(status.body.find("cannot update labels through pod status"), std::string::npos) << status.body;
+  EXPECT_NE(status.body.find("cannot update labels through pod status"), std::string::npos)
+      << status.body;
   EXPECT_TRUE(journaled().empty());
   auto pod = parse(kubelet_pod());
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "web");
@@ -211,13 +224,17 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
   } cases[] = {
       {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/json-patch+json",
        R"([{"op":"test","path":"/status/phase","value":"Running"}])", 422},
-      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/apply-patch+yaml", "status: {}", 415},
-      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json", "{not json", 400},
+      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/apply-patch+yaml",
+       "status: {}", 415},
+      {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+       "{not json", 400},
       {"PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
        R"({"metadata":{"uid":"someone-else"}})", 409},
       {"PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
-       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default","resourceVersion":"39"}})", 409},
-      {"PUT", "/api/v1/namespaces/default/pods/web-0", "application/vnd.kubernetes.protobuf", "k8s\0", 415},
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default","resourceVersion":"39"}})",
+       409},
+      {"PUT", "/api/v1/namespaces/default/pods/web-0", "application/vnd.kubernetes.protobuf",
+       "k8s\0", 415},
       {"PATCH", "/api/v1/namespaces/default/pods/web-1", "application/merge-patch+json", "{}", 503},
       // Untrusted JSON: nesting that once overflowed the writer's stack, the apiserver's limits.
       {"PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
@@ -231,7 +248,8 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
     SCOPED_TRACE(c.type + " " + c.body.substr(0, 100));
     // Object writes come with an operator's token (the node may not write a pod itself).
     const bool status_write = c.target.ends_with("/status");
-    auto out = write(c.method, c.target, c.type, c.body, "kubelet/v1.32.4", status_write ? "" : kOperator);
+    auto out =
+        write(c.method, c.target, c.type, c.body, "kubelet/v1.32.4", status_write ? "" : kOperator);
     EXPECT_EQ(out.status, c.code) << out.body;
     EXPECT_NE(out.body.find("\"kind\":\"Status\""), std::string::npos);
   }
@@ -241,10 +259,11 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
 
 TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThreeWayMerge) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
-  auto out = write("PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
-                   R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
-                   R"("uid":"u-1","resourceVersion":"40","labels":{"app":"web","tier":"x"}},"spec":{"nodeName":"edge-node-1"}})",
-                   "kube-proxy/v1.26.1", kOperator);
+  auto out = write(
+      "PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
+      R"("uid":"u-1","resourceVersion":"40","labels":{"app":"web","tier":"x"}},"spec":{"nodeName":"edge-node-1"}})",
+      "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(out.status, 200u) << out.body;
   EXPECT_STREQ(parse(kubelet_pod())["metadata"]["labels"]["tier"].GetString(), "x");
   auto entries = journaled();
@@ -254,7 +273,8 @@ TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThree
 }
 
 TEST_F(OfflineWritesTest, LeaseRenewalsAreAnsweredLocallyAndNeverJournaled) {
-  const std::string target = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-node-1";
+  const std::string target =
+      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-node-1";
   cache_get(target, kLease);
   std::string renewed = kLease;
   renewed.replace(renewed.find("2026-01-01"), 10, "2026-02-02");
@@ -275,60 +295,90 @@ std::string protobuf_fixture(const std::string& name) {
 // protoc): its spec is applied to the cached lease, its resourceVersion is the precondition.
 TEST_F(OfflineWritesTest, AProtobufLeaseRenewalIsAppliedToTheCachedLease) {
   set_limits(JournalLimits{}, "edge-1");
-  const std::string target = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1";
-  cache_get(target, R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
-                    R"("namespace":"kube-node-lease","uid":"c1b6f0a2-3d4e-4f5a-9b8c-7d6e5f4a3b2c",)"
-                    R"("resourceVersion":"1234"},"spec":{"holderIdentity":"edge-1","leaseDurationSeconds":40,)"
-                    R"("renewTime":"2026-11-23T09:59:55.000000Z"}})");
-  auto renewed = write("PUT", target, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-update.pb"));
+  const std::string target =
+      "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1";
+  cache_get(
+      target,
+      R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
+      R"("namespace":"kube-node-lease","uid":"c1b6f0a2-3d4e-4f5a-9b8c-7d6e5f4a3b2c",)"
+      R"("resourceVersion":"1234"},"spec":{"holderIdentity":"edge-1","leaseDurationSeconds":40,)"
+      R"("renewTime":"2026-11-23T09:59:55.000000Z"}})");
+  auto renewed = write("PUT", target, "application/vnd.kubernetes.protobuf",
+                       protobuf_fixture("lease-update.pb"));
   ASSERT_EQ(renewed.status, 200u) << renewed.body;
   auto lease = parse(renewed.body);
   EXPECT_STREQ(lease["spec"]["renewTime"].GetString(), "2026-11-23T10:00:05.123456Z");
   EXPECT_EQ(lease["spec"]["leaseDurationSeconds"].GetInt(), 40);
   EXPECT_STREQ(lease["metadata"]["resourceVersion"].GetString(), "1234");
   auto id = policy_.identity(request("GET", target));
-  EXPECT_NE(object_json(id->key(), "kube-node-lease", "edge-1")->find("10:00:05.123456Z"), std::string::npos);
+  EXPECT_NE(object_json(id->key(), "kube-node-lease", "edge-1")->find("10:00:05.123456Z"),
+            std::string::npos);
   EXPECT_TRUE(journaled().empty());
 
-  // A renewal based on another resourceVersion is a conflict, as the apiserver says; garbage is 400.
-  cache_get(target, R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
-                    R"("namespace":"kube-node-lease","resourceVersion":"1300"},"spec":{}})");
-  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-update.pb")).status, 409u);
-  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf", std::string("k8s\0\n", 5)).status, 400u);
+  // A renewal based on another resourceVersion is a conflict, as the apiserver says; garbage is
+  // 400.
+  cache_get(target,
+            R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"edge-1",)"
+            R"("namespace":"kube-node-lease","resourceVersion":"1300"},"spec":{}})");
+  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("lease-update.pb"))
+                .status,
+            409u);
+  EXPECT_EQ(
+      write("PUT", target, "application/vnd.kubernetes.protobuf", std::string("k8s\0\n", 5)).status,
+      400u);
 }
 
 TEST_F(OfflineWritesTest, KubeletsCreatesAtStartAnsweredFromTheCache) {
   set_limits(JournalLimits{}, "edge-1");
   const std::string leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
   // No lease cached: kubelet's create is kept locally, then it exists.
-  auto created = write("POST", leases, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-create.pb"));
+  auto created = write("POST", leases, "application/vnd.kubernetes.protobuf",
+                       protobuf_fixture("lease-create.pb"));
   ASSERT_EQ(created.status, 201u) << created.body;
   auto lease = parse(created.body);
   EXPECT_STREQ(lease["kind"].GetString(), "Lease");
   EXPECT_STREQ(lease["metadata"]["namespace"].GetString(), "kube-node-lease");
   EXPECT_STREQ(lease["metadata"]["ownerReferences"][0]["kind"].GetString(), "Node");
   EXPECT_STREQ(lease["spec"]["renewTime"].GetString(), "2026-11-23T09:00:00.250000Z");
-  auto again = write("POST", leases, "application/vnd.kubernetes.protobuf", protobuf_fixture("lease-create.pb"));
+  auto again = write("POST", leases, "application/vnd.kubernetes.protobuf",
+                     protobuf_fixture("lease-create.pb"));
   EXPECT_EQ(again.status, 409u);
-  EXPECT_NE(again.body.find(R"(leases.coordination.k8s.io \"edge-1\" already exists)"), std::string::npos) << again.body;
+  EXPECT_NE(again.body.find(R"(leases.coordination.k8s.io \"edge-1\" already exists)"),
+            std::string::npos)
+      << again.body;
 
   // The node: 409 when cached (kubelet then gets and patches it), 503 when the hub cannot know.
-  EXPECT_EQ(write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf", protobuf_fixture("node-create.pb")).status, 503u);
-  cache_get("/api/v1/nodes/edge-1", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"edge-1","resourceVersion":"7"}})");
-  auto node = write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf", protobuf_fixture("node-create.pb"));
+  EXPECT_EQ(write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("node-create.pb"))
+                .status,
+            503u);
+  cache_get(
+      "/api/v1/nodes/edge-1",
+      R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"edge-1","resourceVersion":"7"}})");
+  auto node = write("POST", "/api/v1/nodes", "application/vnd.kubernetes.protobuf",
+                    protobuf_fixture("node-create.pb"));
   EXPECT_EQ(node.status, 409u);
-  EXPECT_NE(node.body.find(R"("reason":"AlreadyExists","details":{"name":"edge-1","kind":"nodes"},"code":409)"),
-            std::string::npos) << node.body;
-  cache_get("/apis/storage.k8s.io/v1/csinodes/edge-1", R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"edge-1","resourceVersion":"8"}})");
+  EXPECT_NE(
+      node.body.find(
+          R"("reason":"AlreadyExists","details":{"name":"edge-1","kind":"nodes"},"code":409)"),
+      std::string::npos)
+      << node.body;
+  cache_get(
+      "/apis/storage.k8s.io/v1/csinodes/edge-1",
+      R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"edge-1","resourceVersion":"8"}})");
   EXPECT_EQ(write("POST", "/apis/storage.k8s.io/v1/csinodes", "application/vnd.kubernetes.protobuf",
-                  protobuf_fixture("csinode-create.pb")).status, 409u);
+                  protobuf_fixture("csinode-create.pb"))
+                .status,
+            409u);
   EXPECT_TRUE(journaled().empty());
 }
 
 TEST_F(OfflineWritesTest, AProtobufEventIsJournaledAsSent) {
   set_limits(JournalLimits{}, "edge-1");
   const std::string body = protobuf_fixture("event-create.pb");
-  auto out = write("POST", "/api/v1/namespaces/default/events", "application/vnd.kubernetes.protobuf", body);
+  auto out = write("POST", "/api/v1/namespaces/default/events",
+                   "application/vnd.kubernetes.protobuf", body);
   ASSERT_EQ(out.status, 201u) << out.body;
   EXPECT_EQ(out.content_type, "application/vnd.kubernetes.protobuf");
   EXPECT_EQ(out.body, body);
@@ -346,12 +396,13 @@ TEST_F(OfflineWritesTest, EventsAreJournaledUpToTheirBoundOldestDroppedFirst) {
   set_limits(JournalLimits{10000, 64u << 20, 2});
   for (const char* name : {"a", "b", "c"}) {
     auto out = write("POST", "/api/v1/namespaces/default/events", "application/json",
-                     std::string(R"({"kind":"Event","apiVersion":"v1","metadata":{"name":")") + name +
-                         R"(","namespace":"default"},"reason":"Started"})");
+                     std::string(R"({"kind":"Event","apiVersion":"v1","metadata":{"name":")") +
+                         name + R"(","namespace":"default"},"reason":"Started"})");
     EXPECT_EQ(out.status, 201u) << out.body;
   }
-  auto generated = write("POST", "/api/v1/namespaces/default/events", "application/json",
-                         R"({"metadata":{"generateName":"web-0.","namespace":"default"},"reason":"Pulled"})");
+  auto generated =
+      write("POST", "/api/v1/namespaces/default/events", "application/json",
+            R"({"metadata":{"generateName":"web-0.","namespace":"default"},"reason":"Pulled"})");
   EXPECT_EQ(generated.status, 201u);
   EXPECT_NE(parse(generated.body)["metadata"]["name"].GetString(), std::string("web-0."));
   auto entries = journaled();
@@ -366,8 +417,12 @@ TEST_F(OfflineWritesTest, AFullJournalRefusesWithA503AndKeepsWhatItHas) {
   set_limits(JournalLimits{1, 64u << 20, 1000});
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
   const std::string target = "/api/v1/namespaces/default/pods/web-0/status";
-  EXPECT_EQ(write("PATCH", target, "application/merge-patch+json", R"({"status":{"phase":"Running"}})").status, 200u);
-  auto full = write("PATCH", target, "application/merge-patch+json", R"({"status":{"phase":"Failed"}})");
+  EXPECT_EQ(
+      write("PATCH", target, "application/merge-patch+json", R"({"status":{"phase":"Running"}})")
+          .status,
+      200u);
+  auto full =
+      write("PATCH", target, "application/merge-patch+json", R"({"status":{"phase":"Failed"}})");
   EXPECT_EQ(full.status, 503u);
   EXPECT_NE(full.body.find("journal is full"), std::string::npos) << full.body;
   EXPECT_STREQ(parse(kubelet_pod())["status"]["phase"].GetString(), "Running");
@@ -429,9 +484,18 @@ TEST_F(OfflineWritesTest, ConcurrentOfflineWritersEachKeepTheirOwnJournalEntry) 
 }
 
 TEST(JournalEntryTest, EncodesAndDecodesEveryField) {
-  JournalEntry e{7, 1700000000, "PATCH", "/api/v1/namespaces/d/pods/p/status?fieldManager=x",
-                 "application/strategic-merge-patch+json", "kubelet/v1.32", "kubelet", "Bearer t",
-                 "/v1/pods/d/p", 40, "", "{\"status\":{\"podIP\":\"10.0.0.5\"}}"};
+  JournalEntry e{7,
+                 1700000000,
+                 "PATCH",
+                 "/api/v1/namespaces/d/pods/p/status?fieldManager=x",
+                 "application/strategic-merge-patch+json",
+                 "kubelet/v1.32",
+                 "kubelet",
+                 "Bearer t",
+                 "/v1/pods/d/p",
+                 40,
+                 "",
+                 "{\"status\":{\"podIP\":\"10.0.0.5\"}}"};
   auto decoded = decode_journal_entry(7, encode_journal_entry(e));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(*decoded, e);
@@ -442,9 +506,18 @@ TEST(JournalEntryTest, EncodesAndDecodesEveryField) {
 // kubelet's events are protobuf: every byte value survives, and the entry stays readable text.
 TEST(JournalEntryTest, ProtobufBodiesSurviveAsBase64) {
   std::string body("k8s\0\x0a\x02\x80\xff\x00\"\\end", 13);
-  JournalEntry e{8, 1700000000, "POST", "/api/v1/namespaces/default/events",
-                 "application/vnd.kubernetes.protobuf", "kubelet/v1.26.1", "kubelet", "",
-                 "/v1/events/default/e", 0, "", body};
+  JournalEntry e{8,
+                 1700000000,
+                 "POST",
+                 "/api/v1/namespaces/default/events",
+                 "application/vnd.kubernetes.protobuf",
+                 "kubelet/v1.26.1",
+                 "kubelet",
+                 "",
+                 "/v1/events/default/e",
+                 0,
+                 "",
+                 body};
   const std::string encoded = encode_journal_entry(e);
   EXPECT_EQ(encoded.find('\0'), std::string::npos);
   EXPECT_NE(encoded.find(R"("bodyBase64":true)"), std::string::npos);

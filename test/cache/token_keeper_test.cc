@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <boost/beast/core/detail/base64.hpp>
 
 #include "cache/token_keeper.h"
 #include "test/cache/cache_test_support.h"
@@ -27,7 +27,8 @@ std::string fixture(const std::string& name) {
 }
 
 kube::RequestInfo token_request(const char* agent = "kubelet/v1.26.1") {
-  return kube::classify_request("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", agent);
+  return kube::classify_request("POST", "/api/v1/namespaces/default/serviceaccounts/default/token",
+                                agent);
 }
 
 std::string base64url(const std::string& text) {
@@ -129,13 +130,16 @@ TEST_F(TokenKeeperTest, APlaceholderIsAShortLivedTokenNoApiserverAccepts) {
   claims = claims.substr(0, claims.find('.'));
   for (char& c : claims) c = c == '-' ? '+' : c == '_' ? '/' : c;
   std::string json((claims.size() + 3) / 4 * 3, '\0');
-  auto [written, read] = boost::beast::detail::base64::decode(json.data(), claims.data(), claims.size());
+  auto [written, read] =
+      boost::beast::detail::base64::decode(json.data(), claims.data(), claims.size());
   json.resize(written);
   EXPECT_NE(json.find(R"("iss":"yurthub-offline-placeholder")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("sub":"system:serviceaccount:default:default")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("sub":"system:serviceaccount:default:default")"), std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("exp":1795428060)"), std::string::npos) << json;
-  EXPECT_NE(registry_.render().find(R"(node_yurthub_offline_token_requests_total{answer="fake"} 1)"),
-            std::string::npos);
+  EXPECT_NE(
+      registry_.render().find(R"(node_yurthub_offline_token_requests_total{answer="fake"} 1)"),
+      std::string::npos);
 }
 
 TEST_F(TokenKeeperTest, KeptTokensAreNeverListedWithTheCache) {

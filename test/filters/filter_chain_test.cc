@@ -20,9 +20,7 @@ std::shared_ptr<ClientView::Budget> unbounded_budget() {
 using test_support::parse_json;
 using test_support::to_json;
 
-std::string name_of(const rapidjson::Value& o) {
-  return o["metadata"]["name"].GetString();
-}
+std::string name_of(const rapidjson::Value& o) { return o["metadata"]["name"].GetString(); }
 
 // Drops objects named "drop-*", labels objects named "mod-*".
 class StandIn final : public ObjectFilter {
@@ -55,8 +53,10 @@ class PoolOnly final : public ObjectFilter {
     auto& eps = o["endpoints"];
     const auto before = eps.Size();
     for (auto it = eps.Begin(); it != eps.End();) {
-      if (view.pool_nodes.count(it->GetString()) == 0) it = eps.Erase(it);
-      else ++it;
+      if (view.pool_nodes.count(it->GetString()) == 0)
+        it = eps.Erase(it);
+      else
+        ++it;
     }
     return eps.Size() == before ? Verdict::Keep : Verdict::Modified;
   }
@@ -72,9 +72,11 @@ class FilterChainTest : public ::testing::Test {
     view_ = v;
   }
   std::unique_ptr<FilterChain> chain(FilterChain::Shape shape, const ObjectFilter& f,
-                                     std::shared_ptr<ClientView> cv = nullptr, bool first_page = true) {
-    return std::make_unique<FilterChain>(shape, std::vector<const ObjectFilter*>{&f},
-                                         [this] { return view_; }, metrics_, cv, first_page);
+                                     std::shared_ptr<ClientView> cv = nullptr,
+                                     bool first_page = true) {
+    return std::make_unique<FilterChain>(
+        shape, std::vector<const ObjectFilter*>{&f}, [this] { return view_; }, metrics_, cv,
+        first_page);
   }
   // Feeds `body` in pieces of `step` bytes, then finishes.
   static std::string run(FilterChain& c, std::string_view body, std::size_t step = 1 << 20) {
@@ -118,7 +120,8 @@ TEST_F(FilterChainTest, ListDropsAndModifiesItemsAndKeepsTheRestByteForByte) {
 
 TEST_F(FilterChainTest, EmptyAndNullItemsStayValidLists) {
   auto c = chain(FilterChain::Shape::List, standin_);
-  EXPECT_EQ(run(*c, R"({"kind":"L","items":[{"metadata":{"name":"drop-x"}}]})"), R"({"kind":"L","items":[]})");
+  EXPECT_EQ(run(*c, R"({"kind":"L","items":[{"metadata":{"name":"drop-x"}}]})"),
+            R"({"kind":"L","items":[]})");
   auto d = chain(FilterChain::Shape::List, standin_);
   EXPECT_EQ(run(*d, R"({"items":null,"metadata":{}})"), R"({"items":[],"metadata":{}})");
 }
@@ -148,19 +151,31 @@ TEST_F(FilterChainTest, MalformedListIsAnErrorUnparseableItemPassesThrough) {
 
 TEST_F(FilterChainTest, WatchEventsAreFilteredAndDropsBecomeDeleted) {
   const std::string in =
-      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})" "\n"
-      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b"}}})" "\n"
-      R"({"type":"ADDED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})" "\n"
-      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})" "\n"
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})" "\n"
-      R"({"type":"ERROR","object":{"kind":"Status","code":410}})" "\n";
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+      "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b"}}})"
+      "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})"
+      "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})"
+      "\n"
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+      "\n"
+      R"({"type":"ERROR","object":{"kind":"Status","code":410}})"
+      "\n";
   const std::string expected =
-      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})" "\n"
-      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b","labels":{"filtered":"yes"}}}})" "\n"
-      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})" "\n"
-      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})" "\n"
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})" "\n"
-      R"({"type":"ERROR","object":{"kind":"Status","code":410}})" "\n";
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+      "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"mod-b","labels":{"filtered":"yes"}}}})"
+      "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"},"spec":{"x":1}}})"
+      "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"drop-c"}}})"
+      "\n"
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+      "\n"
+      R"({"type":"ERROR","object":{"kind":"Status","code":410}})"
+      "\n";
   for (std::size_t step : {std::size_t{1}, std::size_t{13}, in.size()}) {
     auto c = chain(FilterChain::Shape::Watch, standin_);
     EXPECT_EQ(run(*c, in, step), expected) << "step " << step;
@@ -172,8 +187,10 @@ TEST_F(FilterChainTest, WatchWithBrokenJsonIsAnError) {
   std::string out;
   EXPECT_FALSE(c->feed("{\"type\":\"ADDED\",]\n", &out).ok());
   auto d = chain(FilterChain::Shape::Watch, standin_);
-  EXPECT_EQ(run(*d, R"({"type":"ADDED","object":"not an object"})" "\n"),
-            R"({"type":"ADDED","object":"not an object"})" "\n");
+  EXPECT_EQ(run(*d, R"({"type":"ADDED","object":"not an object"})"
+                    "\n"),
+            R"({"type":"ADDED","object":"not an object"})"
+            "\n");
   EXPECT_EQ(metrics_.parse_failures.with({"standin"}).value(), 1u);
 }
 
@@ -207,34 +224,58 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
 
   set_pool_nodes({"n1", "n2", "n3"});  // n3 joins the pool
   EXPECT_TRUE(watch->correct(&out));
-  EXPECT_EQ(out, R"({"type":"MODIFIED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})" "\n");
+  EXPECT_EQ(
+      out,
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})"
+      "\n");
 
   // A new event through the watch, then n2 leaves: both objects are corrected.
   out.clear();
-  ASSERT_TRUE(watch->feed(R"({"type":"ADDED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":["n2"]}})" "\n", &out).ok());
+  ASSERT_TRUE(
+      watch
+          ->feed(
+              R"({"type":"ADDED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":["n2"]}})"
+              "\n",
+              &out)
+          .ok());
   out.clear();
   set_pool_nodes({"n1", "n3"});
   EXPECT_TRUE(watch->correct(&out));
-  EXPECT_EQ(out,
-            R"({"type":"MODIFIED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":[]}})" "\n"
-            R"({"type":"MODIFIED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})" "\n");
+  EXPECT_EQ(
+      out,
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":[]}})"
+      "\n"
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})"
+      "\n");
 
   // A later watch of the same client (a re-watch) corrects the same objects; deleted ones are gone.
   auto rewatch = chain(FilterChain::Shape::Watch, pool_only_, client);
   out.clear();
-  ASSERT_TRUE(rewatch->feed(R"({"type":"DELETED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})" "\n", &out).ok());
+  ASSERT_TRUE(
+      rewatch
+          ->feed(
+              R"({"type":"DELETED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})"
+              "\n",
+              &out)
+          .ok());
   out.clear();
   set_pool_nodes({}, "hidden");
   EXPECT_TRUE(rewatch->correct(&out));
-  EXPECT_EQ(out,
-            R"({"type":"DELETED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})" "\n"
-            R"({"type":"DELETED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})" "\n");
+  EXPECT_EQ(
+      out,
+      R"({"type":"DELETED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})"
+      "\n"
+      R"({"type":"DELETED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})"
+      "\n");
   out.clear();
   set_pool_nodes({"n2"});
   EXPECT_TRUE(rewatch->correct(&out));
-  EXPECT_EQ(out,
-            R"({"type":"ADDED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":[]}})" "\n"
-            R"({"type":"ADDED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})" "\n");
+  EXPECT_EQ(
+      out,
+      R"({"type":"ADDED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":[]}})"
+      "\n"
+      R"({"type":"ADDED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":["n2"]}})"
+      "\n");
   EXPECT_EQ(metrics_.corrections.with({"event"}).value(), 7u);
 }
 
@@ -248,11 +289,15 @@ TEST_F(FilterChainTest, ANewFirstPageReplacesWhatTheClientHeld) {
   set_pool_nodes({"n3"});
   std::string out;
   EXPECT_TRUE(watch->correct(&out));
-  EXPECT_EQ(out, R"({"type":"MODIFIED","object":{"metadata":{"name":"s9","namespace":"d"},"endpoints":["n3"]}})" "\n");
+  EXPECT_EQ(
+      out,
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"s9","namespace":"d"},"endpoints":["n3"]}})"
+      "\n");
 }
 
 TEST_F(FilterChainTest, ANonReactiveChainHasNothingToCorrect) {
-  auto watch = chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>(unbounded_budget()));
+  auto watch =
+      chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>(unbounded_budget()));
   EXPECT_FALSE(watch->reactive());
   std::string out;
   EXPECT_TRUE(watch->correct(&out));

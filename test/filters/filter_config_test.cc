@@ -21,7 +21,8 @@ using Names = std::vector<std::string>;
 TEST(FilterAssignment, DefaultsInChainOrder) {
   const auto a = FilterAssignment::build({}, {});
   EXPECT_EQ(names(a.for_component("kube-proxy")),
-            (Names{"discardcloudservice", "nodeportisolation", "servicetopology", "forwardkubesvctraffic"}));
+            (Names{"discardcloudservice", "nodeportisolation", "servicetopology",
+                   "forwardkubesvctraffic"}));
   EXPECT_EQ(names(a.for_component("kubelet")),
             (Names{"masterservice", "inclusterconfig", "serviceenvupdater"}));
   EXPECT_EQ(names(a.for_component("coredns")), (Names{"servicetopology"}));
@@ -32,11 +33,10 @@ TEST(FilterAssignment, DefaultsInChainOrder) {
 }
 
 TEST(FilterAssignment, ConfigMapKeysAddComponentsIncludingTheLegacyPrefix) {
-  const auto a = FilterAssignment::build(
-      {}, {{"servicetopology", " Cilium-Agent/v1.16, my-ctrl "},
-           {"filter_masterservice", "cilium-agent"},
-           {"cache_agents", "cilium-agent"},
-           {"yurthub", "ignored"}});
+  const auto a = FilterAssignment::build({}, {{"servicetopology", " Cilium-Agent/v1.16, my-ctrl "},
+                                              {"filter_masterservice", "cilium-agent"},
+                                              {"cache_agents", "cilium-agent"},
+                                              {"yurthub", "ignored"}});
   EXPECT_EQ(names(a.for_component("cilium-agent")), (Names{"masterservice", "servicetopology"}));
   EXPECT_EQ(names(a.for_component("my-ctrl")), (Names{"servicetopology"}));
   EXPECT_EQ(names(a.for_component("kube-proxy")).size(), 4u) << "defaults stay";
@@ -78,7 +78,8 @@ net::ObjectSnapshot snapshot(std::vector<std::pair<std::string, std::string>> ob
 TEST(ClusterViewBuild, PoolFromTheNodeLabelOrTheFlagWithItsMembers) {
   ViewInputs in;
   in.node_name = "n1";
-  in.node = snapshot({{"n1", R"({"metadata":{"name":"n1","labels":{"apps.openyurt.io/nodepool":"pa"}}})"}});
+  in.node = snapshot(
+      {{"n1", R"({"metadata":{"name":"n1","labels":{"apps.openyurt.io/nodepool":"pa"}}})"}});
   in.pools = snapshot({{"pa", R"({"metadata":{"name":"pa"},"status":{"nodes":["n1","n2",7]}})"},
                        {"pb", R"({"metadata":{"name":"pb"},"status":{"nodes":["n3"]}})"}});
   auto v = build_cluster_view(in);
@@ -103,15 +104,21 @@ TEST(ClusterViewChange, OnlyWhatReactiveFiltersReadCounts) {
   ViewInputs in;
   in.node_name = "n1";
   in.node_synced = in.pools_synced = in.services_synced = true;
-  in.services = snapshot({{"d/web", R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"openyurt.io/nodepool"}}})"},
-                          {"d/plain", R"({"metadata":{}})"}});
+  in.services = snapshot(
+      {{"d/web",
+        R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"openyurt.io/nodepool"}}})"},
+       {"d/plain", R"({"metadata":{}})"}});
   const auto before = build_cluster_view(in);
   EXPECT_FALSE(topology_changed(before, before));
-  in.services = snapshot({{"d/web", R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"openyurt.io/nodepool"}},"spec":{"x":1}})"},
-                          {"d/plain", R"({"metadata":{"labels":{"a":"b"}}})"},
-                          {"d/new", R"({"metadata":{}})"}});
+  in.services = snapshot(
+      {{"d/web",
+        R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"openyurt.io/nodepool"}},"spec":{"x":1}})"},
+       {"d/plain", R"({"metadata":{"labels":{"a":"b"}}})"},
+       {"d/new", R"({"metadata":{}})"}});
   EXPECT_FALSE(topology_changed(before, build_cluster_view(in))) << "no annotation changed";
-  in.services = snapshot({{"d/web", R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"kubernetes.io/hostname"}}})"}});
+  in.services = snapshot(
+      {{"d/web",
+        R"({"metadata":{"annotations":{"openyurt.io/topologyKeys":"kubernetes.io/hostname"}}})"}});
   EXPECT_TRUE(topology_changed(before, build_cluster_view(in)));
   in.services = snapshot({{"d/plain", R"({"metadata":{}})"}});
   EXPECT_TRUE(topology_changed(before, build_cluster_view(in))) << "annotated service deleted";

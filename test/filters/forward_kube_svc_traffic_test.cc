@@ -112,7 +112,8 @@ TEST(ForwardKubeSvcTrafficFilter, Apply) {
 }
 
 TEST(ForwardKubeSvcTrafficFilter, ReadyOnceHubHostIsKnown) {
-  test_support::expect_ready_only_with_hub_host(*make_forward_kube_svc_traffic_filter(), "forwardkubesvctraffic");
+  test_support::expect_ready_only_with_hub_host(*make_forward_kube_svc_traffic_filter(),
+                                                "forwardkubesvctraffic");
 }
 
 TEST(ForwardKubeSvcTrafficFilter, Handles) {

@@ -127,7 +127,8 @@ TEST(ServiceEnvUpdaterFilter, Apply) {
 }
 
 TEST(ServiceEnvUpdaterFilter, ReadyOnceHubHostIsKnown) {
-  test_support::expect_ready_only_with_hub_host(*make_service_env_updater_filter(), "serviceenvupdater");
+  test_support::expect_ready_only_with_hub_host(*make_service_env_updater_filter(),
+                                                "serviceenvupdater");
 }
 
 TEST(ServiceEnvUpdaterFilter, Handles) {

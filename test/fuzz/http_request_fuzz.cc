@@ -1,17 +1,17 @@
 // Fuzz target for the hub's request path before forwarding: Beast's request_parser with the
 // session's limits (hub/client_connection.h) reads a request head, classify_request() reads it,
 // the forwarder's header handling (net/http_io.h strip_hop_by_hop and set_body_framing, version
-// and Host) rewrites it, net/http_framing.h writes it, and the body is read through a buffer_body as the forwarder
-// relays it. Oracles: the head the hub would send upstream parses again with the same method,
-// target and body framing (Content-Length or chunked), so no request can change how the
-// apiserver delimits its body; every body byte arrives once.
+// and Host) rewrites it, net/http_framing.h writes it, and the body is read through a buffer_body
+// as the forwarder relays it. Oracles: the head the hub would send upstream parses again with the
+// same method, target and body framing (Content-Length or chunked), so no request can change how
+// the apiserver delimits its body; every body byte arrives once.
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
 
 #include "hub/client_connection.h"
+#include "kube/request_info.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
-#include "kube/request_info.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto& req = parser.get();
   const kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
-                                                      sv(req[http::field::user_agent]));
+                                                        sv(req[http::field::user_agent]));
   (void)info.is_long_running();
   // The framing as the parser read it (the forwarder frames the upstream body from it): the
   // message's own chunked() reads only the first Transfer-Encoding header.
@@ -60,8 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool has_length = parser.content_length().has_value();
   const auto parsed_length = parser.content_length();
   net::strip_hop_by_hop(req, net::is_upgrade_request(req));
-  net::set_body_framing(req, parser.chunked(),
-                        parsed_length ? std::optional<std::uint64_t>(*parsed_length) : std::nullopt);
+  net::set_body_framing(
+      req, parser.chunked(),
+      parsed_length ? std::optional<std::uint64_t>(*parsed_length) : std::nullopt);
   req.version(11);
   req.set(http::field::host, "apiserver.example:6443");
   const std::string head = net::message_head(req.base());

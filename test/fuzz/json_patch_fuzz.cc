@@ -6,8 +6,8 @@
 // null member and no duplicate keys, as create_merge_patch documents).
 #include "kube/json_patch.h"
 
-#include "kube/merge_patch_diff.h"
 #include "base/json_parse.h"
+#include "kube/merge_patch_diff.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;

@@ -43,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const kube::RequestInfo info = kube::classify_request(w.method, w.target, "kubelet/v1.32.4");
   auto result = cache::apply_offline_write(parts[0], 40, info, w.content_type, parts[1]);
   if (auto* refused = std::get_if<cache::WriteRefusal>(&result)) {
-    fuzz::check(!refused->error.message.empty() && refused->reason != nullptr, "a refusal without words");
+    fuzz::check(!refused->error.message.empty() && refused->reason != nullptr,
+                "a refusal without words");
     return 0;
   }
   const std::string& json = std::get<std::string>(result);

@@ -19,8 +19,8 @@ using namespace yurthub;
 namespace {
 
 void check_meta(const kube::ObjectMetaFields& meta, std::size_t size) {
-  for (const std::string* s : {&meta.name, &meta.generate_name, &meta.namespace_name, &meta.uid,
-                               &meta.resource_version}) {
+  for (const std::string* s :
+       {&meta.name, &meta.generate_name, &meta.namespace_name, &meta.uid, &meta.resource_version}) {
     fuzz::check(s->size() <= size, "a metadata field longer than the body");
   }
   fuzz::check(meta.owner_references.size() <= size, "more owner references than bytes");
@@ -31,8 +31,9 @@ void check_time(const std::optional<std::string>& time) {
   // Times in the years 0..9999 with nanos in range format as RFC 3339 with six fraction digits
   // (others are no time a client sends, and are written as they come).
   const bool plain = time->size() == 27 && std::isdigit(static_cast<unsigned char>((*time)[0])) &&
-                     std::all_of(time->begin() + 20, time->begin() + 26,
-                                 [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+                     std::all_of(time->begin() + 20, time->begin() + 26, [](char c) {
+                       return std::isdigit(static_cast<unsigned char>(c));
+                     });
   if (plain) {
     fuzz::check(cache::parse_rfc3339(*time).has_value(), "a lease time that does not read back");
   }

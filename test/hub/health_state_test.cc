@@ -21,8 +21,11 @@ const Case kCases[] = {
     {"first failure decides at once", 2, {false}, {0}, false},
     {"one failure flips a healthy server", 2, {true, true, false}, {1, -1, 0}, false},
     {"recovery needs the threshold", 2, {false, true, true}, {0, -1, 1}, true},
-    {"a failure resets the success count", 3, {false, true, true, false, true, true, true},
-     {0, -1, -1, -1, -1, -1, 1}, true},
+    {"a failure resets the success count",
+     3,
+     {false, true, true, false, true, true, true},
+     {0, -1, -1, -1, -1, -1, 1},
+     true},
     {"threshold 1 recovers on the first success", 1, {false, true}, {0, 1}, true},
     {"repeated failures report once", 2, {true, false, false, false}, {1, 0, -1, -1}, false},
 };
@@ -49,7 +52,8 @@ TEST_P(HealthStateRules, ReportsChanges) {
 INSTANTIATE_TEST_SUITE_P(YurtHub, HealthStateRules, testing::ValuesIn(kCases),
                          [](const testing::TestParamInfo<Case>& p) {
                            std::string n = p.param.name;
-                           for (char& ch : n) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
 

@@ -247,8 +247,8 @@ TEST(ParseFlags, IgnoredBoolDoesNotConsumeNextArgument) {
 }
 
 TEST(ParseFlags, DummyInterfaceAddressIsTaken) {
-  auto r = parse({"--server-addr=a", "--node-name=n", "--enable-dummy-if=false",
-                  "--dummy-if-ip=169.254.9.9"});
+  auto r = parse(
+      {"--server-addr=a", "--node-name=n", "--enable-dummy-if=false", "--dummy-if-ip=169.254.9.9"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_FALSE(r->enable_dummy_if);
   EXPECT_EQ(r->dummy_if_ip, "169.254.9.9");

@@ -10,7 +10,9 @@ namespace yurthub::hub {
 namespace {
 
 std::vector<ServerAddress> three() {
-  return {{"https://a:6443", "a", "6443"}, {"https://b:6443", "b", "6443"}, {"https://c:6443", "c", "6443"}};
+  return {{"https://a:6443", "a", "6443"},
+          {"https://b:6443", "b", "6443"},
+          {"https://c:6443", "c", "6443"}};
 }
 
 TEST(ServerSet, NothingIsPickedBeforeAProbe) {

@@ -47,7 +47,8 @@ void Cluster::start_apiserver() {
   const std::string log = dir() + "/apiserver-" + std::to_string(++apiserver_starts_) + ".log";
   apiserver_ = Process::start(argv, log);
   ASSERT_TRUE(apiserver_);
-  auto port = apiserver_->wait_for_log(R"(fake-apiserver listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
+  auto port =
+      apiserver_->wait_for_log(R"(fake-apiserver listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
   ASSERT_TRUE(port) << "fake apiserver did not start:\n" << apiserver_->log();
   apiserver_port_ = std::stoi(*port);
 }
@@ -82,7 +83,8 @@ void Cluster::start_hub(bool wait_ready) {
   auto proxy = hub_->wait_for_log(R"(proxy listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
   ASSERT_TRUE(proxy) << "hub did not start:\n" << hub_->log();
   proxy_port_ = std::stoi(*proxy);
-  admin_port_ = std::stoi(*hub_->wait_for_log(R"(admin listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
+  admin_port_ =
+      std::stoi(*hub_->wait_for_log(R"(admin listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
   if (options_.hub_https) {
     secure_port_ = std::stoi(
         *hub_->wait_for_log(R"(proxy_secure listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
@@ -100,9 +102,9 @@ void Cluster::start_hub(bool wait_ready) {
 }
 
 std::vector<std::string> Cluster::kubectl_argv(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {KUBECTL_BIN, "--kubeconfig=" + dir() + "/empty.kubeconfig",
-                                   "--server=" + hub_url(), "--cache-dir=" + dir() + "/kubectl-cache",
-                                   "--request-timeout=20s"};
+  std::vector<std::string> argv = {
+      KUBECTL_BIN, "--kubeconfig=" + dir() + "/empty.kubeconfig", "--server=" + hub_url(),
+      "--cache-dir=" + dir() + "/kubectl-cache", "--request-timeout=20s"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -118,15 +120,14 @@ CommandResult Cluster::kubectl(const std::vector<std::string>& args,
 CommandResult Cluster::kubectl_direct(const std::vector<std::string>& args,
                                       std::chrono::milliseconds timeout, const std::string& input) {
   const std::string pki = dir() + "/pki/";
-  std::vector<std::string> argv = {
-      KUBECTL_BIN,
-      "--kubeconfig=" + dir() + "/empty.kubeconfig",
-      "--server=https://127.0.0.1:" + std::to_string(apiserver_port_),
-      "--certificate-authority=" + pki + "ca.crt",
-      "--client-certificate=" + pki + "admin.crt",
-      "--client-key=" + pki + "admin.key",
-      "--cache-dir=" + dir() + "/kubectl-direct-cache",
-      "--request-timeout=20s"};
+  std::vector<std::string> argv = {KUBECTL_BIN,
+                                   "--kubeconfig=" + dir() + "/empty.kubeconfig",
+                                   "--server=https://127.0.0.1:" + std::to_string(apiserver_port_),
+                                   "--certificate-authority=" + pki + "ca.crt",
+                                   "--client-certificate=" + pki + "admin.crt",
+                                   "--client-key=" + pki + "admin.key",
+                                   "--cache-dir=" + dir() + "/kubectl-direct-cache",
+                                   "--request-timeout=20s"};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv, timeout, input);
 }
@@ -136,7 +137,8 @@ std::string Cluster::admin_get(const std::string& path, int* code) const {
       admin_port_, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
       std::chrono::seconds(5));
   std::smatch m;
-  if (code) *code = std::regex_search(response, m, std::regex(R"(^HTTP/1\.1 (\d+))")) ? std::stoi(m[1]) : 0;
+  if (code)
+    *code = std::regex_search(response, m, std::regex(R"(^HTTP/1\.1 (\d+))")) ? std::stoi(m[1]) : 0;
   auto body = response.find("\r\n\r\n");
   return body == std::string::npos ? "" : response.substr(body + 4);
 }
@@ -158,7 +160,8 @@ std::string raw_http(int port, const std::string& request, std::chrono::millisec
   if (fd >= 0 && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) >= 0) {
     char buf[65536];
     ssize_t n;
-    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, static_cast<std::size_t>(n));
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0)
+      response.append(buf, static_cast<std::size_t>(n));
   }
   if (fd >= 0) ::close(fd);
   return response;
@@ -166,7 +169,8 @@ std::string raw_http(int port, const std::string& request, std::chrono::millisec
 
 bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds timeout) const {
   const std::string series = "node_yurthub_server_healthy_status{server=\"https://" +
-                             options_.apiserver_host + ":" + std::to_string(apiserver_port_) + "\"}";
+                             options_.apiserver_host + ":" + std::to_string(apiserver_port_) +
+                             "\"}";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (metric(series) != (healthy ? 1 : 0)) {
     if (std::chrono::steady_clock::now() >= deadline) return false;

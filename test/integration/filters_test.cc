@@ -91,7 +91,8 @@ class Filters : public testing::Test {
       for (const auto& line : w.events()) {
         rapidjson::Document e;
         e.Parse(line.c_str());
-        if (e.HasParseError() || !e.HasMember("object") || !e["object"].HasMember("metadata")) continue;
+        if (e.HasParseError() || !e.HasMember("object") || !e["object"].HasMember("metadata"))
+          continue;
         auto by = endpoints_by_object(e["object"]);
         if (by.count(name)) {
           last = by[name];
@@ -114,12 +115,11 @@ class Filters : public testing::Test {
 TEST_F(Filters, KubeProxySeesOnlyItsPoolsOrNodesEndpoints) {
   auto slices = get_as(kKubeProxy, kSlices);
   ASSERT_EQ(slices.status, 200) << slices.body;
-  EXPECT_EQ(endpoints_by_object(slices.body),
-            (std::map<std::string, Nodes>{{"by-host-x1", kSelf},
-                                          {"by-pool-x1", kPoolA},
-                                          {"by-zone-x1", kPoolA},
-                                          {"by-other-x1", kAll},
-                                          {"plain-x1", kAll}}));
+  EXPECT_EQ(endpoints_by_object(slices.body), (std::map<std::string, Nodes>{{"by-host-x1", kSelf},
+                                                                            {"by-pool-x1", kPoolA},
+                                                                            {"by-zone-x1", kPoolA},
+                                                                            {"by-other-x1", kAll},
+                                                                            {"plain-x1", kAll}}));
   // v1 Endpoints are filtered too (YurtHub 1.7 silently stopped: #2613).
   auto endpoints = get_as(kKubeProxy, "/api/v1/namespaces/default/endpoints");
   ASSERT_EQ(endpoints.status, 200);
@@ -129,7 +129,9 @@ TEST_F(Filters, KubeProxySeesOnlyItsPoolsOrNodesEndpoints) {
   auto r = cluster_.kubectl({"get", "endpointslices", "-n", "default", "by-pool-x1", "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(endpoints_by_object(r.out)["by-pool-x1"], kAll);
-  EXPECT_GT(cluster_.metric(R"(node_yurthub_filter_objects_total{filter="servicetopology",result="modified"})"), 0);
+  EXPECT_GT(cluster_.metric(
+                R"(node_yurthub_filter_objects_total{filter="servicetopology",result="modified"})"),
+            0);
 
   // Offline, the cache answers with what kube-proxy was served: the same filtered slices.
   cluster_.stop_apiserver(SIGKILL);
@@ -142,24 +144,27 @@ TEST_F(Filters, KubeProxySeesOnlyItsPoolsOrNodesEndpoints) {
 TEST_F(Filters, OpenWatchIsCorrectedWhenPoolsOrAnnotationsChange) {
   auto list = get_as(kKubeProxy, kSlices);
   ASSERT_EQ(list.status, 200);
-  WatchStream watch(cluster_.proxy_port(),
-                    kSlices + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv(list.body),
-                    kKubeProxy);
+  WatchStream watch(
+      cluster_.proxy_port(),
+      kSlices + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv(list.body),
+      kKubeProxy);
   ASSERT_TRUE(watch.wait_for_events(0, std::chrono::seconds(5)));
   usleep(300000);
 
   // edge-node-3 moves into pool-a: the pool-scoped slices now include it.
-  patch_direct({"patch", "nodepools.apps.openyurt.io", "pool-a", "--subresource=status", "--type=merge",
-                "-p", R"({"status":{"nodes":["edge-node-1","edge-node-2","edge-node-3"]}})"});
+  patch_direct({"patch", "nodepools.apps.openyurt.io", "pool-a", "--subresource=status",
+                "--type=merge", "-p",
+                R"({"status":{"nodes":["edge-node-1","edge-node-2","edge-node-3"]}})"});
   const Nodes grown = {"edge-node-1", "edge-node-2", "edge-node-3"};
   EXPECT_TRUE(wait_for_nodes(watch, "by-pool-x1", grown)) << cluster_.hub().log();
   EXPECT_TRUE(wait_for_nodes(watch, "by-zone-x1", grown));
 
   // by-pool becomes hostname-scoped, and an unfiltered Service becomes pool-scoped.
-  patch_direct({"annotate", "service", "-n", "default", "by-pool", "openyurt.io/topologyKeys=kubernetes.io/hostname",
-                "--overwrite"});
+  patch_direct({"annotate", "service", "-n", "default", "by-pool",
+                "openyurt.io/topologyKeys=kubernetes.io/hostname", "--overwrite"});
   EXPECT_TRUE(wait_for_nodes(watch, "by-pool-x1", kSelf));
-  patch_direct({"annotate", "service", "-n", "default", "plain", "openyurt.io/topologyKeys=openyurt.io/nodepool"});
+  patch_direct({"annotate", "service", "-n", "default", "plain",
+                "openyurt.io/topologyKeys=openyurt.io/nodepool"});
   EXPECT_TRUE(wait_for_nodes(watch, "plain-x1", grown));
 
   // A normal update of a slice still arrives filtered.
@@ -178,7 +183,8 @@ TEST_F(Filters, YurtHubCfgNamesMoreComponentsWithoutRestart) {
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n  namespace: kube-system\n"
       "data:\n  servicetopology: \"cilium-agent, cilium\"\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_TRUE(cluster_.hub().wait_for_log("servicetopology=cilium,cilium-agent,", std::chrono::seconds(15)))
+  ASSERT_TRUE(
+      cluster_.hub().wait_for_log("servicetopology=cilium,cilium-agent,", std::chrono::seconds(15)))
       << cluster_.hub().log();
   auto after = get_as(kCilium, kSlices);
   ASSERT_EQ(after.status, 200);
@@ -198,7 +204,8 @@ TEST_F(Filters, PodsOfAHostNetworkPoolReachKubeletAsSent) {
   ASSERT_FALSE(a.HasParseError());
   EXPECT_TRUE(a == b) << through_hub.body << "\nvs\n" << direct.out;
   EXPECT_FALSE(a["spec"]["hostNetwork"].GetBool());
-  auto list = kubelet_get(cluster_.proxy_port(), "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
+  auto list =
+      kubelet_get(cluster_.proxy_port(), "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
   ASSERT_EQ(list.status, 200);
   EXPECT_NE(list.body.find(R"("hostNetwork":false)"), std::string::npos) << list.body;
 }
@@ -215,8 +222,10 @@ TEST(FiltersNotReady, ReadyzSaysWhyAndFilteredRequestsGet429) {
   int code = 0;
   const std::string reason = cluster.admin_get("/v1/readyz", &code);
   EXPECT_NE(code, 200);
-  EXPECT_NE(reason.find("filters waiting for the first list of: node edge-node-1 nodepools services"),
-            std::string::npos) << reason;
+  EXPECT_NE(
+      reason.find("filters waiting for the first list of: node edge-node-1 nodepools services"),
+      std::string::npos)
+      << reason;
   auto r = http_request(cluster.proxy_port(), "GET", kSlices, {{"User-Agent", kKubeProxy}}, "",
                         std::chrono::seconds(30));
   EXPECT_EQ(r.status, 429) << r.body;

@@ -16,7 +16,8 @@ int connect_to(int port, std::chrono::milliseconds timeout) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  timeval tv{static_cast<time_t>(timeout.count() / 1000),
+             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
@@ -76,7 +77,8 @@ HttpResponse http_request(int port, const std::string& method, const std::string
   if (header_end == std::string::npos) return response;
   response.status = status_of(raw);
   response.headers = raw.substr(0, header_end);
-  const bool chunked = std::regex_search(response.headers, std::regex("Transfer-Encoding: chunked", std::regex::icase));
+  const bool chunked = std::regex_search(
+      response.headers, std::regex("Transfer-Encoding: chunked", std::regex::icase));
   if (chunked) {
     bool done = false;
     dechunk(raw, header_end + 4, response.body, done);
@@ -98,7 +100,8 @@ WatchStream::WatchStream(int port, const std::string& target, const std::string&
     ended_ = true;
     return;
   }
-  thread_ = std::thread([this, request = build("GET", target, {{"User-Agent", user_agent}}, "")] { run(request); });
+  thread_ = std::thread(
+      [this, request = build("GET", target, {{"User-Agent", user_agent}}, "")] { run(request); });
 }
 
 WatchStream::~WatchStream() {
@@ -125,7 +128,8 @@ void WatchStream::run(std::string request) {
     }
     parsed = dechunk(raw, parsed, body, done);
     std::lock_guard lock(mutex_);
-    for (auto nl = body.find('\n', lines_from); nl != std::string::npos; nl = body.find('\n', lines_from)) {
+    for (auto nl = body.find('\n', lines_from); nl != std::string::npos;
+         nl = body.find('\n', lines_from)) {
       events_.push_back(body.substr(lines_from, nl - lines_from));
       lines_from = nl + 1;
     }

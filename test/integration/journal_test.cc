@@ -37,10 +37,12 @@ std::string kubelet_status_patch(bool ready, const std::string& state) {
   const std::string status = ready ? "True" : "False";
   return std::string(R"({"metadata":{"uid":")") + kUid +
          R"("},"status":{"$setElementOrder/conditions":[{"type":"Ready"}],)"
-         R"("conditions":[{"type":"Ready","status":")" + status +
-         R"(","lastTransitionTime":"2026-11-21T11:00:0)" + (ready ? "5" : "1") + R"(Z"}],)"
-         R"("containerStatuses":[{"name":"web","ready":)" + (ready ? "true" : "false") +
-         R"(,"restartCount":1,"started":)" + (ready ? "true" : "false") +
+         R"("conditions":[{"type":"Ready","status":")" +
+         status + R"(","lastTransitionTime":"2026-11-21T11:00:0)" + (ready ? "5" : "1") +
+         R"(Z"}],)"
+         R"("containerStatuses":[{"name":"web","ready":)" +
+         (ready ? "true" : "false") + R"(,"restartCount":1,"started":)" +
+         (ready ? "true" : "false") +
          R"(,"image":"nginx:1.25","imageID":"","containerID":"containerd://after-reboot","state":)" +
          state + R"(}],"podIP":"192.0.2.11","podIPs":[{"ip":"192.0.2.11"}]}})";
 }
@@ -107,7 +109,8 @@ class Journal : public testing::Test {
   // test can change it meanwhile; and gets it back.
   void set_link(bool up) {
     auto set = cluster_.kubectl_direct(
-        {"create", "--raw", std::string("/_fake/ready?ready=") + (up ? "true" : "false"), "-f", "-"},
+        {"create", "--raw", std::string("/_fake/ready?ready=") + (up ? "true" : "false"), "-f",
+         "-"},
         std::chrono::seconds(20), "{}");
     ASSERT_EQ(set.exit_code, 0) << set.err;
     if (!up) {
@@ -153,7 +156,8 @@ TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
   ASSERT_TRUE(list.IsObject() && list.HasMember("items")) << "offline list failed";
   bool listed = false;
   for (const auto& item : list["items"].GetArray()) {
-    if (std::string(item["metadata"]["name"].GetString()) == "web-0") listed = pod_state(item) == kWritten;
+    if (std::string(item["metadata"]["name"].GetString()) == "web-0")
+      listed = pod_state(item) == kWritten;
   }
   EXPECT_TRUE(listed);
   ASSERT_TRUE(watch.wait_for_events(1, std::chrono::seconds(5)));
@@ -165,8 +169,9 @@ TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
   cluster_.hub().signal(SIGKILL);
   cluster_.hub().wait_exit(std::chrono::seconds(10));
   cluster_.start_hub();
-  auto ls = run_command({YURTHUB_BIN, "journal", "ls", "--disk-cache-path=" + cluster_.dir() + "/cache"},
-                        std::chrono::seconds(10));
+  auto ls =
+      run_command({YURTHUB_BIN, "journal", "ls", "--disk-cache-path=" + cluster_.dir() + "/cache"},
+                  std::chrono::seconds(10));
   EXPECT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_THAT(ls.out, HasSubstr("PATCH /api/v1/namespaces/default/pods/web-0/status kubelet"));
   EXPECT_EQ(cluster_.metric("node_yurthub_journal_entries"), 2);
@@ -184,18 +189,20 @@ TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
 TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndUpdate) {
   const int port = this->port();
   set_link(false);
-  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
+  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status,
+            200);
   // A whole-object update, based on the pod as the node last saw it.
   auto seen = parse(pod_.body);
   seen["metadata"]["labels"].AddMember("edge", "set-offline", seen.GetAllocator());
   const std::string body = to_json(seen);
   // The node's own identity may not update a pod (the apiserver's Node authorizer): refused now,
   // not answered 200 and lost on replay.
-  auto as_node = http_request(port, "PUT", kPod,
-                              {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}},
-                              body);
+  auto as_node =
+      http_request(port, "PUT", kPod,
+                   {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}}, body);
   EXPECT_EQ(as_node.status, 403) << as_node.body;
-  EXPECT_THAT(as_node.body, HasSubstr(R"(User \"system:node:edge-node-1\" cannot update resource \"pods\")"));
+  EXPECT_THAT(as_node.body,
+              HasSubstr(R"(User \"system:node:edge-node-1\" cannot update resource \"pods\")"));
   // A cache agent with its own token may (the apiserver decides, on replay).
   auto update = http_request(port, "PUT", kPod,
                              {{"User-Agent", "kube-proxy/v1.26.1"},
@@ -234,7 +241,9 @@ TEST_F(Journal, AConflictingStaleUpdateIsDroppedAndAlertedNotForced) {
                               {"Authorization", "Bearer pod-token-0123456789"}},
                              body);
   ASSERT_EQ(update.status, 200) << update.body;
-  ASSERT_EQ(cluster_.kubectl_direct({"label", "--overwrite", "pod", "web-0", "app=set-in-cloud"}).exit_code, 0);
+  ASSERT_EQ(cluster_.kubectl_direct({"label", "--overwrite", "pod", "web-0", "app=set-in-cloud"})
+                .exit_code,
+            0);
   set_link(true);
   wait_journal_replayed();
   auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
@@ -256,23 +265,25 @@ TEST_F(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheRepl
                               {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}},
                               R"({"metadata":{"name":"x"}})");
   EXPECT_EQ(created.status, 503);
-  auto event = http_request(port, "POST", "/api/v1/namespaces/default/events",
-                            {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}},
-                            R"({"metadata":{"name":"web-0.offline","namespace":"default"},)"
-                            R"("involvedObject":{"kind":"Pod","name":"web-0","namespace":"default"},)"
-                            R"("reason":"Started","message":"started while offline","type":"Normal"})");
+  auto event =
+      http_request(port, "POST", "/api/v1/namespaces/default/events",
+                   {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/json"}},
+                   R"({"metadata":{"name":"web-0.offline","namespace":"default"},)"
+                   R"("involvedObject":{"kind":"Pod","name":"web-0","namespace":"default"},)"
+                   R"("reason":"Started","message":"started while offline","type":"Normal"})");
   EXPECT_EQ(event.status, 201) << event.body;
-  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
+  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status,
+            200);
 
   // Back online, a new write to the pod is held until the offline one reached the cloud, so it
   // lands after it.
   set_link(true);
   ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
-  auto later = http_request(port, "PATCH", kPod + "/status",
-                            {{"User-Agent", kKubeletAgent},
-                             {"Content-Type", "application/merge-patch+json"}},
-                            R"({"status":{"message":"online again",)"
-                            R"("conditions":[{"type":"Ready","status":"False"}]}})");
+  auto later = http_request(
+      port, "PATCH", kPod + "/status",
+      {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/merge-patch+json"}},
+      R"({"status":{"message":"online again",)"
+      R"("conditions":[{"type":"Ready","status":"False"}]}})");
   EXPECT_EQ(later.status, 200) << later.body;
   auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
@@ -289,7 +300,8 @@ TEST_F(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheRepl
 TEST_F(Journal, AWriteTheCloudRefusesForGoodLeavesTheJournalAndIsCounted) {
   const int port = this->port();
   set_link(false);
-  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status, 200);
+  ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status,
+            200);
   // The pod is deleted in the cloud meanwhile: the patch can never apply (404).
   ASSERT_EQ(cluster_.kubectl_direct({"delete", "pod", "web-0"}).exit_code, 0);
   set_link(true);

@@ -14,7 +14,9 @@ void varint(std::string& out, std::uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
-void key(std::string& out, int field, int type) { varint(out, static_cast<std::uint64_t>(field << 3 | type)); }
+void key(std::string& out, int field, int type) {
+  varint(out, static_cast<std::uint64_t>(field << 3 | type));
+}
 
 void bytes(std::string& out, int field, const std::string& value) {
   key(out, field, 2);
@@ -59,7 +61,8 @@ std::string object_meta(const std::string& name, const std::string& namespace_na
   return m;
 }
 
-std::string envelope(const std::string& api_version, const std::string& kind, const std::string& raw) {
+std::string envelope(const std::string& api_version, const std::string& kind,
+                     const std::string& raw) {
   std::string type;
   bytes(type, 1, api_version);
   bytes(type, 2, kind);
@@ -79,7 +82,9 @@ std::string lease_body(const LeaseBody& l) {
   number(spec, 2, l.duration_seconds);
   bytes(spec, 4, time_message(l.renew_seconds, l.renew_nanos));
   std::string lease;
-  bytes(lease, 1, object_meta(l.name, l.namespace_name, l.uid, l.resource_version, l.created_seconds, l.owners));
+  bytes(lease, 1,
+        object_meta(l.name, l.namespace_name, l.uid, l.resource_version, l.created_seconds,
+                    l.owners));
   bytes(lease, 2, spec);
   return envelope("coordination.k8s.io/v1", "Lease", lease);
 }

@@ -81,9 +81,9 @@ TEST_F(KubectlThroughHub, ApplyPatchDeleteReachTheApiserver) {
   auto merged = cluster_.kubectl({"patch", "configmap", "through-hub", "-n", "default", "--type",
                                   "merge", "-p", R"({"data":{"greeting":"bonjour"}})"});
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
-  auto json_patched = cluster_.kubectl(
-      {"patch", "configmap", "through-hub", "-n", "default", "--type", "json", "-p",
-       R"([{"op":"add","path":"/data/extra","value":"1"}])"});
+  auto json_patched =
+      cluster_.kubectl({"patch", "configmap", "through-hub", "-n", "default", "--type", "json",
+                        "-p", R"([{"op":"add","path":"/data/extra","value":"1"}])"});
   ASSERT_EQ(json_patched.exit_code, 0) << json_patched.err;
   stored = cluster_.kubectl_direct({"get", "configmap", "through-hub", "-n", "default", "-o",
                                     "jsonpath={.data.greeting}/{.data.extra}"});
@@ -105,9 +105,11 @@ TEST_F(KubectlThroughHub, WatchDeliversEventsAsTheyHappen) {
   ASSERT_TRUE(watch);
   for (const char* name : {"first", "second"}) {
     // From YAML, as apply does: kubectl's create generators send protobuf, which the fake lacks.
-    auto created = cluster_.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(30),
-                                           std::string("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-                                                       "  name: ") + name + "\n  namespace: default\n");
+    auto created =
+        cluster_.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(30),
+                                std::string("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                            "  name: ") +
+                                    name + "\n  namespace: default\n");
     ASSERT_EQ(created.exit_code, 0) << created.err;
     // Each event arrives on its own while the watch stays open: "second" is created only after
     // "first" was seen.
@@ -131,10 +133,12 @@ TEST_F(KubectlThroughHub, RequestsWithoutTokenUseTheHubIdentity) {
 std::string self_subject_review(int port, const std::string& token) {
   const std::string body =
       R"({"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","metadata":{}})";
-  return raw_http(port, "POST /apis/authentication.k8s.io/v1/selfsubjectreviews HTTP/1.1\r\n"
-                        "Host: hub\r\nUser-Agent: curl/8.0\r\nContent-Type: application/json\r\n"
-                        "Authorization: Bearer " + token + "\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  return raw_http(port,
+                  "POST /apis/authentication.k8s.io/v1/selfsubjectreviews HTTP/1.1\r\n"
+                  "Host: hub\r\nUser-Agent: curl/8.0\r\nContent-Type: application/json\r\n"
+                  "Authorization: Bearer " +
+                      token + "\r\nContent-Length: " + std::to_string(body.size()) +
+                      "\r\nConnection: close\r\n\r\n" + body);
 }
 
 TEST_F(KubectlThroughHub, BearerTokenReachesTheApiserverAsTheCaller) {
@@ -173,11 +177,13 @@ class KubectlThroughHttpsPort : public testing::Test {
     cluster_.start_apiserver();
     cluster_.start_hub();
   }
-  std::vector<std::string> secure_kubectl(const std::vector<std::string>& args, const std::string& token) {
-    std::vector<std::string> argv = {KUBECTL_BIN, "--kubeconfig=" + cluster_.dir() + "/empty.kubeconfig",
-                                     "--server=https://127.0.0.1:" + std::to_string(cluster_.secure_port()),
-                                     "--certificate-authority=" + cluster_.dir() + "/pki/ca.crt",
-                                     "--cache-dir=" + cluster_.dir() + "/kubectl-secure-cache"};
+  std::vector<std::string> secure_kubectl(const std::vector<std::string>& args,
+                                          const std::string& token) {
+    std::vector<std::string> argv = {
+        KUBECTL_BIN, "--kubeconfig=" + cluster_.dir() + "/empty.kubeconfig",
+        "--server=https://127.0.0.1:" + std::to_string(cluster_.secure_port()),
+        "--certificate-authority=" + cluster_.dir() + "/pki/ca.crt",
+        "--cache-dir=" + cluster_.dir() + "/kubectl-secure-cache"};
     if (!token.empty()) argv.push_back("--token=" + token);
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
@@ -191,9 +197,10 @@ class KubectlThroughHttpsPort : public testing::Test {
 };
 
 TEST_F(KubectlThroughHttpsPort, PodTokenIsForwardedAsTheCaller) {
-  auto whoami = run_command(
-      secure_kubectl({"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"}, "pod-token-0123456789"),
-      std::chrono::seconds(30));
+  auto whoami =
+      run_command(secure_kubectl({"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"},
+                                 "pod-token-0123456789"),
+                  std::chrono::seconds(30));
   ASSERT_EQ(whoami.exit_code, 0) << whoami.err;
   EXPECT_EQ(whoami.out, "system:serviceaccount:default:web");
 }

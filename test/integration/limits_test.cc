@@ -32,10 +32,11 @@ ClusterOptions with_flags(std::vector<std::string> flags) {
 int start_slow_post(int port, const std::string& user_agent, std::string_view body_start) {
   const int fd = connect_to(port, std::chrono::seconds(2));
   if (fd < 0) return fd;
-  const std::string head = "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
-                           "User-Agent: " + user_agent +
-                           "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" +
-                           std::string(body_start);
+  const std::string head =
+      "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
+      "User-Agent: " +
+      user_agent + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n" +
+      std::string(body_start);
   ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
   return fd;
 }
@@ -64,7 +65,8 @@ TEST(HubLimits, OnePeerCannotTakeEveryConnection) {
   }
   EXPECT_THAT(refused, StartsWith("HTTP/1.1 429"));
   EXPECT_THAT(refused, HasSubstr("too many open connections"));
-  EXPECT_GE(cluster.metric(R"(node_yurthub_request_failures_total{reason="too_many_connections"})"), 1);
+  EXPECT_GE(cluster.metric(R"(node_yurthub_request_failures_total{reason="too_many_connections"})"),
+            1);
   // Connections closed give their slots back.
   for (int fd : held) ::close(fd);
   bool served = false;
@@ -84,7 +86,8 @@ TEST(HubLimits, WatchesAreBounded) {
   int refused = 0;
   for (int i = 0; i < 8 && refused == 0; ++i) {
     watches.push_back(std::make_unique<WatchStream>(
-        cluster.proxy_port(), "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=30"));
+        cluster.proxy_port(),
+        "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=30"));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (watches.back()->status() == 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -132,9 +135,10 @@ TEST(HubLimits, KubeletsHeartbeatsKeepSlotsOfTheirOwn) {
                          {{"User-Agent", "kube-proxy/v1.26.1"}})
                 .status,
             429);
-  const int lease = kubelet_get(cluster.proxy_port(),
-                                "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-node-1")
-                        .status;
+  const int lease =
+      kubelet_get(cluster.proxy_port(),
+                  "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-node-1")
+          .status;
   EXPECT_NE(lease, 429);
   EXPECT_EQ(kubelet_get(cluster.proxy_port(), "/api/v1/nodes/edge-node-1").status, 200);
   ::close(fd);

@@ -56,7 +56,8 @@ class OfflineHub : public testing::Test {
     wait_until_unhealthy();
   }
   void wait_until_unhealthy() {
-    ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false)) << "the hub never noticed the apiserver was gone";
+    ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false))
+        << "the hub never noticed the apiserver was gone";
   }
   int port() const { return cluster_.proxy_port(); }
   Cluster cluster_{demo_cluster()};
@@ -65,9 +66,9 @@ class OfflineHub : public testing::Test {
 TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
   cluster_.start_hub();
   const std::vector<std::string> reads = {
-      kNodePods + "&limit=500&resourceVersion=0",  // kubelet's pod list
-      "/api/v1/nodes/edge-node-1",                 // kubelet's node
-      "/api/v1/services?resourceVersion=0",        // kubelet's service list
+      kNodePods + "&limit=500&resourceVersion=0",                 // kubelet's pod list
+      "/api/v1/nodes/edge-node-1",                                // kubelet's node
+      "/api/v1/services?resourceVersion=0",                       // kubelet's service list
       "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb",  // a second selector on pods
   };
   std::map<std::string, std::set<std::string>> online;
@@ -78,9 +79,12 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
     ASSERT_FALSE(online[target].empty()) << target;
   }
   // A watch, as kubelet keeps on its pods: a change made now must be in the cache offline.
-  const std::string list_rv = parse(kubelet_get(port(), kNodePods).body)["metadata"]["resourceVersion"].GetString();
-  WatchStream watch(port(), kNodePods + "&watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv);
-  auto patched = cluster_.kubectl_direct({"label", "pod", "web-0", "-n", "default", "offline-test=yes"});
+  const std::string list_rv =
+      parse(kubelet_get(port(), kNodePods).body)["metadata"]["resourceVersion"].GetString();
+  WatchStream watch(port(),
+                    kNodePods + "&watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv);
+  auto patched =
+      cluster_.kubectl_direct({"label", "pod", "web-0", "-n", "default", "offline-test=yes"});
   ASSERT_EQ(patched.exit_code, 0) << patched.err;
   ASSERT_TRUE(watch.wait_for_events(1, std::chrono::seconds(10)));
   EXPECT_THAT(watch.events()[0], HasSubstr("\"type\":\"MODIFIED\""));
@@ -119,9 +123,10 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
 TEST_F(OfflineHub, KubectlGetPodsWorksOfflineOnceItIsACacheAgent) {
   cluster_.start_hub();
   // Configured while the hub runs: the hub watches yurt-hub-cfg and applies it without a restart.
-  auto cfg = cluster_.kubectl_direct({"apply", "-f", "-"}, std::chrono::seconds(30),
-                                     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n"
-                                     "  namespace: kube-system\ndata:\n  cache_agents: kubectl\n");
+  auto cfg =
+      cluster_.kubectl_direct({"apply", "-f", "-"}, std::chrono::seconds(30),
+                              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n"
+                              "  namespace: kube-system\ndata:\n  cache_agents: kubectl\n");
   ASSERT_EQ(cfg.exit_code, 0) << cfg.err;
   ASSERT_TRUE(cluster_.hub().wait_for_log("cache agents: .*kubectl", std::chrono::seconds(10)))
       << cluster_.hub().log();
@@ -133,7 +138,8 @@ TEST_F(OfflineHub, KubectlGetPodsWorksOfflineOnceItIsACacheAgent) {
   auto offline = cluster_.kubectl({"get", "pods", "-A", "-o", "name"});
   EXPECT_EQ(offline.exit_code, 0) << offline.err;
   EXPECT_EQ(offline.out, online.out);
-  auto pod = cluster_.kubectl({"get", "pod", "web-0", "-n", "default", "-o", "jsonpath={.spec.nodeName}"});
+  auto pod =
+      cluster_.kubectl({"get", "pod", "web-0", "-n", "default", "-o", "jsonpath={.spec.nodeName}"});
   EXPECT_EQ(pod.out, "edge-node-1") << pod.err;
 }
 
@@ -158,8 +164,9 @@ TEST_F(OfflineHub, KillNineDuringTenThousandWatchEventsLeavesAConsistentCache) {
   ASSERT_EQ(listed.status, 200);
   const std::string rv = parse(listed.body)["metadata"]["resourceVersion"].GetString();
   WatchStream watch(port(), list + "?watch=true&resourceVersion=" + rv);
-  auto churn = cluster_.kubectl_direct({"create", "--raw", "/_fake/churn?objects=100&events=10000", "-f", "-"},
-                                       std::chrono::seconds(30), "{}");
+  auto churn = cluster_.kubectl_direct(
+      {"create", "--raw", "/_fake/churn?objects=100&events=10000", "-f", "-"},
+      std::chrono::seconds(30), "{}");
   ASSERT_EQ(churn.exit_code, 0) << churn.err;
   // Kill the hub mid-stream, somewhere after the first few thousand events.
   ASSERT_TRUE(watch.wait_for_events(3000, std::chrono::seconds(60))) << watch.event_count();
@@ -172,7 +179,8 @@ TEST_F(OfflineHub, KillNineDuringTenThousandWatchEventsLeavesAConsistentCache) {
   std::map<std::string, std::string> sent;
   const std::string log = cluster_.apiserver().log();
   const std::regex line(R"(churn churn/(c-\d+) seq=(\d+) rv=(\d+))");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator();
+       ++it) {
     sent[(*it)[1].str() + "#" + (*it)[2].str()] = (*it)[3].str();
   }
   ASSERT_GE(sent.size(), seen);
@@ -209,13 +217,15 @@ TEST_F(OfflineHub, CloudComingBackEndsOfflineWatches) {
   EXPECT_TRUE(offline_watch.wait_ended(std::chrono::seconds(10)));
   auto online = kubelet_get(port(), kNodePods);
   EXPECT_EQ(online.status, 200);
-  EXPECT_TRUE(cluster_.apiserver().wait_for_log("GET /api/v1/pods\\?fieldSelector", std::chrono::seconds(5)))
+  EXPECT_TRUE(cluster_.apiserver().wait_for_log("GET /api/v1/pods\\?fieldSelector",
+                                                std::chrono::seconds(5)))
       << "the request after the cloud came back did not reach the apiserver";
 }
 
 TEST(CacheFailure, AFullDiskMakesTheClientRelistInsteadOfLosingWritesSilently) {
   ClusterOptions options;
-  options.apiserver_flags = {"--generate-pods=3000", "--generate-pod-bytes=10240", "--generate-node=edge-node-1"};
+  options.apiserver_flags = {"--generate-pods=3000", "--generate-pod-bytes=10240",
+                             "--generate-node=edge-node-1"};
   options.hub_flags = {"--disk-cache-size-mb=16"};  // a ~31 MB list cannot fit
   Cluster cluster(options);
   cluster.start_apiserver();

@@ -46,7 +46,8 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
-std::unique_ptr<Process> Process::start(const std::vector<std::string>& argv, std::string log_path) {
+std::unique_ptr<Process> Process::start(const std::vector<std::string>& argv,
+                                        std::string log_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -81,7 +82,8 @@ std::optional<std::string> Process::wait_for_log(const std::string& regex,
   do {
     std::smatch match;
     const std::string text = log();
-    if (std::regex_search(text, match, pattern)) return match.size() > 1 ? match[1].str() : match[0].str();
+    if (std::regex_search(text, match, pattern))
+      return match.size() > 1 ? match[1].str() : match[0].str();
     if (::kill(pid_, 0) != 0) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } while (std::chrono::steady_clock::now() < deadline);
@@ -124,7 +126,8 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
                           const std::string& input) {
   ::signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its stdin must not kill us
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) return {};
+  if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
+    return {};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
@@ -157,7 +160,8 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
   while (open_fds > 0) {
     pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {in_pipe[1], POLLOUT, 0}};
     const int nfds = in_pipe[1] >= 0 ? 3 : 2;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 && !killed) {
       ::kill(pid, SIGKILL);
       killed = true;
@@ -184,7 +188,8 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
   if (in_pipe[1] >= 0) ::close(in_pipe[1]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  result.exit_code = killed ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  result.exit_code =
+      killed ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   return result;
 }
 

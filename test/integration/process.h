@@ -26,7 +26,7 @@ class Process {
   // Waits until the log has a match of `regex`; returns the first capture group (or the whole
   // match). nullopt on timeout or if the process exits first.
   std::optional<std::string> wait_for_log(const std::string& regex,
-                                           std::chrono::milliseconds timeout) const;
+                                          std::chrono::milliseconds timeout) const;
   void signal(int signo) const;
   // Waits for exit; returns the wait status (at once if already reaped) or nullopt on timeout.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);

@@ -85,10 +85,12 @@ TEST_F(HubResilience, ApiserverDyingEndsTheWatchAndTheNextRequestGets503Status) 
   cluster_->stop_apiserver(SIGKILL);
   // kubectl's watch must end promptly (YurtHub #2792 left such watches hanging).
   EXPECT_TRUE(watch->wait_exit(std::chrono::seconds(5)).has_value())
-      << "the client's watch was still open 5 s after the apiserver died\n" << watch->log();
+      << "the client's watch was still open 5 s after the apiserver died\n"
+      << watch->log();
 
   // A component the hub does not cache (kubelet's reads would be answered from the cache).
-  const std::string response = get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods", "curl/8.0");
+  const std::string response =
+      get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods", "curl/8.0");
   EXPECT_THAT(response, StartsWith("HTTP/1.1 503"));
   EXPECT_THAT(response, HasSubstr("\"kind\":\"Status\""));
   EXPECT_THAT(response, HasSubstr("\"code\":503"));
@@ -108,7 +110,8 @@ TEST_F(HubResilience, ACorruptCacheIsMovedAsideAndTheHubServes) {
     corrupt << std::string(16384, '\x5a');
   }
   cluster_->start_hub();
-  EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods/web-0"), StartsWith("HTTP/1.1"));
+  EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/namespaces/default/pods/web-0"),
+              StartsWith("HTTP/1.1"));
   EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes/edge-node-1"), StartsWith("HTTP/1.1 200"));
   EXPECT_EQ(cluster_->metric("node_yurthub_cache_resets_total"), 1);
   EXPECT_EQ(cluster_->metric("node_yurthub_cache_available"), 1);
@@ -120,8 +123,9 @@ TEST_F(HubResilience, ServerComesBackHealthyAfterTheThreshold) {
   cluster_->stop_apiserver(SIGKILL);
   // Wait until the hub has judged the server unhealthy.
   for (int i = 0; i < 100 && cluster_->metric(
-           "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
-           std::to_string(cluster_->apiserver_port()) + "\"}") != 0; ++i) {
+                                 "node_yurthub_server_healthy_status{server=\"https://127.0.0.1:" +
+                                 std::to_string(cluster_->apiserver_port()) + "\"}") != 0;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes", "curl/8.0"), StartsWith("HTTP/1.1 503"));
@@ -143,8 +147,8 @@ TEST_F(HubResilience, MalformedRequestsGetErrorsAndTheHubKeepsServing) {
   EXPECT_THAT(raw_http(port, "GET /version HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"),
               StartsWith("HTTP/1.1 400"));
 
-  const std::string huge = "GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " +
-                           std::string(200 * 1024, 'a') + "\r\n\r\n";
+  const std::string huge =
+      "GET /version HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200 * 1024, 'a') + "\r\n\r\n";
   const std::string too_large = raw_http(port, huge);
   EXPECT_THAT(too_large, StartsWith("HTTP/1.1 431"));
   EXPECT_THAT(too_large, HasSubstr("\"kind\":\"Status\""));
@@ -170,7 +174,8 @@ TEST_F(HubResilience, MalformedRequestsGetErrorsAndTheHubKeepsServing) {
   EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
   EXPECT_THAT(nodes.out, HasSubstr("node/edge-node-1"));
   EXPECT_TRUE(cluster_->hub_running());
-  EXPECT_GE(cluster_->metric("node_yurthub_request_failures_total{reason=\"header_too_large\"}"), 1);
+  EXPECT_GE(cluster_->metric("node_yurthub_request_failures_total{reason=\"header_too_large\"}"),
+            1);
   EXPECT_GE(cluster_->metric("node_yurthub_request_failures_total{reason=\"bad_request\"}"), 2);
 }
 
@@ -215,10 +220,10 @@ TEST_F(HubResilience, ClientThatStopsReadingDoesNotBlockOthers) {
 TEST_F(HubResilience, PipelinedRequestsAreAnsweredInOrder) {
   start();
   // Two requests in one write: the second waits in the session's buffer until the first is done.
-  const std::string response = raw_http(
-      cluster_->proxy_port(),
-      "GET /api/v1/nodes/edge-node-1 HTTP/1.1\r\nHost: hub\r\n\r\n"
-      "GET /api/v1/nodes/edge-node-2 HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n");
+  const std::string response =
+      raw_http(cluster_->proxy_port(),
+               "GET /api/v1/nodes/edge-node-1 HTTP/1.1\r\nHost: hub\r\n\r\n"
+               "GET /api/v1/nodes/edge-node-2 HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n");
   const auto first = response.find("\"name\":\"edge-node-1\"");
   const auto second = response.find("\"name\":\"edge-node-2\"");
   ASSERT_NE(first, std::string::npos) << response;
@@ -239,7 +244,8 @@ TEST_F(HubResilience, UpstreamConnectionsAreReused) {
   const double opened = std::max(0.0, count("opened"));
   const double reused = std::max(0.0, count("reused"));
   for (int i = 0; i < 5; ++i) {
-    EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes", "curl/8.0"), StartsWith("HTTP/1.1 200"));
+    EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes", "curl/8.0"),
+                StartsWith("HTTP/1.1 200"));
   }
   EXPECT_GE(count("reused") - reused, 4);
   EXPECT_LE(count("opened") - opened, 1);
@@ -278,7 +284,8 @@ TEST_F(HubResilience, SigtermEndsWatchesAndExitsCleanly) {
 
   cluster_->hub().signal(SIGTERM);
   auto status = cluster_->hub().wait_exit(std::chrono::seconds(10));
-  ASSERT_TRUE(status.has_value()) << "the hub did not exit after SIGTERM\n" << cluster_->hub().log();
+  ASSERT_TRUE(status.has_value()) << "the hub did not exit after SIGTERM\n"
+                                  << cluster_->hub().log();
   EXPECT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 0);
   EXPECT_THAT(cluster_->hub().log(), HasSubstr("draining"));

@@ -57,18 +57,19 @@ TEST_F(HubSecurity, ABodyNamedInConnectionIsNeverReadAsASecondRequest) {
   const std::string smuggled =
       "DELETE /api/v1/namespaces/default/pods/web-0 HTTP/1.1\r\nHost: x\r\n"
       "User-Agent: kubelet/v1.26.1\r\nContent-Length: 0\r\n\r\n";
-  const std::string response = raw_http(
-      cluster_.proxy_port(),
-      "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
-      "User-Agent: kubelet/v1.26.1\r\nContent-Type: application/json\r\n"
-      "Connection: Content-Length\r\nContent-Length: " + std::to_string(smuggled.size()) +
-          "\r\n\r\n" + smuggled);
+  const std::string response =
+      raw_http(cluster_.proxy_port(),
+               "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: hub\r\n"
+               "User-Agent: kubelet/v1.26.1\r\nContent-Type: application/json\r\n"
+               "Connection: Content-Length\r\nContent-Length: " +
+                   std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
   // The body reached the apiserver as the POST's body, which is not a ConfigMap.
   EXPECT_THAT(response, StartsWith("HTTP/1.1 400"));
   auto pod = cluster_.kubectl_direct({"get", "pod", "web-0", "-n", "default", "-o", "name"});
   EXPECT_EQ(pod.exit_code, 0) << pod.err;
   EXPECT_EQ(pod.out, "pod/web-0\n");
-  EXPECT_THAT(cluster_.apiserver().log(), Not(HasSubstr("DELETE /api/v1/namespaces/default/pods/web-0")));
+  EXPECT_THAT(cluster_.apiserver().log(),
+              Not(HasSubstr("DELETE /api/v1/namespaces/default/pods/web-0")));
 }
 
 // The HTTPS port lets a request through only with a bearer token, and the Forwarder then sends
@@ -104,9 +105,10 @@ TEST_F(HubSecurity, LocalClientsGetTheNodeIdentityAndNothingMore) {
 // the hub must classify it so (cache, filters, authority), not as a non-resource request.
 TEST_F(HubSecurity, AnAbsoluteFormTargetIsClassifiedAsItsPath) {
   const std::string target = "/api/v1/namespaces/default/pods/web-0";
-  const std::string online = raw_http(cluster_.proxy_port(),
-                                      "GET http://127.0.0.1:6443" + target + " HTTP/1.1\r\nHost: hub\r\n"
-                                      "User-Agent: kubelet/v1.26.1\r\nConnection: close\r\n\r\n");
+  const std::string online = raw_http(
+      cluster_.proxy_port(), "GET http://127.0.0.1:6443" + target +
+                                 " HTTP/1.1\r\nHost: hub\r\n"
+                                 "User-Agent: kubelet/v1.26.1\r\nConnection: close\r\n\r\n");
   ASSERT_THAT(online, StartsWith("HTTP/1.1 200"));
   // The answer was cached as kubelet's get of the pod (durable within a group commit): offline,
   // the origin form is answered.

@@ -10,8 +10,9 @@ namespace yurthub::kube {
 namespace {
 
 TEST(ObjectMeta, ReadsNameNamespaceAndResourceVersion) {
-  auto meta = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
-                          R"("labels":{"name":"not-this"},"resourceVersion":"229"},"spec":{"nodeName":"n"}})");
+  auto meta = object_meta(
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
+      R"("labels":{"name":"not-this"},"resourceVersion":"229"},"spec":{"nodeName":"n"}})");
   ASSERT_TRUE(meta);
   EXPECT_EQ(meta->name, "web-0");
   EXPECT_EQ(meta->namespace_name, "default");
@@ -22,14 +23,16 @@ TEST(ObjectMeta, ClusterScopedBookmarkAndBadInput) {
   auto node = object_meta(R"({"metadata":{"resourceVersion":"7","name":"edge-1"}})");
   ASSERT_TRUE(node);
   EXPECT_EQ(node->namespace_name, "");
-  auto bookmark = object_meta(R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"233","creationTimestamp":null}})");
+  auto bookmark = object_meta(
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"233","creationTimestamp":null}})");
   ASSERT_TRUE(bookmark);
   EXPECT_EQ(bookmark->name, "");
   EXPECT_EQ(bookmark->resource_version, 233u);
   EXPECT_FALSE(object_meta("not json").has_value());
   EXPECT_FALSE(object_meta(R"({"kind":"Status"})").has_value());
   EXPECT_FALSE(object_meta(R"({"metadata":{"name":"x")").has_value());  // cut before metadata ends
-  EXPECT_EQ(object_meta(R"({"metadata":{"name":"x","resourceVersion":"12a"}})")->resource_version, 0u);
+  EXPECT_EQ(object_meta(R"({"metadata":{"name":"x","resourceVersion":"12a"}})")->resource_version,
+            0u);
 }
 
 TEST(ObjectMeta, DeepNestingBeforeMetadataIsNoObjectNotAStackOverflow) {
@@ -42,7 +45,8 @@ TEST(ObjectMeta, DeepNestingBeforeMetadataIsNoObjectNotAStackOverflow) {
 }
 
 TEST(ObjectMeta, EveryPodOfTheFixtureList) {
-  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/pods-watch.stream");
+  std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) +
+                   "/fixtures/apiserver-v1.26/pods-watch.stream");
   std::string line;
   int events = 0;
   while (std::getline(in, line)) {

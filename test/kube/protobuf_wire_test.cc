@@ -59,7 +59,8 @@ TEST(ProtobufWire, KubeletsTokenRequests) {
   EXPECT_EQ(envelope->kind, "TokenRequest");
   auto token = decode_token_request(envelope->raw);
   ASSERT_TRUE(token);
-  EXPECT_EQ(token->audiences, std::vector<std::string>{"https://kubernetes.default.svc.cluster.local"});
+  EXPECT_EQ(token->audiences,
+            std::vector<std::string>{"https://kubernetes.default.svc.cluster.local"});
   EXPECT_EQ(token->expiration_seconds, 3607);
   EXPECT_EQ(token->bound_kind, "Pod");
   EXPECT_EQ(token->bound_api_version, "v1");

@@ -23,45 +23,80 @@ struct Case {
 
 const Case kCases[] = {
     // rule, method, target, resource?, verb, group, version, namespace, resource, subresource, name
-    {"core get", "GET", "/api/v1/namespaces/default/pods/web-0", true, "get", "", "v1", "default", "pods", "", "web-0"},
-    {"core list namespaced", "GET", "/api/v1/namespaces/default/pods", true, "list", "", "v1", "default", "pods", "", ""},
+    {"core get", "GET", "/api/v1/namespaces/default/pods/web-0", true, "get", "", "v1", "default",
+     "pods", "", "web-0"},
+    {"core list namespaced", "GET", "/api/v1/namespaces/default/pods", true, "list", "", "v1",
+     "default", "pods", "", ""},
     {"core list cluster-wide", "GET", "/api/v1/pods", true, "list", "", "v1", "", "pods", "", ""},
     {"HEAD is get", "HEAD", "/api/v1/nodes/n1", true, "get", "", "v1", "", "nodes", "", "n1"},
-    {"watch=true makes a watch", "GET", "/api/v1/pods?watch=true", true, "watch", "", "v1", "", "pods", "", ""},
-    {"watch=1 makes a watch", "GET", "/api/v1/pods?watch=1", true, "watch", "", "v1", "", "pods", "", ""},
-    {"bare watch param is true", "GET", "/api/v1/pods?watch", true, "watch", "", "v1", "", "pods", "", ""},
-    {"watch=false is a list", "GET", "/api/v1/pods?watch=false", true, "list", "", "v1", "", "pods", "", ""},
-    {"watch=0 is a list", "GET", "/api/v1/pods?watch=0", true, "list", "", "v1", "", "pods", "", ""},
-    {"watch=No is a list", "GET", "/api/v1/pods?watch=No", true, "list", "", "v1", "", "pods", "", ""},
-    {"watch param ignored on a named get", "GET", "/api/v1/namespaces/a/pods/p?watch=true", true, "get", "", "v1", "a", "pods", "", "p"},
-    {"legacy /watch/ path", "GET", "/api/v1/watch/namespaces/kube-system/configmaps", true, "watch", "", "v1", "kube-system", "configmaps", "", ""},
-    {"legacy /watch/ path with name", "GET", "/api/v1/watch/namespaces/a/pods/p", true, "watch", "", "v1", "a", "pods", "", "p"},
-    {"named group", "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", true, "list", "discovery.k8s.io", "v1", "default", "endpointslices", "", ""},
-    {"cluster-scoped CRD", "GET", "/apis/apps.openyurt.io/v1beta1/nodepools/pool-a", true, "get", "apps.openyurt.io", "v1beta1", "", "nodepools", "", "pool-a"},
-    {"status subresource", "PATCH", "/api/v1/namespaces/default/pods/web-0/status", true, "patch", "", "v1", "default", "pods", "status", "web-0"},
-    {"node status", "PUT", "/api/v1/nodes/edge-1/status", true, "update", "", "v1", "", "nodes", "status", "edge-1"},
-    {"exec subresource", "POST", "/api/v1/namespaces/a/pods/p/exec?command=ls", true, "create", "", "v1", "a", "pods", "exec", "p"},
-    {"create", "POST", "/api/v1/namespaces/default/configmaps", true, "create", "", "v1", "default", "configmaps", "", ""},
-    {"delete", "DELETE", "/api/v1/namespaces/default/pods/x", true, "delete", "", "v1", "default", "pods", "", "x"},
-    {"delete without name is deletecollection", "DELETE", "/api/v1/namespaces/default/pods", true, "deletecollection", "", "v1", "default", "pods", "", ""},
-    {"unknown method has empty verb", "OPTIONS", "/api/v1/pods", true, "", "", "v1", "", "pods", "", ""},
-    {"GET a namespace: name and namespace both set", "GET", "/api/v1/namespaces/foo", true, "get", "", "v1", "foo", "namespaces", "", "foo"},
-    {"namespace status is a namespace subresource", "PUT", "/api/v1/namespaces/foo/status", true, "update", "", "v1", "foo", "namespaces", "status", "foo"},
-    {"namespace finalize", "PUT", "/api/v1/namespaces/foo/finalize", true, "update", "", "v1", "foo", "namespaces", "finalize", "foo"},
-    {"list namespaces", "GET", "/api/v1/namespaces", true, "list", "", "v1", "", "namespaces", "", ""},
-    {"proxy verb keeps no subresource", "GET", "/api/v1/proxy/namespaces/a/pods/p/some/path", true, "proxy", "", "v1", "a", "pods", "", "p"},
-    {"field selector metadata.name fills the name", "GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dyurt-hub-cfg", true, "list", "", "v1", "kube-system", "configmaps", "", "yurt-hub-cfg"},
-    {"metadata.name== also fills it (watch)", "GET", "/api/v1/nodes?watch=1&fieldSelector=metadata.name%3D%3Dedge-1", true, "watch", "", "v1", "", "nodes", "", "edge-1"},
-    {"metadata.name among other terms", "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn%2Cmetadata.name%3Dp", true, "list", "", "v1", "", "pods", "", "p"},
-    {"metadata.name!= does not fill it", "GET", "/api/v1/pods?fieldSelector=metadata.name%21%3Dp", true, "list", "", "v1", "", "pods", "", ""},
-    {"invalid path segment name is not used", "GET", "/api/v1/pods?fieldSelector=metadata.name%3D..", true, "list", "", "v1", "", "pods", "", ""},
+    {"watch=true makes a watch", "GET", "/api/v1/pods?watch=true", true, "watch", "", "v1", "",
+     "pods", "", ""},
+    {"watch=1 makes a watch", "GET", "/api/v1/pods?watch=1", true, "watch", "", "v1", "", "pods",
+     "", ""},
+    {"bare watch param is true", "GET", "/api/v1/pods?watch", true, "watch", "", "v1", "", "pods",
+     "", ""},
+    {"watch=false is a list", "GET", "/api/v1/pods?watch=false", true, "list", "", "v1", "", "pods",
+     "", ""},
+    {"watch=0 is a list", "GET", "/api/v1/pods?watch=0", true, "list", "", "v1", "", "pods", "",
+     ""},
+    {"watch=No is a list", "GET", "/api/v1/pods?watch=No", true, "list", "", "v1", "", "pods", "",
+     ""},
+    {"watch param ignored on a named get", "GET", "/api/v1/namespaces/a/pods/p?watch=true", true,
+     "get", "", "v1", "a", "pods", "", "p"},
+    {"legacy /watch/ path", "GET", "/api/v1/watch/namespaces/kube-system/configmaps", true, "watch",
+     "", "v1", "kube-system", "configmaps", "", ""},
+    {"legacy /watch/ path with name", "GET", "/api/v1/watch/namespaces/a/pods/p", true, "watch", "",
+     "v1", "a", "pods", "", "p"},
+    {"named group", "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", true,
+     "list", "discovery.k8s.io", "v1", "default", "endpointslices", "", ""},
+    {"cluster-scoped CRD", "GET", "/apis/apps.openyurt.io/v1beta1/nodepools/pool-a", true, "get",
+     "apps.openyurt.io", "v1beta1", "", "nodepools", "", "pool-a"},
+    {"status subresource", "PATCH", "/api/v1/namespaces/default/pods/web-0/status", true, "patch",
+     "", "v1", "default", "pods", "status", "web-0"},
+    {"node status", "PUT", "/api/v1/nodes/edge-1/status", true, "update", "", "v1", "", "nodes",
+     "status", "edge-1"},
+    {"exec subresource", "POST", "/api/v1/namespaces/a/pods/p/exec?command=ls", true, "create", "",
+     "v1", "a", "pods", "exec", "p"},
+    {"create", "POST", "/api/v1/namespaces/default/configmaps", true, "create", "", "v1", "default",
+     "configmaps", "", ""},
+    {"delete", "DELETE", "/api/v1/namespaces/default/pods/x", true, "delete", "", "v1", "default",
+     "pods", "", "x"},
+    {"delete without name is deletecollection", "DELETE", "/api/v1/namespaces/default/pods", true,
+     "deletecollection", "", "v1", "default", "pods", "", ""},
+    {"unknown method has empty verb", "OPTIONS", "/api/v1/pods", true, "", "", "v1", "", "pods", "",
+     ""},
+    {"GET a namespace: name and namespace both set", "GET", "/api/v1/namespaces/foo", true, "get",
+     "", "v1", "foo", "namespaces", "", "foo"},
+    {"namespace status is a namespace subresource", "PUT", "/api/v1/namespaces/foo/status", true,
+     "update", "", "v1", "foo", "namespaces", "status", "foo"},
+    {"namespace finalize", "PUT", "/api/v1/namespaces/foo/finalize", true, "update", "", "v1",
+     "foo", "namespaces", "finalize", "foo"},
+    {"list namespaces", "GET", "/api/v1/namespaces", true, "list", "", "v1", "", "namespaces", "",
+     ""},
+    {"proxy verb keeps no subresource", "GET", "/api/v1/proxy/namespaces/a/pods/p/some/path", true,
+     "proxy", "", "v1", "a", "pods", "", "p"},
+    {"field selector metadata.name fills the name", "GET",
+     "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dyurt-hub-cfg", true,
+     "list", "", "v1", "kube-system", "configmaps", "", "yurt-hub-cfg"},
+    {"metadata.name== also fills it (watch)", "GET",
+     "/api/v1/nodes?watch=1&fieldSelector=metadata.name%3D%3Dedge-1", true, "watch", "", "v1", "",
+     "nodes", "", "edge-1"},
+    {"metadata.name among other terms", "GET",
+     "/api/v1/pods?fieldSelector=spec.nodeName%3Dn%2Cmetadata.name%3Dp", true, "list", "", "v1", "",
+     "pods", "", "p"},
+    {"metadata.name!= does not fill it", "GET", "/api/v1/pods?fieldSelector=metadata.name%21%3Dp",
+     true, "list", "", "v1", "", "pods", "", ""},
+    {"invalid path segment name is not used", "GET",
+     "/api/v1/pods?fieldSelector=metadata.name%3D..", true, "list", "", "v1", "", "pods", "", ""},
     {"trailing slash ignored", "GET", "/api/v1/pods/", true, "list", "", "v1", "", "pods", "", ""},
-    {"percent-encoded path", "GET", "/api/v1/namespaces/default/configmaps/a%2Eb", true, "get", "", "v1", "default", "configmaps", "", "a.b"},
+    {"percent-encoded path", "GET", "/api/v1/namespaces/default/configmaps/a%2Eb", true, "get", "",
+     "v1", "default", "configmaps", "", "a.b"},
     // Non-resource requests: the verb is the lowercased method.
     {"version", "GET", "/version", false, "get", "", "", "", "", "", ""},
     {"/api discovery", "GET", "/api", false, "get", "", "", "", "", "", ""},
     {"/api/v1 discovery", "GET", "/api/v1", false, "get", "", "", "", "", "", ""},
-    {"/apis/<group>/<version> discovery", "GET", "/apis/apps/v1", false, "get", "", "", "", "", "", ""},
+    {"/apis/<group>/<version> discovery", "GET", "/apis/apps/v1", false, "get", "", "", "", "", "",
+     ""},
     {"/apis/<group> discovery", "GET", "/apis/apps", false, "get", "", "", "", "", "", ""},
     {"healthz", "GET", "/healthz", false, "get", "", "", "", "", "", ""},
     {"unknown prefix", "GET", "/foo/v1/pods", false, "get", "", "", "", "", "", ""},
@@ -139,10 +174,12 @@ TEST(RequestInfo, MalformedNumbersAreAbsentNotZero) {
 TEST(RequestInfo, LongRunning) {
   EXPECT_TRUE(classify_request("GET", "/api/v1/pods?watch=1", "").is_long_running());
   EXPECT_TRUE(classify_request("POST", "/api/v1/namespaces/a/pods/p/exec", "").is_long_running());
-  EXPECT_TRUE(classify_request("POST", "/api/v1/namespaces/a/pods/p/portforward", "").is_long_running());
+  EXPECT_TRUE(
+      classify_request("POST", "/api/v1/namespaces/a/pods/p/portforward", "").is_long_running());
   EXPECT_TRUE(classify_request("GET", "/api/v1/namespaces/a/pods/p/log", "").is_long_running());
   EXPECT_FALSE(classify_request("GET", "/api/v1/pods", "").is_long_running());
-  EXPECT_FALSE(classify_request("PATCH", "/api/v1/namespaces/a/pods/p/status", "").is_long_running());
+  EXPECT_FALSE(
+      classify_request("PATCH", "/api/v1/namespaces/a/pods/p/status", "").is_long_running());
 }
 
 TEST(PercentDecode, HandlesPlusAndBadEscapes) {
@@ -179,10 +216,13 @@ namespace yurthub::kube {
 namespace {
 
 TEST(RequestInfoLimits, TimeoutSecondsIsClampedToADay) {
-  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=9223372036854775807", "kubelet")
-                .timeout_seconds,
-            86400);
-  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=300", "kubelet").timeout_seconds, 300);
+  EXPECT_EQ(
+      classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=9223372036854775807", "kubelet")
+          .timeout_seconds,
+      86400);
+  EXPECT_EQ(
+      classify_request("GET", "/api/v1/pods?watch=1&timeoutSeconds=300", "kubelet").timeout_seconds,
+      300);
 }
 
 }  // namespace

@@ -38,9 +38,10 @@ TEST(Status, ApiserverWordedErrorsMatchTheCaptures) {
             fixture("status-403.body"));
   const ApiError bad = bad_request_error("field label not supported: spec.bogus");
   EXPECT_EQ(bad.code, 400u);
-  EXPECT_EQ(status_body(bad),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"field label not supported: spec.bogus","reason":"BadRequest","code":400})");
+  EXPECT_EQ(
+      status_body(bad),
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+      R"("message":"field label not supported: spec.bogus","reason":"BadRequest","code":400})");
 }
 
 TEST(Status, EveryFailureHasItsCodeAndReason) {

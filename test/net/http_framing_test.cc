@@ -26,7 +26,8 @@ std::string joined(const std::array<boost::asio::const_buffer, 3>& buffers) {
 }
 
 TEST(HttpFraming, RequestHeadIsWhatBeastWrites) {
-  http::request<http::empty_body> req{http::verb::get, "/api/v1/pods?watch=true&fieldSelector=a%3Db", 11};
+  http::request<http::empty_body> req{http::verb::get,
+                                      "/api/v1/pods?watch=true&fieldSelector=a%3Db", 11};
   req.set(http::field::host, "127.0.0.1:6443");
   req.set(http::field::user_agent, "kubelet/v1.32.4");
   req.set("X-Custom-Thing", "x y");

@@ -11,7 +11,8 @@ namespace http = boost::beast::http;
 
 TEST(StripHopByHop, ConnectionNeverRemovesFramingHostOrAuthorization) {
   http::fields f;
-  f.set(http::field::connection, "Content-Length, transfer-encoding, HOST, Authorization, X-Private");
+  f.set(http::field::connection,
+        "Content-Length, transfer-encoding, HOST, Authorization, X-Private");
   f.set(http::field::content_length, "5");
   f.set(http::field::transfer_encoding, "chunked");
   f.set(http::field::host, "hub");
@@ -52,9 +53,9 @@ TEST(CarriesBearerToken, SchemeInAnyCaseWithAToken) {
     bool bearer;
   };
   const Case cases[] = {
-      {"Bearer abc", true},  {"bearer abc", true}, {"BEARER abc", true}, {"bEaReR abc", true},
-      {"Bearer ", false},    {"Bearer   ", false}, {"Bearerabc", false}, {"Basic YWJj", false},
-      {"", false},
+      {"Bearer abc", true}, {"bearer abc", true},  {"BEARER abc", true},
+      {"bEaReR abc", true}, {"Bearer ", false},    {"Bearer   ", false},
+      {"Bearerabc", false}, {"Basic YWJj", false}, {"", false},
   };
   for (const Case& c : cases) {
     http::fields f;
@@ -80,7 +81,8 @@ TEST(HopByHop, StrippedUnlessUpgrading) {
 
   EXPECT_FALSE(is_upgrade_request(f));
   strip_hop_by_hop(f, false);
-  for (auto name : {"Connection", "X-Private", "Keep-Alive", "TE", "Proxy-Authorization", "Upgrade"}) {
+  for (auto name :
+       {"Connection", "X-Private", "Keep-Alive", "TE", "Proxy-Authorization", "Upgrade"}) {
     EXPECT_EQ(f.count(name), 0u) << name;
   }
   EXPECT_EQ(f[http::field::authorization], "Bearer t");

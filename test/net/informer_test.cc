@@ -25,9 +25,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include "net/http_io.h"
-#include "kube/request_info.h"
 #include "base/url.h"
+#include "kube/request_info.h"
+#include "net/http_io.h"
 
 namespace yurthub::net {
 namespace {
@@ -132,8 +132,9 @@ class FakeApiserver {
     const auto q = r.target.find('?');
     r.path = r.target.substr(0, q);
     if (q != std::string::npos) {
-      kube::for_each_query_param(std::string_view(r.target).substr(q + 1),
-                           [&](const std::string& k, const std::string& v) { r.query[k] = v; });
+      kube::for_each_query_param(
+          std::string_view(r.target).substr(q + 1),
+          [&](const std::string& k, const std::string& v) { r.query[k] = v; });
     }
     requests.push_back(r);
     auto& queue = r.watch() ? watches_ : lists_;
@@ -160,14 +161,14 @@ class FakeApiserver {
 
   // The informer sends nothing after its request: a read completing means it closed.
   static asio::awaitable<void> detect_close(std::shared_ptr<tcp::socket> socket,
-                                           std::shared_ptr<WatchStream> stream) {
+                                            std::shared_ptr<WatchStream> stream) {
     char byte;
     co_await socket->async_read_some(asio::buffer(&byte, 1), kNoThrow);
     stream->client_closed = true;
   }
 
   static asio::awaitable<void> stream_events(std::shared_ptr<tcp::socket> socket,
-                                            std::shared_ptr<WatchStream> stream) {
+                                             std::shared_ptr<WatchStream> stream) {
     std::string out =
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
     for (;;) {

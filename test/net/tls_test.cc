@@ -16,9 +16,12 @@ namespace {
 TEST(ServerTls, ClientsMayNotRenegotiate) {
   char pattern[] = "/tmp/yurthub-tls-test-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
-  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-                          "-keyout " + dir + "/k.pem -out " + dir + "/c.pem -subj /CN=hub -days 1 "
-                          ">/dev/null 2>&1";
+  const std::string cmd =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+      "-keyout " +
+      dir + "/k.pem -out " + dir +
+      "/c.pem -subj /CN=hub -days 1 "
+      ">/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto ctx = make_server_tls(dir + "/c.pem", dir + "/k.pem");
   ASSERT_TRUE(ctx) << ctx.error().message;
