@@ -110,14 +110,9 @@ net::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a) 
 
 std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req) {
   WatchPlan plan;
-  auto labels = cache::LabelSelector::parse(req.query.value("labelSelector"));
-  if (!labels) return bad_request(labels.error().message);
-  auto fields = cache::FieldSelector::parse(req.query.value("fieldSelector"));
-  if (!fields) return bad_request(fields.error().message);
+  if (auto refused = parse_selectors(req, plan.filter.labels, plan.filter.fields)) return *refused;
   plan.filter.resource = req.resource->key();
   plan.filter.ns = req.path.ns;
-  plan.filter.labels = std::move(*labels);
-  plan.filter.fields = std::move(*fields);
   std::string rv = req.query.value("resourceVersion");
   if (!rv.empty() && rv != "0") {
     plan.from_rv = parse_uint(rv);
