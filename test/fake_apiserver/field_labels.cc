@@ -16,18 +16,27 @@ struct Conversion {
   std::vector<std::string_view> fields;
 };
 
-const std::vector<std::string_view> kCoreEventFields = {
-    "metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
-    "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion",
-    "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-    "reportingComponent", "source", "type"};
+const std::vector<std::string_view> kCoreEventFields = {"metadata.name",
+                                                        "metadata.namespace",
+                                                        "involvedObject.kind",
+                                                        "involvedObject.namespace",
+                                                        "involvedObject.name",
+                                                        "involvedObject.uid",
+                                                        "involvedObject.apiVersion",
+                                                        "involvedObject.resourceVersion",
+                                                        "involvedObject.fieldPath",
+                                                        "reason",
+                                                        "reportingComponent",
+                                                        "source",
+                                                        "type"};
 
 // The kinds the fake serves that register their own conversion function in v1.26. Note
 // spec.hostNetwork for pods came in v1.28, and nodes and namespaces do not take
 // metadata.namespace.
 const std::vector<Conversion>& conversions() {
   static const std::vector<Conversion> table = {
-      {"", "pods",
+      {"",
+       "pods",
        {"metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy",
         "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP",
         "status.podIPs", "status.nominatedNodeName", "spec.host"}},
@@ -37,7 +46,8 @@ const std::vector<Conversion>& conversions() {
       {"", "events", kCoreEventFields},
       // events.k8s.io/v1 maps its own names onto the core Event's field set; the fake stores the
       // v1 object, so it selects on these names directly.
-      {"events.k8s.io", "events",
+      {"events.k8s.io",
+       "events",
        {"metadata.name", "metadata.namespace", "regarding.kind", "regarding.namespace",
         "regarding.name", "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
         "regarding.fieldPath", "reason", "reportingController", "type"}},
@@ -83,14 +93,16 @@ Result<std::string> convert_field_label(const ResourceInfo& resource, std::strin
     return std::string(field == "spec.host" ? "spec.nodeName" : field);
   }
   if (field == "metadata.name" || field == "metadata.namespace") return std::string(field);
-  return make_error("\"" + std::string(field) +
-                    "\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+  return make_error(
+      "\"" + std::string(field) +
+      "\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
 }
 
 std::string field_value(const rapidjson::Value& object, std::string_view field) {
   if (field == "status.podIP") {
     const rapidjson::Value* ips = at_path(object, "status.podIPs");
-    if (ips != nullptr && ips->IsArray() && !ips->Empty()) return scalar_text(at_path((*ips)[0], "ip"));
+    if (ips != nullptr && ips->IsArray() && !ips->Empty())
+      return scalar_text(at_path((*ips)[0], "ip"));
     return scalar_text(at_path(object, "status.podIP"));
   }
   if (field == "status.podIPs") return "";  // accepted by the conversion, absent from the set

@@ -74,7 +74,8 @@ Result<FieldSelector> FieldSelector::parse(std::string_view text) {
       }
     }
     if (at == std::string::npos) {
-      return make_error("invalid selector: '" + std::string(text) + "'; can't understand '" + part + "'");
+      return make_error("invalid selector: '" + std::string(text) + "'; can't understand '" + part +
+                        "'");
     }
     auto value = unescape(std::string_view(part).substr(at + len));
     if (!value) return value.error();

@@ -28,7 +28,8 @@ std::optional<std::vector<std::string>> split_pointer(std::string_view pointer) 
   std::size_t start = 1;
   while (true) {
     std::size_t slash = pointer.find('/', start);
-    std::string_view raw = pointer.substr(start, slash == std::string_view::npos ? slash : slash - start);
+    std::string_view raw =
+        pointer.substr(start, slash == std::string_view::npos ? slash : slash - start);
     std::string token;
     for (std::size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
@@ -122,12 +123,13 @@ std::optional<std::string> JsonPatcher::apply(const Value& op) {
   std::string path = string_member(op, "path", &has_path);
   std::string from = string_member(op, "from", &has_from);
   if (!has_op) kind = "unknown";
-  if (kind != "add" && kind != "remove" && kind != "replace" && kind != "move" &&
-      kind != "test" && kind != "copy") {
+  if (kind != "add" && kind != "remove" && kind != "replace" && kind != "move" && kind != "test" &&
+      kind != "copy") {
     return "Unexpected kind: " + kind;
   }
   if (!has_path) return kind + " operation failed to decode path";
-  if ((kind == "move" || kind == "copy") && !has_from) return kind + " operation failed to decode from";
+  if ((kind == "move" || kind == "copy") && !has_from)
+    return kind + " operation failed to decode from";
   Value value;  // an absent "value" is null, as in evanphx/json-patch
   if (const Value* v = last_member(op, "value")) value.CopyFrom(*v, alloc_);
   if (kind == "add") return add(path, std::move(value));
@@ -141,7 +143,8 @@ std::optional<std::string> JsonPatcher::apply(const Value& op) {
 std::optional<std::string> JsonPatcher::add(const std::string& path, Value value) {
   auto tokens = split_pointer(path);
   Value* parent = tokens ? parent_of(doc_, *tokens) : nullptr;
-  if (parent == nullptr) return "add operation does not apply: doc is missing path: \"" + path + "\"";
+  if (parent == nullptr)
+    return "add operation does not apply: doc is missing path: \"" + path + "\"";
   const std::string& key = tokens->back();
   if (parent->IsObject()) {
     Value* existing = child(*parent, key);
@@ -158,12 +161,14 @@ std::optional<std::string> JsonPatcher::add(const std::string& path, Value value
   if (key != "-") {
     // One past the end is a valid place to insert; a negative index counts from that end.
     auto idx = array_index(key, size + 1);
-    if (!idx) return "error in add for path: '" + path + "': Unable to access invalid index: " + key;
+    if (!idx)
+      return "error in add for path: '" + path + "': Unable to access invalid index: " + key;
     at = *idx;
   }
   parent->PushBack(Value(), alloc_);
   for (std::size_t i = size; i > at; --i) {
-    (*parent)[static_cast<rapidjson::SizeType>(i)] = std::move((*parent)[static_cast<rapidjson::SizeType>(i - 1)]);
+    (*parent)[static_cast<rapidjson::SizeType>(i)] =
+        std::move((*parent)[static_cast<rapidjson::SizeType>(i - 1)]);
   }
   (*parent)[static_cast<rapidjson::SizeType>(at)] = std::move(value);
   return std::nullopt;
@@ -172,17 +177,20 @@ std::optional<std::string> JsonPatcher::add(const std::string& path, Value value
 std::optional<std::string> JsonPatcher::remove(const std::string& path, Value* removed) {
   auto tokens = split_pointer(path);
   Value* parent = tokens ? parent_of(doc_, *tokens) : nullptr;
-  if (parent == nullptr) return "remove operation does not apply: doc is missing path: \"" + path + "\"";
+  if (parent == nullptr)
+    return "remove operation does not apply: doc is missing path: \"" + path + "\"";
   const std::string& key = tokens->back();
   if (parent->IsObject()) {
     auto it = parent->FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
-    if (it == parent->MemberEnd()) return "Unable to remove nonexistent key: " + key + ": missing value";
+    if (it == parent->MemberEnd())
+      return "Unable to remove nonexistent key: " + key + ": missing value";
     if (removed != nullptr) *removed = std::move(it->value);
     parent->EraseMember(it);
     return std::nullopt;
   }
   auto idx = array_index(key, parent->Size());
-  if (!idx) return "error in remove for path: '" + path + "': Unable to access invalid index: " + key;
+  if (!idx)
+    return "error in remove for path: '" + path + "': Unable to access invalid index: " + key;
   auto it = parent->Begin() + *idx;
   if (removed != nullptr) *removed = std::move(*it);
   parent->Erase(it);
@@ -191,7 +199,8 @@ std::optional<std::string> JsonPatcher::remove(const std::string& path, Value* r
 
 std::optional<std::string> JsonPatcher::replace(const std::string& path, Value value) {
   if (path.empty()) {
-    if (!value.IsObject() && !value.IsArray()) return "replace operation value must be object or array";
+    if (!value.IsObject() && !value.IsArray())
+      return "replace operation value must be object or array";
     static_cast<Value&>(doc_) = std::move(value);
     return std::nullopt;
   }
@@ -287,10 +296,9 @@ std::optional<PatchError> apply_json_patch(rapidjson::Document& doc, const Value
     }
   }
   if (patch.Size() > kJsonPatchMaxOperations) {
-    return PatchError{PatchFailure::TooLarge,
-                      "The allowed maximum operations in a JSON patch is " +
-                          std::to_string(kJsonPatchMaxOperations) + ", got " +
-                          std::to_string(patch.Size())};
+    return PatchError{PatchFailure::TooLarge, "The allowed maximum operations in a JSON patch is " +
+                                                  std::to_string(kJsonPatchMaxOperations) +
+                                                  ", got " + std::to_string(patch.Size())};
   }
   rapidjson::Document work;
   work.CopyFrom(doc, work.GetAllocator());

@@ -27,36 +27,38 @@ struct Case {
 const Case kRfc6902[] = {
     {"A.1 add member", R"({"foo":"bar"})", R"([{"op":"add","path":"/baz","value":"qux"}])",
      R"({"baz":"qux","foo":"bar"})"},
-    {"A.2 add element", R"({"foo":["bar","baz"]})", R"([{"op":"add","path":"/foo/1","value":"qux"}])",
-     R"({"foo":["bar","qux","baz"]})"},
+    {"A.2 add element", R"({"foo":["bar","baz"]})",
+     R"([{"op":"add","path":"/foo/1","value":"qux"}])", R"({"foo":["bar","qux","baz"]})"},
     {"A.3 remove member", R"({"baz":"qux","foo":"bar"})", R"([{"op":"remove","path":"/baz"}])",
      R"({"foo":"bar"})"},
     {"A.4 remove element", R"({"foo":["bar","qux","baz"]})", R"([{"op":"remove","path":"/foo/1"}])",
      R"({"foo":["bar","baz"]})"},
-    {"A.5 replace", R"({"baz":"qux","foo":"bar"})", R"([{"op":"replace","path":"/baz","value":"boo"}])",
-     R"({"baz":"boo","foo":"bar"})"},
+    {"A.5 replace", R"({"baz":"qux","foo":"bar"})",
+     R"([{"op":"replace","path":"/baz","value":"boo"}])", R"({"baz":"boo","foo":"bar"})"},
     {"A.6 move member", R"({"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}})",
      R"([{"op":"move","from":"/foo/waldo","path":"/qux/thud"}])",
      R"({"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}})"},
     {"A.7 move element", R"({"foo":["all","grass","cows","eat"]})",
-     R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])", R"({"foo":["all","cows","eat","grass"]})"},
+     R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])",
+     R"({"foo":["all","cows","eat","grass"]})"},
     {"A.8 test success", R"({"baz":"qux","foo":["a",2,"c"]})",
      R"([{"op":"test","path":"/baz","value":"qux"},{"op":"test","path":"/foo/1","value":2}])",
      R"({"baz":"qux","foo":["a",2,"c"]})"},
-    {"A.9 test failure", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])", nullptr},
+    {"A.9 test failure", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])",
+     nullptr},
     {"A.10 nested member", R"({"foo":"bar"})",
      R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])",
      R"({"foo":"bar","child":{"grandchild":{}}})"},
     {"A.11 unrecognized elements", R"({"foo":"bar"})",
      R"([{"op":"add","path":"/baz","value":"qux","xyz":123}])", R"({"foo":"bar","baz":"qux"})"},
-    {"A.12 nonexistent target", R"({"foo":"bar"})", R"([{"op":"add","path":"/baz/bat","value":"qux"}])",
-     nullptr},
+    {"A.12 nonexistent target", R"({"foo":"bar"})",
+     R"([{"op":"add","path":"/baz/bat","value":"qux"}])", nullptr},
     {"A.13 duplicate op", R"({"foo":"bar"})",
      R"([{"op":"add","path":"/baz","value":"qux","op":"remove"}])", nullptr},
     {"A.14 escape ordering", R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":10}])",
      R"({"/":9,"~1":10})"},
-    {"A.15 string is not number", R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":"10"}])",
-     nullptr},
+    {"A.15 string is not number", R"({"/":9,"~1":10})",
+     R"([{"op":"test","path":"/~01","value":"10"}])", nullptr},
     {"A.16 add array value", R"({"foo":["bar"]})",
      R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])", R"({"foo":["bar",["abc","def"]]})"},
     // RFC 6902 4.4: a failed operation aborts the whole patch, earlier operations included.
@@ -72,14 +74,16 @@ const Case kApiserver[] = {
      R"([{"op":"replace","path":"/a/1","value":2}])", nullptr},
     // For add, -1 is one past the last element: it appends.
     {"negative index counts from the end", R"({"a":[1,2,3]})",
-     R"([{"op":"remove","path":"/a/-1"},{"op":"add","path":"/a/-1","value":9}])", R"({"a":[1,2,9]})"},
+     R"([{"op":"remove","path":"/a/-1"},{"op":"add","path":"/a/-1","value":9}])",
+     R"({"a":[1,2,9]})"},
     {"index below the start fails", R"({"a":[1]})", R"([{"op":"remove","path":"/a/-2"}])", nullptr},
     {"absent value is null", R"({"a":1})", R"([{"op":"add","path":"/b"}])", R"({"a":1,"b":null})"},
     {"test of a missing member against null passes", R"({"a":1})",
      R"([{"op":"test","path":"/b","value":null}])", R"({"a":1})"},
-    {"add to the whole document fails", R"({"a":1})", R"([{"op":"add","path":"","value":{}}])", nullptr},
-    {"replace of the whole document", R"({"a":1})", R"([{"op":"replace","path":"","value":{"b":2}}])",
-     R"({"b":2})"},
+    {"add to the whole document fails", R"({"a":1})", R"([{"op":"add","path":"","value":{}}])",
+     nullptr},
+    {"replace of the whole document", R"({"a":1})",
+     R"([{"op":"replace","path":"","value":{"b":2}}])", R"({"b":2})"},
     {"remove of a missing member fails", R"({"a":1})", R"([{"op":"remove","path":"/b"}])", nullptr},
     {"unknown op fails", R"({"a":1})", R"([{"op":"frobnicate","path":"/a"}])", nullptr},
     {"missing path fails", R"({"a":1})", R"([{"op":"remove"}])", nullptr},
@@ -120,7 +124,8 @@ TEST(JsonPatchTest, MalformedPatchesAreBadRequestsAndTooManyOperationsTooLarge) 
   EXPECT_EQ(error->message, "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
   error = apply_json_patch(doc, json("[1]"));
   ASSERT_TRUE(error);
-  EXPECT_EQ(error->message, "json: cannot unmarshal number into Go value of type jsonpatch.Operation");
+  EXPECT_EQ(error->message,
+            "json: cannot unmarshal number into Go value of type jsonpatch.Operation");
 
   std::string many = "[";
   for (std::size_t i = 0; i <= kJsonPatchMaxOperations; ++i) {
@@ -134,12 +139,14 @@ TEST(JsonPatchTest, MalformedPatchesAreBadRequestsAndTooManyOperationsTooLarge) 
 
 TEST(JsonPatchTest, CopiesMayNotGrowTheDocumentPastTheLimit) {
   auto doc = json(R"({"a":")" + std::string(1 << 20, 'x') + R"("})");
-  auto patch = json(R"([{"op":"copy","from":"/a","path":"/b"},{"op":"copy","from":"/a","path":"/c"},)"
-                    R"({"op":"copy","from":"/a","path":"/d"}])");
+  auto patch =
+      json(R"([{"op":"copy","from":"/a","path":"/b"},{"op":"copy","from":"/a","path":"/c"},)"
+           R"({"op":"copy","from":"/a","path":"/d"}])");
   auto error = apply_json_patch(doc, patch);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->failure, PatchFailure::Rejected);
-  EXPECT_NE(error->message.find("exceeding the limit 3145728"), std::string::npos) << error->message;
+  EXPECT_NE(error->message.find("exceeding the limit 3145728"), std::string::npos)
+      << error->message;
 }
 
 // RFC 7386 appendix A, then the example of section 3.

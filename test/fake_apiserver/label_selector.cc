@@ -10,7 +10,22 @@
 namespace yurthub::fake {
 namespace {
 
-enum class Tok { End, Ident, In, NotIn, Comma, Open, Close, Bang, Eq, DoubleEq, NotEq, Gt, Lt, Error };
+enum class Tok {
+  End,
+  Ident,
+  In,
+  NotIn,
+  Comma,
+  Open,
+  Close,
+  Bang,
+  Eq,
+  DoubleEq,
+  NotEq,
+  Gt,
+  Lt,
+  Error
+};
 
 struct Token {
   Tok tok;
@@ -125,7 +140,8 @@ std::vector<std::string> qualified_name_errors(std::string_view key) {
   std::size_t slashes = std::count(key.begin(), key.end(), '/');
   std::string_view name = key;
   if (slashes > 1) {
-    return {"a qualified name " + regex_error(std::string(kNameMsg), kNameRegex, {"MyName", "my.name", "123-abc"}) +
+    return {"a qualified name " +
+            regex_error(std::string(kNameMsg), kNameRegex, {"MyName", "my.name", "123-abc"}) +
             " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"};
   }
   if (slashes == 1) {
@@ -136,12 +152,13 @@ std::vector<std::string> qualified_name_errors(std::string_view key) {
     } else {
       if (prefix.size() > 253) errs.push_back("prefix part must be no more than 253 characters");
       if (!is_subdomain(prefix)) {
-        errs.push_back("prefix part " +
-                       regex_error("a lowercase RFC 1123 subdomain must consist of lower case "
-                                   "alphanumeric characters, '-' or '.', and must start and end "
-                                   "with an alphanumeric character",
-                                   "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
-                                   {"example.com"}));
+        errs.push_back(
+            "prefix part " +
+            regex_error("a lowercase RFC 1123 subdomain must consist of lower case "
+                        "alphanumeric characters, '-' or '.', and must start and end "
+                        "with an alphanumeric character",
+                        "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+                        {"example.com"}));
       }
     }
   }
@@ -151,7 +168,8 @@ std::vector<std::string> qualified_name_errors(std::string_view key) {
     errs.push_back("name part must be no more than 63 characters");
   }
   if (!is_name(name)) {
-    errs.push_back("name part " + regex_error(std::string(kNameMsg), kNameRegex, {"MyName", "my.name", "123-abc"}));
+    errs.push_back("name part " + regex_error(std::string(kNameMsg), kNameRegex,
+                                              {"MyName", "my.name", "123-abc"}));
   }
   return errs;
 }
@@ -224,7 +242,8 @@ Result<std::vector<LabelRequirement>> Parser::parse() {
   while (true) {
     Tok t = peek_value();
     if (t == Tok::End) return out;
-    if (t != Tok::Ident && t != Tok::Bang) return found(peek().text, "!, identifier, or 'end of string'");
+    if (t != Tok::Ident && t != Tok::Bang)
+      return found(peek().text, "!, identifier, or 'end of string'");
     auto r = requirement();
     if (!r) return make_error("unable to parse requirement: " + r.error().message);
     out.push_back(std::move(*r));
@@ -257,13 +276,27 @@ Result<LabelRequirement> Parser::requirement() {
   }
   const Token& op = next();  // the operator context: `in`/`notin` are keywords here
   switch (op.tok) {
-    case Tok::In: r.op = Op::In; break;
-    case Tok::NotIn: r.op = Op::NotIn; break;
-    case Tok::Eq: case Tok::DoubleEq: r.op = Op::Equals; break;
-    case Tok::NotEq: r.op = Op::NotEquals; break;
-    case Tok::Gt: r.op = Op::GreaterThan; break;
-    case Tok::Lt: r.op = Op::LessThan; break;
-    default: return found(op.text, "in, notin, =, ==, !=, gt, lt");
+    case Tok::In:
+      r.op = Op::In;
+      break;
+    case Tok::NotIn:
+      r.op = Op::NotIn;
+      break;
+    case Tok::Eq:
+    case Tok::DoubleEq:
+      r.op = Op::Equals;
+      break;
+    case Tok::NotEq:
+      r.op = Op::NotEquals;
+      break;
+    case Tok::Gt:
+      r.op = Op::GreaterThan;
+      break;
+    case Tok::Lt:
+      r.op = Op::LessThan;
+      break;
+    default:
+      return found(op.text, "in, notin, =, ==, !=, gt, lt");
   }
   if (r.op == Op::In || r.op == Op::NotIn) {
     auto values = set_values();
@@ -283,7 +316,8 @@ Result<LabelRequirement> Parser::requirement() {
   for (std::size_t i = 0; i < r.values.size(); ++i) {
     std::string at = "values[" + std::to_string(i) + "]";
     if ((r.op == Op::GreaterThan || r.op == Op::LessThan) && !parse_int64(r.values[i])) {
-      errs.push_back(invalid(at, r.values[i], "for 'Gt', 'Lt' operators, the value must be an integer"));
+      errs.push_back(
+          invalid(at, r.values[i], "for 'Gt', 'Lt' operators, the value must be an integer"));
     }
     if (auto bad = label_value_errors(r.values[i]); !bad.empty()) {
       errs.push_back(invalid(at + "[" + r.key + "]", r.values[i], join(bad, "; ")));
@@ -349,12 +383,16 @@ bool LabelRequirement::matches(const rapidjson::Value* labels) const {
   std::string_view have = v ? std::string_view(v->GetString(), v->GetStringLength()) : "";
   auto listed = [&] { return std::find(values.begin(), values.end(), have) != values.end(); };
   switch (op) {
-    case Op::Exists: return v != nullptr;
-    case Op::DoesNotExist: return v == nullptr;
+    case Op::Exists:
+      return v != nullptr;
+    case Op::DoesNotExist:
+      return v == nullptr;
     case Op::Equals:
-    case Op::In: return v != nullptr && listed();
+    case Op::In:
+      return v != nullptr && listed();
     case Op::NotEquals:
-    case Op::NotIn: return v == nullptr || !listed();
+    case Op::NotIn:
+      return v == nullptr || !listed();
     case Op::GreaterThan:
     case Op::LessThan: {
       auto l = v ? parse_int64(have) : std::nullopt;

@@ -29,7 +29,7 @@ constexpr std::array kRows = {
     Row{"Pod", "spec.imagePullSecrets", "name"},
     Row{"Pod", "spec.hostAliases", "ip"},
     Row{"Pod", "spec.topologySpreadConstraints", "topologyKey"},
-    Row{"Pod", "spec.resourceClaims", "name"},  // "merge,retainKeys" (alpha in 1.26)
+    Row{"Pod", "spec.resourceClaims", "name"},   // "merge,retainKeys" (alpha in 1.26)
     Row{"Pod", "spec.schedulingGates", "name"},  // alpha in 1.26
     // Container (and EphemeralContainerCommon, same tags).
     Row{"Pod", "spec.containers.ports", "containerPort"},

@@ -10,8 +10,8 @@ namespace yurthub::fake {
 
 // How strategicpatch merges one field.
 struct FieldStrategy {
-  bool merge = false;           // patchStrategy "merge" (or "merge,retainKeys"); else replaced
-  std::string_view merge_key;   // patchMergeKey; "" for a list of scalars merged as a set
+  bool merge = false;          // patchStrategy "merge" (or "merge,retainKeys"); else replaced
+  std::string_view merge_key;  // patchMergeKey; "" for a list of scalars merged as a set
 };
 
 // The strategy of the field at `path` in an object of `kind`: member names from the top of the

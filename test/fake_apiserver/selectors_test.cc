@@ -41,7 +41,7 @@ TEST(LabelSelectorTest, MatchesLikeTheApiserver) {
       {"app=web,tier=back", false, false},
       {"n>5", true, false},
       {"n<5", false, false},
-      {"app>5", false, false},  // not an integer label: no match
+      {"app>5", false, false},     // not an integer label: no match
       {"in=notin", false, false},  // keywords are identifiers where a key or value goes
       {"app=", false, false},
       {"missing=", false, false},  // the empty value needs the label to exist
@@ -104,7 +104,8 @@ TEST(FieldSelectorTest, ParsesAndEscapesLikeFieldsParseSelector) {
   EXPECT_EQ(s->terms()[2].value, "Running");
   EXPECT_TRUE(FieldSelector::parse("")->empty());
   EXPECT_TRUE(FieldSelector::parse(",")->empty());
-  EXPECT_EQ(FieldSelector::parse("a").error().message, "invalid selector: 'a'; can't understand 'a'");
+  EXPECT_EQ(FieldSelector::parse("a").error().message,
+            "invalid selector: 'a'; can't understand 'a'");
   EXPECT_EQ(FieldSelector::parse("b=1,a").error().message,
             "invalid selector: 'b=1,a'; can't understand 'a'");
   EXPECT_EQ(FieldSelector::parse("a=b=c").error().message,
@@ -114,7 +115,8 @@ TEST(FieldSelectorTest, ParsesAndEscapesLikeFieldsParseSelector) {
 }
 
 TEST(FieldSelectorTest, FieldLabelsPerResource) {
-  auto refused = [](const char* group, const char* version, const char* resource, const char* text) {
+  auto refused = [](const char* group, const char* version, const char* resource,
+                    const char* text) {
     auto s = FieldSelector::parse(text);
     Status st = s->convert(*find_resource(group, version, resource));
     return st ? std::string("(accepted)") : st.error().message;
@@ -127,8 +129,9 @@ TEST(FieldSelectorTest, FieldLabelsPerResource) {
   EXPECT_EQ(refused("", "v1", "nodes", "metadata.namespace=x"),
             "field label not supported: metadata.namespace");
   EXPECT_EQ(refused("", "v1", "configmaps", "metadata.namespace=default"), "(accepted)");
-  EXPECT_EQ(refused("", "v1", "configmaps", "data.x=1"),
-            "\"data.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+  EXPECT_EQ(
+      refused("", "v1", "configmaps", "data.x=1"),
+      "\"data.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
   EXPECT_EQ(refused("", "v1", "secrets", "type=Opaque"), "(accepted)");
   EXPECT_EQ(refused("", "v1", "events", "involvedObject.name=web-0,reason=x"), "(accepted)");
   EXPECT_EQ(refused("apps.openyurt.io", "v1beta1", "nodepools", "metadata.namespace=x"),
@@ -143,8 +146,9 @@ TEST(FieldSelectorTest, MatchesTheApiserversFieldSets) {
     EXPECT_TRUE(s->convert(*r)) << text;
     return s->matches(json(object));
   };
-  std::string pod = R"({"metadata":{"name":"web-0","namespace":"default"},"spec":{"nodeName":"n1"},)"
-                    R"("status":{"phase":"Running","podIP":"10.0.0.1","podIPs":[{"ip":"10.0.0.1"}]}})";
+  std::string pod =
+      R"({"metadata":{"name":"web-0","namespace":"default"},"spec":{"nodeName":"n1"},)"
+      R"("status":{"phase":"Running","podIP":"10.0.0.1","podIPs":[{"ip":"10.0.0.1"}]}})";
   EXPECT_TRUE(matches(pods, "spec.nodeName=n1", pod));
   EXPECT_TRUE(matches(pods, "spec.host=n1", pod));  // the legacy name for spec.nodeName
   EXPECT_FALSE(matches(pods, "spec.nodeName!=n1", pod));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "test/fake_apiserver/element_order.h"
 #include "test/fake_apiserver/go_format.h"
 #include "test/fake_apiserver/json_util.h"
 #include "test/fake_apiserver/patch_strategies.h"
@@ -18,47 +19,30 @@ namespace {
 using rapidjson::Value;
 using Allocator = rapidjson::Document::AllocatorType;
 using Outcome = std::optional<PatchError>;
+using smp::bad_arg_type;
+using smp::element_type;
+using smp::key_of;
+using smp::kMapType;
+using smp::no_merge_key;
+using smp::normalize;
+using smp::partition;
+using smp::same;
+using smp::text;
+using smp::unknown;
 
 constexpr std::string_view kPatch = "$patch";
 constexpr std::string_view kRetainKeys = "$retainKeys";
 constexpr std::string_view kSetOrder = "$setElementOrder/";
 constexpr std::string_view kDeleteFrom = "$deleteFromPrimitiveList/";
-constexpr std::string_view kMapType = "map[string]interface {}";
-
-std::string_view text(const Value& s) { return {s.GetString(), s.GetStringLength()}; }
 
 bool is_directive(std::string_view name) {
   return name == kPatch || name == kRetainKeys || name.starts_with(kSetOrder) ||
          name.starts_with(kDeleteFrom);
 }
 
-PatchError unknown(std::string message) { return {PatchFailure::Unknown, std::move(message)}; }
-
-PatchError no_merge_key(const Value& map, std::string_view key) {
-  return unknown("map: " + go_format(map) + " does not contain declared merge key: " +
-                 std::string(key));
-}
-
-PatchError bad_arg_type(std::string_view expected, const Value& actual) {
-  return unknown("expected a " + std::string(expected) + ", but received a " + go_type(actual));
-}
-
 Value* member(Value& obj, std::string_view name) {
   auto it = obj.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
   return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-// The merge key's value in a list element; nullptr (Go's nil) if absent or not a map.
-const Value* key_of(const Value& element, std::string_view key) {
-  if (!element.IsObject()) return nullptr;
-  auto it = element.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
-  return it == element.MemberEnd() ? nullptr : &it->value;
-}
-
-// Go's interface equality on decoded JSON (nil == nil).
-bool same(const Value* a, const Value* b) {
-  if (a == nullptr || b == nullptr) return a == b;
-  return json_equal(*a, *b);
 }
 
 // What the typed decode leaves of a value taken from the patch whole: no null members, no
@@ -83,117 +67,6 @@ void strip(Value& v) {
       }
     }
   }
-}
-
-// strategicpatch's sliceElementType: one Go type for every element of both lists.
-Outcome element_type(const Value& a, const Value& b, std::string* type) {
-  type->clear();
-  for (const Value* list : {&a, &b}) {
-    for (const auto& e : list->GetArray()) {
-      std::string t = go_type(e);
-      if (type->empty()) {
-        *type = t;
-        if (e.IsArray()) return PatchError{PatchFailure::Rejected, "lists of lists are not supported"};
-      } else if (t != *type) {
-        return unknown("list element types are not identical: [" + go_format(a) + " " +
-                       go_format(b) + "]");
-      }
-    }
-  }
-  if (type->empty()) return unknown("no elements in any of the given slices");
-  return std::nullopt;
-}
-
-// An element's position in `order` (strategicpatch's index()): by merge key for maps, by value
-// for scalars; -1 if absent.
-int position(const Value& order, const Value& item, std::string_view key, bool maps) {
-  const Value* want = maps ? key_of(item, key) : &item;
-  for (rapidjson::SizeType i = 0; i < order.Size(); ++i) {
-    if (same(maps ? key_of(order[i], key) : &order[i], want)) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-Outcome require_merge_keys(const std::vector<Value>& items, std::string_view key) {
-  for (const Value& item : items) {
-    if (!item.IsObject()) return bad_arg_type(kMapType, item);
-    if (key_of(item, key) == nullptr) return no_merge_key(item, key);
-  }
-  return std::nullopt;
-}
-
-// normalizeSliceOrder: sorts `items` by their position in `order` with sort.SliceStable's
-// insertion sort and its comparator, which calls an element missing from `order` "less".
-Outcome sort_by(std::vector<Value>& items, const Value& order, std::string_view key, bool maps) {
-  std::vector<Value> deleted;  // elements still carrying $patch: delete go last
-  if (maps) {
-    if (auto e = require_merge_keys(items, key)) return e;
-    for (const auto& o : order.GetArray()) {
-      if (!o.IsObject()) return bad_arg_type(kMapType, o);
-      if (key_of(o, key) == nullptr) return no_merge_key(o, key);
-    }
-    std::vector<Value> kept;
-    for (Value& item : items) {
-      const Value* d = key_of(item, kPatch);
-      (d != nullptr && d->IsString() && text(*d) == "delete" ? deleted : kept).push_back(std::move(item));
-    }
-    items = std::move(kept);
-  }
-  std::vector<int> pos;
-  for (const Value& item : items) pos.push_back(position(order, item, key, maps));
-  for (std::size_t i = 1; i < items.size(); ++i) {
-    for (std::size_t j = i; j > 0; --j) {
-      bool less = pos[j] < 0 || pos[j - 1] < 0 || pos[j] < pos[j - 1];
-      if (!less) break;
-      std::swap(items[j], items[j - 1]);
-      std::swap(pos[j], pos[j - 1]);
-    }
-  }
-  for (Value& d : deleted) items.push_back(std::move(d));
-  return std::nullopt;
-}
-
-// normalizeElementOrder: patch items in `patch_order`, server-only items in `server_order`, then
-// interleaved (mergeSortedSlice): a server-only item goes first only if both are in
-// `server_order` and it comes earlier there, so a new item lands before the remaining
-// server-only ones.
-Outcome normalize(std::vector<Value> patch_items, std::vector<Value> server_only,
-                  const Value& patch_order, const Value& server_order, std::string_view key,
-                  bool maps, Value& out, Allocator& alloc) {
-  if (auto e = sort_by(patch_items, patch_order, key, maps)) return e;
-  if (auto e = sort_by(server_only, server_order, key, maps)) return e;
-  out.SetArray();
-  std::size_t i = 0, j = 0;
-  while (i < server_only.size() || j < patch_items.size()) {
-    bool left = j >= patch_items.size();
-    if (!left && i < server_only.size()) {
-      int li = position(server_order, server_only[i], key, maps);
-      int ri = position(server_order, patch_items[j], key, maps);
-      left = li >= 0 && ri >= 0 && li < ri;
-    }
-    out.PushBack(std::move(left ? server_only[i++] : patch_items[j++]), alloc);
-  }
-  return std::nullopt;
-}
-
-// Splits `merged` into the elements present in `by` and the others (partitionMapsByPresentInList
-// and partitionPrimitivesByPresentInList).
-Outcome partition(Value& merged, const Value& by, std::string_view key, bool maps,
-                  std::vector<Value>& in, std::vector<Value>& out) {
-  for (Value& v : merged.GetArray()) {
-    if (maps && !v.IsObject()) return bad_arg_type(kMapType, v);
-    if (maps && key_of(v, key) == nullptr) return no_merge_key(v, key);
-    if (!maps && v.IsObject()) return unknown("runtime error: hash of unhashable type " + std::string(kMapType));
-    bool found = false;
-    for (rapidjson::SizeType k = 0; k < by.Size() && !found; ++k) {
-      if (maps && !by[k].IsObject()) return unknown("value for key " + std::to_string(k) + " is not a map.");
-      found = maps ? (key_of(by[k], key) != nullptr && same(key_of(by[k], key), key_of(v, key)))
-                   : json_equal(by[k], v);
-    }
-    (found ? in : out).push_back(std::move(v));
-  }
-  merged.SetArray();
-  return std::nullopt;
 }
 
 class Merger {
@@ -243,7 +116,9 @@ Outcome Merger::merge_map(Value& original, Value& patch, const std::string& path
     if (!delete_list && name.starts_with(kSetOrder)) continue;  // done above
     Value* have = member(original, name);
     if (m.value.IsNull()) {  // null deletes; a null for nothing is ignored
-      if (have != nullptr) original.EraseMember(original.FindMember(Value(rapidjson::StringRef(name.data(), name.size()))));
+      if (have != nullptr)
+        original.EraseMember(
+            original.FindMember(Value(rapidjson::StringRef(name.data(), name.size()))));
       continue;
     }
     bool both_maps = have != nullptr && have->IsObject() && m.value.IsObject();
@@ -257,8 +132,9 @@ Outcome Merger::merge_map(Value& original, Value& patch, const std::string& path
       if (have != nullptr) {
         *have = std::move(m.value);
       } else {
-        original.AddMember(Value(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc_),
-                           std::move(m.value), alloc_);
+        original.AddMember(
+            Value(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc_),
+            std::move(m.value), alloc_);
       }
     }
   }
@@ -367,7 +243,9 @@ Outcome Merger::set_element_orders(Value& original, Value& patch, const std::str
       original.AddMember(Value(list.data(), static_cast<rapidjson::SizeType>(list.size()), alloc_),
                          std::move(result), alloc_);
     }
-    if (given != nullptr) patch.EraseMember(patch.FindMember(Value(list.data(), static_cast<rapidjson::SizeType>(list.size()))));
+    if (given != nullptr)
+      patch.EraseMember(
+          patch.FindMember(Value(list.data(), static_cast<rapidjson::SizeType>(list.size()))));
   }
   return std::nullopt;
 }
@@ -403,8 +281,8 @@ Outcome Merger::merge_list(Value& original, Value& patch, const std::string& pat
   }
   std::vector<Value> in_patch, others;
   if (auto e = partition(merged, patch, "", false, in_patch, others)) return e;
-  return normalize(std::move(in_patch), std::move(others), patch, server_order, "", false,
-                   original, alloc_);
+  return normalize(std::move(in_patch), std::move(others), patch, server_order, "", false, original,
+                   alloc_);
 }
 
 Outcome Merger::merge_map_list(Value& original, Value& patch, const std::string& path,
@@ -471,9 +349,9 @@ std::optional<PatchError> apply_strategic_merge_patch(rapidjson::Document& doc,
                                                       const rapidjson::Value& patch,
                                                       std::string_view kind) {
   if (!patch.IsObject() && !patch.IsNull()) {  // null decodes as an empty map
-    return PatchError{PatchFailure::BadRequest, std::string("json: cannot unmarshal ") +
-                                                    go_json_type(patch) +
-                                                    " into Go value of type map[string]interface {}"};
+    return PatchError{PatchFailure::BadRequest,
+                      std::string("json: cannot unmarshal ") + go_json_type(patch) +
+                          " into Go value of type map[string]interface {}"};
   }
   rapidjson::Document work;
   work.CopyFrom(doc, work.GetAllocator());

@@ -85,23 +85,27 @@ TEST(StrategicPatchFixtureTest, PodStatusAsKubeletSendsIt) {
   auto after = json(fixture("pod-status-smp.response.body"));
   rapidjson::Document before;
   before.CopyFrom(after, before.GetAllocator());
-  for (const char* f : {"conditions", "containerStatuses", "hostIP", "podIP", "podIPs", "startTime"}) {
+  for (const char* f :
+       {"conditions", "containerStatuses", "hostIP", "podIP", "podIPs", "startTime"}) {
     before["status"].RemoveMember(f);
   }
   set_member(before, "status", "phase", R"("Pending")");
-  EXPECT_TRUE(same_object(smp(before, patch, "Pod"), json(fixture("pod-status-smp.response.body"))));
+  EXPECT_TRUE(
+      same_object(smp(before, patch, "Pod"), json(fixture("pod-status-smp.response.body"))));
 
   // Older conditions in another order: merged by type and put in $setElementOrder's order. An
   // older containerStatuses entry with a waiting state: the list is atomic, so nothing of it
   // survives (merged by name, state.waiting would).
-  set_member(before, "status", "conditions",
-             R"([{"type":"Ready","status":"False","lastTransitionTime":"2026-11-21T09:00:00Z"},)"
-             R"({"type":"Initialized","status":"False","lastTransitionTime":"2026-11-21T09:00:00Z"}])");
+  set_member(
+      before, "status", "conditions",
+      R"([{"type":"Ready","status":"False","lastTransitionTime":"2026-11-21T09:00:00Z"},)"
+      R"({"type":"Initialized","status":"False","lastTransitionTime":"2026-11-21T09:00:00Z"}])");
   set_member(before, "status", "containerStatuses",
              R"([{"name":"web","ready":false,"restartCount":0,"image":"nginx:1.25","imageID":"",)"
              R"("state":{"waiting":{"reason":"ContainerCreating"}},"lastState":{}}])");
   set_member(before, "status", "podIPs", R"([{"ip":"192.0.2.31"}])");
-  EXPECT_TRUE(same_object(smp(before, patch, "Pod"), json(fixture("pod-status-smp.response.body"))));
+  EXPECT_TRUE(
+      same_object(smp(before, patch, "Pod"), json(fixture("pod-status-smp.response.body"))));
 }
 
 TEST(StrategicPatchFixtureTest, NodeStatusAsKubeletSendsIt) {
@@ -111,19 +115,23 @@ TEST(StrategicPatchFixtureTest, NodeStatusAsKubeletSendsIt) {
   before.CopyFrom(after, before.GetAllocator());
   before["status"].RemoveMember("conditions");
   before["status"].RemoveMember("addresses");
-  EXPECT_TRUE(same_object(smp(before, patch, "Node"), json(fixture("node-status-smp.response.body"))));
+  EXPECT_TRUE(
+      same_object(smp(before, patch, "Node"), json(fixture("node-status-smp.response.body"))));
 
   // Older conditions (Ready first) and addresses (Hostname first, another InternalIP): merged by
   // type; conditions in $setElementOrder's order, addresses in the patch's.
-  set_member(before, "status", "conditions",
-             R"([{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown",)"
-             R"("message":"Kubelet stopped posting node status.","lastHeartbeatTime":"2026-11-21T09:00:00Z",)"
-             R"("lastTransitionTime":"2026-11-21T09:00:00Z"},{"type":"MemoryPressure","status":"Unknown",)"
-             R"("reason":"NodeStatusUnknown","message":"Kubelet stopped posting node status.",)"
-             R"("lastHeartbeatTime":"2026-11-21T09:00:00Z","lastTransitionTime":"2026-11-21T09:00:00Z"}])");
-  set_member(before, "status", "addresses",
-             R"([{"type":"Hostname","address":"edge-node-1"},{"type":"InternalIP","address":"192.0.2.99"}])");
-  EXPECT_TRUE(same_object(smp(before, patch, "Node"), json(fixture("node-status-smp.response.body"))));
+  set_member(
+      before, "status", "conditions",
+      R"([{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown",)"
+      R"("message":"Kubelet stopped posting node status.","lastHeartbeatTime":"2026-11-21T09:00:00Z",)"
+      R"("lastTransitionTime":"2026-11-21T09:00:00Z"},{"type":"MemoryPressure","status":"Unknown",)"
+      R"("reason":"NodeStatusUnknown","message":"Kubelet stopped posting node status.",)"
+      R"("lastHeartbeatTime":"2026-11-21T09:00:00Z","lastTransitionTime":"2026-11-21T09:00:00Z"}])");
+  set_member(
+      before, "status", "addresses",
+      R"([{"type":"Hostname","address":"edge-node-1"},{"type":"InternalIP","address":"192.0.2.99"}])");
+  EXPECT_TRUE(
+      same_object(smp(before, patch, "Node"), json(fixture("node-status-smp.response.body"))));
 }
 
 // The same capture through the fake's PATCH handler on pods/status.
@@ -165,8 +173,8 @@ const Case kCases[] = {
      R"({"metadata":{"labels":{"a":null,"c":"3"},"annotations":{"n":"1","gone":null}}})",
      R"({"metadata":{"labels":{"b":"2","c":"3"},"annotations":{"n":"1"}},"data":{"x":"1"}})"},
     {"lists without a strategy are replaced", "Pod",
-     R"({"spec":{"tolerations":[{"key":"a"},{"key":"b"}]}})", R"({"spec":{"tolerations":[{"key":"c"}]}})",
-     R"({"spec":{"tolerations":[{"key":"c"}]}})"},
+     R"({"spec":{"tolerations":[{"key":"a"},{"key":"b"}]}})",
+     R"({"spec":{"tolerations":[{"key":"c"}]}})", R"({"spec":{"tolerations":[{"key":"c"}]}})"},
     {"node taints are atomic", "Node", R"({"spec":{"taints":[{"key":"a","effect":"NoSchedule"}]}})",
      R"({"spec":{"taints":[{"key":"b","effect":"NoExecute"}]}})",
      R"({"spec":{"taints":[{"key":"b","effect":"NoExecute"}]}})"},
@@ -175,7 +183,8 @@ const Case kCases[] = {
      R"({"spec":{"containers":[{"name":"a","image":"z","env":[{"name":"F","value":"2"}]}]}})",
      R"({"spec":{"containers":[{"name":"a","image":"z","env":[{"name":"F","value":"2"},{"name":"E","value":"1"}]},{"name":"b","image":"y"}]}})"},
     {"a new condition goes before the ones only the server has", "Pod",
-     R"({"status":{"conditions":[{"type":"A"},{"type":"B"}]}})", R"({"status":{"conditions":[{"type":"C"}]}})",
+     R"({"status":{"conditions":[{"type":"A"},{"type":"B"}]}})",
+     R"({"status":{"conditions":[{"type":"C"}]}})",
      R"({"status":{"conditions":[{"type":"C"},{"type":"A"},{"type":"B"}]}})"},
     {"an updated condition keeps its place", "Pod",
      R"({"status":{"conditions":[{"type":"A"},{"type":"B","status":"False"}]}})",
@@ -201,7 +210,8 @@ const Case kCases[] = {
     {"$deleteFromPrimitiveList", "ConfigMap", R"({"metadata":{"finalizers":["a","b","c"]}})",
      R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["b"]}})",
      R"({"metadata":{"finalizers":["a","c"]}})"},
-    {"$setElementOrder orders a primitive set", "ConfigMap", R"({"metadata":{"finalizers":["a","b"]}})",
+    {"$setElementOrder orders a primitive set", "ConfigMap",
+     R"({"metadata":{"finalizers":["a","b"]}})",
      R"({"metadata":{"$setElementOrder/finalizers":["b","c","a"],"finalizers":["c"]}})",
      R"({"metadata":{"finalizers":["b","c","a"]}})"},
     {"ownerReferences merge by uid in every kind", "ConfigMap",
@@ -255,11 +265,13 @@ const ErrorCase kErrors[] = {
      R"({"spec":{"$retainKeys":["x"],"y":2}})", PatchFailure::BadRequest,
      "invalid patch format of retainKeys"},
     {"lists of lists", R"({"metadata":{"finalizers":[]}})",
-     R"({"metadata":{"finalizers":[["b"]]}})", PatchFailure::Rejected, "lists of lists are not supported"},
+     R"({"metadata":{"finalizers":[["b"]]}})", PatchFailure::Rejected,
+     "lists of lists are not supported"},
     {"$setElementOrder contradicting its list", R"({"status":{"conditions":[{"type":"A"}]}})",
      R"({"status":{"$setElementOrder/conditions":[{"type":"A"}],"conditions":[{"type":"B"}]}})",
      PatchFailure::Unknown,
-     "The order in patch list:\n[map[type:B]]\n doesn't match $setElementOrder list:\n[map[type:A]]\n"},
+     "The order in patch list:\n[map[type:B]]\n doesn't match $setElementOrder "
+     "list:\n[map[type:A]]\n"},
 };
 
 TEST(StrategicPatchTest, ErrorsAreTheApiserversAndLeaveTheObjectAlone) {
