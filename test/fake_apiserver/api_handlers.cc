@@ -85,6 +85,20 @@ std::string list_body(const ResourceInfo& r, std::string_view version, const Lis
   return out;
 }
 
+std::optional<Reply> parse_selectors(const ApiRequest& req, LabelSelector& labels,
+                                     FieldSelector& fields) {
+  auto l = LabelSelector::parse(req.query.value("labelSelector"));
+  if (!l) return bad_request(l.error().message);
+  auto f = FieldSelector::parse(req.query.value("fieldSelector"));
+  if (!f) return bad_request(f.error().message);
+  if (Status converted = f->convert(*req.resource); !converted) {
+    return bad_request(converted.error().message);
+  }
+  labels = std::move(*l);
+  fields = std::move(*f);
+  return std::nullopt;
+}
+
 Reply ApiHandlers::full_object(const ApiRequest& req, unsigned code,
                                const std::string& bare) const {
   const ResourceInfo& r = *req.resource;
@@ -104,16 +118,15 @@ Reply ApiHandlers::get(const ApiRequest& req) {
 }
 
 Reply ApiHandlers::list(const ApiRequest& req) {
-  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
-  if (!labels) return bad_request(labels.error().message);
-  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
-  if (!fields) return bad_request(fields.error().message);
+  LabelSelector labels;
+  FieldSelector fields;
+  if (auto refused = parse_selectors(req, labels, fields)) return *refused;
   ListOptions lo;
   lo.resource = req.resource->key();
   lo.ns = req.path.ns;
   lo.namespaced = req.resource->namespaced;
-  lo.labels = &*labels;
-  lo.fields = &*fields;
+  lo.labels = &labels;
+  lo.fields = &fields;
   std::string limit = req.query.value("limit");
   // resourceVersion=0 is served from the watch cache, which ignores limit (pods-list-node).
   if (!limit.empty() && req.query.value("resourceVersion") != "0") {
@@ -204,16 +217,15 @@ Reply ApiHandlers::remove(const ApiRequest& req) {
 }
 
 Reply ApiHandlers::remove_collection(const ApiRequest& req) {
-  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
-  if (!labels) return bad_request(labels.error().message);
-  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
-  if (!fields) return bad_request(fields.error().message);
+  LabelSelector labels;
+  FieldSelector fields;
+  if (auto refused = parse_selectors(req, labels, fields)) return *refused;
   ListOptions lo;
   lo.resource = req.resource->key();
   lo.ns = req.path.ns;
   lo.namespaced = req.resource->namespaced;
-  lo.labels = &*labels;
-  lo.fields = &*fields;
+  lo.labels = &labels;
+  lo.fields = &fields;
   ListResult doomed = store_.list(lo);
   ListResult removed;
   for (const auto& json : doomed.items) {

@@ -5,6 +5,7 @@
 // api_handlers.cc holds reads, create and delete; api_update.cc holds update and patch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "test/fake_apiserver/auth.h"
 #include "test/fake_apiserver/request_path.h"
 #include "test/fake_apiserver/resources.h"
+#include "test/fake_apiserver/selectors.h"
 #include "test/fake_apiserver/status.h"
 #include "test/fake_apiserver/store.h"
 
@@ -63,6 +65,11 @@ class ApiHandlers {
 // `{"kind":"PodList","apiVersion":"v1","metadata":{...},"items":[...]}` from bare items; for a
 // CRD, items carry kind/apiVersion and the top level is written in sorted key order, as the
 // apiserver does for unstructured lists (nodepools-list.body).
+// The request's labelSelector and fieldSelector, parsed and checked against its resource as the
+// apiserver does for list, watch and deletecollection. A 400 Status if either is refused.
+std::optional<Reply> parse_selectors(const ApiRequest& req, LabelSelector& labels,
+                                     FieldSelector& fields);
+
 std::string list_body(const ResourceInfo& resource, std::string_view version,
                       const ListResult& result);
 

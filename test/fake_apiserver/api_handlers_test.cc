@@ -103,13 +103,34 @@ TEST_F(ApiHandlersTest, PatchTypesAndErrors) {
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_STREQ(body(r)["metadata"]["labels"]["x"].GetString(), "y");
 
-  // Strategic merge patch directives are dropped, not stored.
-  ApiRequest smp = request("pods", "default", "web-0", "",
-                           R"({"metadata":{"labels":{"z":"1","$patch":"merge"}}})");
+  // Strategic merge patch directives are applied, not stored.
+  ApiRequest smp = request(
+      "pods", "default", "web-0", "",
+      R"({"spec":{"nodeName":"n2","hostname":null,"$retainKeys":["nodeName","hostname"]}})");
   smp.content_type = "application/strategic-merge-patch+json";
   r = api_.patch(smp);
   ASSERT_EQ(r.status, 200u) << r.body;
-  EXPECT_EQ(r.body.find("$patch"), std::string::npos);
+  EXPECT_EQ(r.body.find("$retainKeys"), std::string::npos);
+  EXPECT_EQ(to_json(body(r)["spec"]), R"({"nodeName":"n2"})");
+  // An unknown $patch is strategicpatch's plain error, which the apiserver answers with a 500.
+  smp.body = R"({"metadata":{"labels":{"z":"1","$patch":"merge"}}})";
+  r = api_.patch(smp);
+  EXPECT_EQ(r.status, 500u);
+  EXPECT_EQ(r.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+            R"("message":"unknown patch type: merge in map: map[$patch:merge z:1]","code":500})");
+  // A JSON patch that does not apply: 422, without the patch library's words.
+  json.body = R"([{"op":"test","path":"/metadata/labels/x","value":"nope"}])";
+  r = api_.patch(json);
+  EXPECT_EQ(r.status, 422u);
+  EXPECT_EQ(r.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("the server rejected our request due to an error in our request",)"
+            R"("reason":"Invalid","details":{},"code":422})");
+  // Custom resources take no strategic merge patch.
+  ApiRequest crd = request("nodepools", "", "pool-a", "", "{}", "v1beta1", "apps.openyurt.io");
+  crd.content_type = "application/strategic-merge-patch+json";
+  EXPECT_EQ(api_.patch(crd).status, 415u);
 
   ApiRequest apply = request("pods", "default", "web-0", "", "{}");
   apply.content_type = "application/apply-patch+yaml";

@@ -2,8 +2,8 @@
 // writes it makes (the objects, their count, the Services the slices belong to).
 #include "test/fake_apiserver/churn.h"
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 #include "test/fake_apiserver/json_util.h"
 #include "test/fake_apiserver/resources.h"
@@ -12,7 +12,8 @@ namespace yurthub::fake {
 namespace {
 
 TEST(ChurnQuery, ReadsEveryParameterAndRefusesBadOnes) {
-  auto request = parse_churn_query("objects=3&events=7&namespace=x&resource=endpointslices&endpoints=4");
+  auto request =
+      parse_churn_query("objects=3&events=7&namespace=x&resource=endpointslices&endpoints=4");
   ASSERT_TRUE(request);
   EXPECT_EQ(request->objects, 3);
   EXPECT_EQ(request->events, 7);
@@ -48,9 +49,11 @@ TEST(Churn, UpdatesConfigMapsInRoundRobin) {
 TEST(Churn, WritesEndpointSlicesOfTheirServices) {
   Store store(100000);
   run_churn(store, "objects=2&events=4&namespace=ns&resource=endpointslices&endpoints=3");
-  const StoredObject* service = store.get(find_resource("", "v1", "services")->key(), "ns", "svc-1");
+  const StoredObject* service =
+      store.get(find_resource("", "v1", "services")->key(), "ns", "svc-1");
   ASSERT_NE(service, nullptr);
-  EXPECT_NE(service->json->find(R"("openyurt.io/topologyKeys":"kubernetes.io/hostname")"), std::string::npos);
+  EXPECT_NE(service->json->find(R"("openyurt.io/topologyKeys":"kubernetes.io/hostname")"),
+            std::string::npos);
   const StoredObject* slice =
       store.get(find_resource("discovery.k8s.io", "v1", "endpointslices")->key(), "ns", "svc-1");
   ASSERT_NE(slice, nullptr);

@@ -114,8 +114,8 @@ std::string exec_status(int exit_code, const std::vector<std::string>& command) 
 }
 
 asio::awaitable<void> serve_exec(TlsStream stream, http::request<http::string_body> req,
-                                std::string protocol, std::vector<std::string> command,
-                                std::function<void()>& closer) {
+                                 std::string protocol, std::vector<std::string> command,
+                                 std::function<void()>& closer) {
   WsStream ws(std::move(stream));
   closer = [&ws] { boost::beast::get_lowest_layer(ws).close(); };
   struct ResetCloser {  // declared after ws: runs before ws is destroyed

@@ -67,7 +67,7 @@ asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bo
 }
 
 asio::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned status,
-                                               std::string_view content_type, bool keep_alive) {
+                                                std::string_view content_type, bool keep_alive) {
   http::response<http::empty_body> res{static_cast<http::status>(status), 11};
   set_common_headers(res, content_type);
   res.keep_alive(keep_alive);

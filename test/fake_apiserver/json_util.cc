@@ -56,6 +56,36 @@ Result<rapidjson::Document> parse_json(std::string_view text) {
   return doc;
 }
 
+bool json_equal(const rapidjson::Value& a, const rapidjson::Value& b) {
+  if (a.IsNumber() && b.IsNumber()) {
+    if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
+    if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
+    return a.GetDouble() == b.GetDouble();
+  }
+  if (a.GetType() != b.GetType()) return false;
+  if (a.IsString()) {
+    return a.GetStringLength() == b.GetStringLength() &&
+           std::string_view(a.GetString(), a.GetStringLength()) ==
+               std::string_view(b.GetString(), b.GetStringLength());
+  }
+  if (a.IsArray()) {
+    if (a.Size() != b.Size()) return false;
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+      if (!json_equal(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (a.IsObject()) {
+    if (a.MemberCount() != b.MemberCount()) return false;
+    for (const auto& m : a.GetObject()) {
+      auto it = b.FindMember(m.name);
+      if (it == b.MemberEnd() || !json_equal(m.value, it->value)) return false;
+    }
+    return true;
+  }
+  return a == b;  // null, true, false
+}
+
 std::string with_type_meta(std::string_view kind, std::string_view api_version,
                            std::string_view bare) {
   std::string out;

@@ -41,6 +41,9 @@ void strip_type_meta(rapidjson::Document& obj);
 // Copies `from[member]` over `to[member]` (removing it from `to` when `from` lacks it).
 void copy_member(rapidjson::Document& to, const rapidjson::Value& from, const char* member);
 
+// Structural JSON equality: members compared regardless of order, numbers by value.
+bool json_equal(const rapidjson::Value& a, const rapidjson::Value& b);
+
 // A random RFC 4122 version-4 UUID, e.g. "ae93d730-b7ad-48d5-86ae-aa2964765a3d".
 std::string random_uuid();
 // `n` random characters from the apiserver's generateName alphabet.

@@ -2,10 +2,10 @@
 #include "test/fake_apiserver/router.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <boost/beast/websocket/rfc6455.hpp>
 
-#include "cache/offline_apply.h"
 #include "base/log.h"
 #include "test/fake_apiserver/churn.h"
 #include "test/fake_apiserver/discovery.h"
@@ -39,6 +39,21 @@ struct Router::Routed {
 };
 
 namespace {
+
+// The media type of a Content-Type header: before any ';', trimmed, lower case
+// ("application/merge-patch+json; charset=utf-8" is application/merge-patch+json).
+std::string media_type(std::string_view content_type) {
+  content_type = content_type.substr(0, content_type.find(';'));
+  while (!content_type.empty() && (content_type.front() == ' ' || content_type.front() == '\t')) {
+    content_type.remove_prefix(1);
+  }
+  while (!content_type.empty() && (content_type.back() == ' ' || content_type.back() == '\t')) {
+    content_type.remove_suffix(1);
+  }
+  std::string out(content_type);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 const char* verb_name(Verb v) {
   switch (v) {
@@ -151,7 +166,7 @@ std::optional<Reply> Router::classify(const Request& req, const Identity& who, R
   if (!scope_ok) return path_not_found();
   if (!p->subresource.empty() && !r->has_subresource(p->subresource)) return path_not_found();
   out.api = ApiRequest{
-      r, *p, Query::parse(query), req.body(), cache::media_type(req[http::field::content_type]), who};
+      r, *p, Query::parse(query), req.body(), media_type(req[http::field::content_type]), who};
   out.verb = verb_for(req.method(), *p, out.api.query, *r);
   if (out.verb == Verb::None || !verb_allowed(*r, p->subresource, out.verb)) {
     return method_not_allowed("the server does not allow this method on the requested resource");
@@ -200,7 +215,7 @@ Reply Router::route_resource(const Routed& r) {
 }
 
 asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Identity& cert,
-                                   std::function<void()>& closer) {
+                                    std::function<void()>& closer) {
   bool keep_alive = req.keep_alive();
   std::string_view path, query;
   split_target(req.target(), path, query);
@@ -221,7 +236,8 @@ asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Ident
     if (auto churn = parse_churn_query(query)) {
       auto executor = co_await asio::this_coro::executor;
       start_churn(executor, store_, std::move(*churn));
-      reply = Reply{202, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
+      reply = Reply{202, "application/json",
+                    R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
     } else {
       reply = bad_request("churn needs positive objects and events");
     }
@@ -229,7 +245,8 @@ asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Ident
     // Test control: /readyz answers 503 while ready=false, so a hub takes this apiserver as
     // unhealthy (offline) while tests still reach it directly.
     unready_ = query.find("ready=false") != std::string_view::npos;  // kubectl adds &timeout=
-    reply = Reply{200, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
+    reply =
+        Reply{200, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Success"})"};
   } else if (req.method() == http::verb::get &&
              (discovery = discovery_document(path, config_.server_address))) {
     reply = Reply{200, "application/json", std::move(*discovery)};

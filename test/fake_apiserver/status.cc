@@ -2,6 +2,8 @@
 // pkg/api/errors) so clients that match on them (kubectl, client-go retry logic) behave the same.
 #include "test/fake_apiserver/status.h"
 
+#include "test/fake_apiserver/json_patch.h"
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -140,6 +142,24 @@ Reply entity_too_large() {
 
 Reply internal_error(std::string_view message) {
   return status_reply(500, "InternalError", message);
+}
+
+Reply patch_failed(const PatchError& error) {
+  switch (error.failure) {
+    case PatchFailure::BadRequest:
+      return bad_request(error.message);
+    case PatchFailure::Rejected: {
+      StatusDetails empty;
+      return status_reply(422, "Invalid",
+                          "the server rejected our request due to an error in our request", &empty);
+    }
+    case PatchFailure::TooLarge:
+      return status_reply(413, "RequestEntityTooLarge",
+                          "Request entity too large: " + error.message);
+    case PatchFailure::Unknown:
+      break;
+  }
+  return status_reply(500, "", error.message);
 }
 
 std::string expired_status(std::uint64_t rv, std::uint64_t oldest) {

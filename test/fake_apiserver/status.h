@@ -55,6 +55,14 @@ Reply unsupported_media_type(std::string_view content_type);
 Reply entity_too_large();
 Reply internal_error(std::string_view message);
 
+struct PatchError;
+// The apiserver's answer to a PATCH whose patch did not apply (json_patch.h, strategic_patch.h):
+// 400 BadRequest with the message; 422 Invalid "the server rejected our request due to an error
+// in our request" with empty details (NewGenericServerResponse drops the patch library's words);
+// 413 "Request entity too large: ..."; or the 500 without a reason that the apiserver gives for
+// an error it does not convert (strategicpatch's), with the message as is.
+Reply patch_failed(const PatchError& error);
+
 // The Status object of a 410 watch ERROR event: `too old resource version: rv (oldest)`.
 std::string expired_status(std::uint64_t rv, std::uint64_t oldest);
 // A 410 Expired reply (a `continue` token from before the history window).

@@ -78,7 +78,7 @@ bool Store::matches(const ListOptions& options, const std::string& json) {
   if (no_labels && no_fields) return true;
   auto doc = parse_json(json);
   if (!doc || !doc->IsObject()) return false;
-  if (!no_labels && !options.labels->matches_object(*doc)) return false;
+  if (!no_labels && !options.labels->matches(*doc)) return false;
   return no_fields || options.fields->matches(*doc);
 }
 

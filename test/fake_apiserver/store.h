@@ -18,9 +18,9 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/selector.h"
 #include "base/result.h"
 #include "test/fake_apiserver/continue_token.h"
+#include "test/fake_apiserver/selectors.h"
 #include "test/fake_apiserver/watcher.h"
 
 namespace yurthub::fake {
@@ -34,8 +34,8 @@ struct ListOptions {
   std::string resource;    // ResourceInfo::key()
   std::string ns;          // "" = all namespaces (or a cluster-scoped resource)
   bool namespaced = true;  // the resource is namespaced (decides the continue key form)
-  const kube::LabelSelector* labels = nullptr;
-  const kube::FieldSelector* fields = nullptr;
+  const LabelSelector* labels = nullptr;
+  const FieldSelector* fields = nullptr;
   std::size_t limit = 0;  // 0 = no limit
   std::optional<ContinueToken> cont;
 };

@@ -34,8 +34,8 @@ WatchFilter filter(const std::string& labels = "", const std::string& ns = "") {
   WatchFilter f;
   f.resource = kPods;
   f.ns = ns;
-  f.labels = *kube::LabelSelector::parse(labels);
-  f.fields = *kube::FieldSelector::parse("");
+  f.labels = *LabelSelector::parse(labels);
+  f.fields = *FieldSelector::parse("");
   return f;
 }
 
@@ -243,7 +243,7 @@ TEST(StoreTest, PaginationWithSelectorOmitsRemainingCount) {
   Store s(100);
   for (const char* n : {"a", "b", "c"}) put_pod(s, "default", n, "web");
   put_pod(s, "default", "d", "db");
-  auto labels = *kube::LabelSelector::parse("app=web");
+  auto labels = *LabelSelector::parse("app=web");
   ListOptions lo;
   lo.resource = kPods;
   lo.labels = &labels;

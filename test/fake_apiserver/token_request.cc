@@ -19,8 +19,9 @@ namespace yurthub::fake {
 namespace {
 
 constexpr std::string_view kApiAudience = "https://kubernetes.default.svc.cluster.local";
-constexpr std::int64_t kWarnOnlyBoundTokenSeconds = 3607;      // token.WarnOnlyBoundTokenExpirationSeconds
-constexpr std::int64_t kExtendedSeconds = 365 * 24 * 3600;     // token.ExpirationExtensionSeconds
+constexpr std::int64_t kWarnOnlyBoundTokenSeconds =
+    3607;  // token.WarnOnlyBoundTokenExpirationSeconds
+constexpr std::int64_t kExtendedSeconds = 365 * 24 * 3600;  // token.ExpirationExtensionSeconds
 
 std::string rfc3339(std::int64_t unix) {
   const std::time_t t = static_cast<std::time_t>(unix);
@@ -42,14 +43,16 @@ std::string member(const rapidjson::Value& object, const char* name) {
 Reply ApiHandlers::token_request(const ApiRequest& req) {
   auto doc = parse_json(req.body);
   if (!doc || !doc->IsObject()) {
-    return bad_request("the body of the request was in an unknown format - accepted media types "
-                       "include: application/json, application/yaml");
+    return bad_request(
+        "the body of the request was in an unknown format - accepted media types "
+        "include: application/json, application/yaml");
   }
   if (store_.get(req.resource->key(), req.path.ns, req.path.name) == nullptr) {
     return not_found("serviceaccounts", "", "serviceaccounts", req.path.name);
   }
   rapidjson::Value empty(rapidjson::kObjectType);
-  const rapidjson::Value& spec = doc->HasMember("spec") && (*doc)["spec"].IsObject() ? (*doc)["spec"] : empty;
+  const rapidjson::Value& spec =
+      doc->HasMember("spec") && (*doc)["spec"].IsObject() ? (*doc)["spec"] : empty;
   std::vector<std::string> audiences;
   if (spec.HasMember("audiences") && spec["audiences"].IsArray()) {
     for (const auto& a : spec["audiences"].GetArray()) {
@@ -62,9 +65,9 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
     seconds = spec["expirationSeconds"].GetInt64();
   }
   if (seconds < 600) {
-    return invalid("TokenRequest", "", "spec.expirationSeconds: Invalid value: " +
-                                           std::to_string(seconds) +
-                                           ": may not specify a duration less than 10 minutes");
+    return invalid("TokenRequest", "",
+                   "spec.expirationSeconds: Invalid value: " + std::to_string(seconds) +
+                       ": may not specify a duration less than 10 minutes");
   }
   const rapidjson::Value& ref = spec.HasMember("boundObjectRef") ? spec["boundObjectRef"] : empty;
   const std::string pod_name = member(ref, "name");
@@ -96,21 +99,39 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
     w.StartArray();
     for (const auto& a : audiences) w.String(a);
     w.EndArray();
-    w.Key("exp"); w.Int64(token_exp);
-    w.Key("iat"); w.Int64(now);
-    w.Key("iss"); w.String(kApiAudience.data());
+    w.Key("exp");
+    w.Int64(token_exp);
+    w.Key("iat");
+    w.Int64(now);
+    w.Key("iss");
+    w.String(kApiAudience.data());
     w.Key("kubernetes.io");
     w.StartObject();
-    w.Key("namespace"); w.String(req.path.ns);
+    w.Key("namespace");
+    w.String(req.path.ns);
     if (bound_to_pod) {
-      w.Key("pod"); w.StartObject();
-      w.Key("name"); w.String(pod_name); w.Key("uid"); w.String(pod_uid); w.EndObject();
+      w.Key("pod");
+      w.StartObject();
+      w.Key("name");
+      w.String(pod_name);
+      w.Key("uid");
+      w.String(pod_uid);
+      w.EndObject();
     }
-    w.Key("serviceaccount"); w.StartObject(); w.Key("name"); w.String(req.path.name); w.EndObject();
-    if (extended) { w.Key("warnafter"); w.Int64(now + seconds); }
+    w.Key("serviceaccount");
+    w.StartObject();
+    w.Key("name");
+    w.String(req.path.name);
     w.EndObject();
-    w.Key("nbf"); w.Int64(now);
-    w.Key("sub"); w.String("system:serviceaccount:" + req.path.ns + ":" + req.path.name);
+    if (extended) {
+      w.Key("warnafter");
+      w.Int64(now + seconds);
+    }
+    w.EndObject();
+    w.Key("nbf");
+    w.Int64(now);
+    w.Key("sub");
+    w.String("system:serviceaccount:" + req.path.ns + ":" + req.path.name);
     w.EndObject();
   }
   const std::string token = base64url_encode(R"({"alg":"RS256","kid":"fake-apiserver"})") + "." +
@@ -120,21 +141,38 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
-  w.Key("kind"); w.String("TokenRequest");
-  w.Key("apiVersion"); w.String("authentication.k8s.io/v1");
-  w.Key("metadata"); w.StartObject();
-  w.Key("name"); w.String(req.path.name);
-  w.Key("namespace"); w.String(req.path.ns);
-  w.Key("creationTimestamp"); w.String(rfc3339(now));
+  w.Key("kind");
+  w.String("TokenRequest");
+  w.Key("apiVersion");
+  w.String("authentication.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  w.String(req.path.name);
+  w.Key("namespace");
+  w.String(req.path.ns);
+  w.Key("creationTimestamp");
+  w.String(rfc3339(now));
   w.EndObject();
-  w.Key("spec"); w.StartObject();
-  w.Key("audiences"); w.StartArray(); for (const auto& a : audiences) w.String(a); w.EndArray();
-  w.Key("expirationSeconds"); w.Int64(seconds);
-  if (ref.IsObject() && ref.MemberCount() > 0) { w.Key("boundObjectRef"); ref.Accept(w); }
+  w.Key("spec");
+  w.StartObject();
+  w.Key("audiences");
+  w.StartArray();
+  for (const auto& a : audiences) w.String(a);
+  w.EndArray();
+  w.Key("expirationSeconds");
+  w.Int64(seconds);
+  if (ref.IsObject() && ref.MemberCount() > 0) {
+    w.Key("boundObjectRef");
+    ref.Accept(w);
+  }
   w.EndObject();
-  w.Key("status"); w.StartObject();
-  w.Key("token"); w.String(token);
-  w.Key("expirationTimestamp"); w.String(rfc3339(now + seconds));
+  w.Key("status");
+  w.StartObject();
+  w.Key("token");
+  w.String(token);
+  w.Key("expirationTimestamp");
+  w.String(rfc3339(now + seconds));
   w.EndObject();
   w.EndObject();
   return Reply{201, "application/json", std::string(out.GetString(), out.GetSize())};

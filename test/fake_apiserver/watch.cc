@@ -110,14 +110,9 @@ asio::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a)
 
 std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req) {
   WatchPlan plan;
-  auto labels = kube::LabelSelector::parse(req.query.value("labelSelector"));
-  if (!labels) return bad_request(labels.error().message);
-  auto fields = kube::FieldSelector::parse(req.query.value("fieldSelector"));
-  if (!fields) return bad_request(fields.error().message);
+  if (auto refused = parse_selectors(req, plan.filter.labels, plan.filter.fields)) return *refused;
   plan.filter.resource = req.resource->key();
   plan.filter.ns = req.path.ns;
-  plan.filter.labels = std::move(*labels);
-  plan.filter.fields = std::move(*fields);
   std::string rv = req.query.value("resourceVersion");
   if (!rv.empty() && rv != "0") {
     plan.from_rv = parse_uint(rv);
@@ -150,7 +145,7 @@ std::string watch_event(const WatchItem& item, std::string_view kind,
 }
 
 asio::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequest& req,
-                                 WatchPlan plan, const WatchConfig& config, bool keep_alive) {
+                                  WatchPlan plan, const WatchConfig& config, bool keep_alive) {
   const ResourceInfo& r = *req.resource;
   std::string api_version = r.api_version(req.path.version);
   WatchStart start = store.watch(plan.filter, plan.from_rv, config.max_queue);

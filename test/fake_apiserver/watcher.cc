@@ -34,7 +34,7 @@ bool WatchFilter::matches_scope(const Event& e) const {
 }
 
 bool WatchFilter::matches_object(const rapidjson::Value& obj) const {
-  return labels.matches_object(obj) && fields.matches(obj);
+  return labels.matches(obj) && fields.matches(obj);
 }
 
 bool WatchFilter::matches_json(const std::string& json) const {

@@ -16,7 +16,7 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/selector.h"
+#include "test/fake_apiserver/selectors.h"
 
 namespace yurthub::fake {
 
@@ -41,8 +41,8 @@ struct Event {
 struct WatchFilter {
   std::string resource;  // ResourceInfo::key()
   std::string ns;        // "" = all namespaces
-  kube::LabelSelector labels;
-  kube::FieldSelector fields;
+  LabelSelector labels;
+  FieldSelector fields;
 
   bool matches_scope(const Event& e) const;
   bool has_selectors() const { return !labels.empty() || !fields.empty(); }
