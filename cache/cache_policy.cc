@@ -72,7 +72,9 @@ std::vector<std::string> CachePolicy::agents() const {
 
 bool CachePolicy::cacheable(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || !is_agent(info.component)) return false;
-  if (info.verb != "get" && info.verb != "list" && info.verb != "watch") return false;
+  if (info.verb != kube::Verb::Get && info.verb != kube::Verb::List &&
+      info.verb != kube::Verb::Watch)
+    return false;
   if (!info.subresource.empty() && info.subresource != "status") return false;
   if (info.resource.empty() || never_cached_resource(info.resource)) return false;
   // A metadata-only client (as=PartialObjectMetadataList) must get that kind back; the cache
@@ -83,7 +85,7 @@ bool CachePolicy::cacheable(const kube::RequestInfo& info) const {
 
 std::optional<ListIdentity> CachePolicy::identity(const kube::RequestInfo& info) const {
   ListIdentity id{info.component, info.api_group, info.api_version, info.resource, "", "", ""};
-  if (info.verb == "get") return id.get_set();
+  if (info.verb == kube::Verb::Get) return id.get_set();
   id.namespace_name = info.namespace_name;
   auto label = kube::LabelSelector::parse(info.label_selector);
   auto field = kube::FieldSelector::parse(info.field_selector);

@@ -186,20 +186,21 @@ asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
                                             const std::optional<ListIdentity>& identity,
                                             hub::ResponseWriter& out) {
   unsigned code = 0;
-  const bool selects = info.is_resource_request && (info.verb == "list" || info.verb == "watch");
+  const bool selects =
+      info.is_resource_request && (info.verb == kube::Verb::List || info.verb == kube::Verb::Watch);
   const std::optional<std::string> bad_selector = selects ? invalid_selector(info) : std::nullopt;
   const kube::ApiError bad_request = kube::bad_request_error(bad_selector.value_or(""));
   if (bad_selector)
     code = co_await send_status(out, bad_request);
   else if (!identity)
     code = co_await discovery(info, out);
-  else if (info.verb == "get")
+  else if (info.verb == kube::Verb::Get)
     code = co_await get(info, *identity, out);
-  else if (info.verb == "list")
+  else if (info.verb == kube::Verb::List)
     code = co_await list(info, *identity, out);
-  else if (info.verb == "watch")
+  else if (info.verb == kube::Verb::Watch)
     code = co_await watch(info, *identity, out);
-  metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
+  metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
   co_return code;
 }
 

@@ -15,12 +15,10 @@ using rapidjson::Value;
 
 constexpr std::string_view kLeaseNamespace = "kube-node-lease";
 
-bool is_write(std::string_view verb) {
-  return verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
-         verb == "deletecollection";
-}
+using kube::Verb;
 
-bool one_of(std::string_view value, std::initializer_list<std::string_view> set) {
+template <class T>
+bool one_of(const T& value, std::initializer_list<T> set) {
   return std::find(set.begin(), set.end(), value) != set.end();
 }
 
@@ -113,7 +111,8 @@ kube::ApiError NodeAuthority::denied(const kube::RequestInfo& info, std::string_
   // responsewriters.forbiddenMessage: the resource with its subresource, the scope.
   std::string resource = info.resource;
   if (!info.subresource.empty()) resource += "/" + info.subresource;
-  std::string message = "User \"" + user() + "\" cannot " + info.verb + " resource \"" + resource +
+  std::string message = "User \"" + user() + "\" cannot " +
+                        std::string(kube::verb_name(info.verb)) + " resource \"" + resource +
                         "\" in API group \"" + info.api_group + "\"";
   message += info.namespace_name.empty() ? " at the cluster scope"
                                          : " in the namespace \"" + info.namespace_name + "\"";
@@ -131,9 +130,9 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
   const std::string& g = info.api_group;
   const std::string& r = info.resource;
   const std::string& sub = info.subresource;
-  const std::string& verb = info.verb;
-  if (!info.is_resource_request || !is_write(verb)) return std::nullopt;
-  const bool create = verb == "create";
+  const Verb verb = info.verb;
+  if (!info.is_resource_request || !kube::is_write_verb(verb)) return std::nullopt;
+  const bool create = verb == Verb::Create;
   const std::string_view name = create ? create_name : std::string_view(info.name);
   const std::string quoted_node = "\"" + node_ + "\"";
 
@@ -148,7 +147,7 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
     return denied(info, "can only get individual resources of this type");
   }
   if (g.empty() && r == "persistentvolumeclaims") {
-    if (verb != "update" && verb != "patch")
+    if (verb != Verb::Update && verb != Verb::Patch)
       return denied(info, "can only get/update/patch this type");
     return std::nullopt;  // the claim -> pod -> node edge is checked with the cache, if at all
   }
@@ -160,7 +159,7 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
     return std::nullopt;  // the serviceaccount -> pod -> node edge: admit_token_request
   }
   if (g == "coordination.k8s.io" && r == "leases") {
-    if (!one_of(verb, {"create", "update", "patch", "delete"})) {
+    if (!one_of(verb, {Verb::Create, Verb::Update, Verb::Patch, Verb::Delete})) {
       return denied(info, "can only get, create, update, patch, or delete a node lease");
     }
     if (info.namespace_name != kLeaseNamespace) {
@@ -174,7 +173,7 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
     return std::nullopt;
   }
   if (g == "storage.k8s.io" && r == "csinodes") {
-    if (!one_of(verb, {"create", "update", "patch", "delete"})) {
+    if (!one_of(verb, {Verb::Create, Verb::Update, Verb::Patch, Verb::Delete})) {
       return denied(info, "can only get, create, update, patch, or delete a CSINode");
     }
     if (!sub.empty()) return denied(info, "cannot authorize CSINode subresources");
@@ -189,20 +188,22 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
   // NodeRules(): what the authorizer allows the node statically (writes only).
   bool allowed = false;
   if (g.empty() && r == "nodes") {
-    allowed = sub.empty() ? one_of(verb, {"create", "update", "patch"})
-                          : sub == "status" && one_of(verb, {"update", "patch"});
+    allowed = sub.empty() ? one_of(verb, {Verb::Create, Verb::Update, Verb::Patch})
+                          : sub == "status" && one_of(verb, {Verb::Update, Verb::Patch});
   } else if (g.empty() && r == "pods") {
-    allowed = sub.empty()         ? one_of(verb, {"create", "delete"})
-              : sub == "status"   ? one_of(verb, {"update", "patch"})
+    allowed = sub.empty()         ? one_of(verb, {Verb::Create, Verb::Delete})
+              : sub == "status"   ? one_of(verb, {Verb::Update, Verb::Patch})
               : sub == "eviction" ? create
                                   : false;
   } else if (g.empty() && r == "events") {
-    allowed = sub.empty() && one_of(verb, {"create", "update", "patch"});
+    allowed = sub.empty() && one_of(verb, {Verb::Create, Verb::Update, Verb::Patch});
   } else if ((g == "certificates.k8s.io" && r == "certificatesigningrequests") ||
-             (g == "authentication.k8s.io" && one_of(r, {"tokenreviews", "selfsubjectreviews"})) ||
+             (g == "authentication.k8s.io" &&
+              one_of<std::string_view>(r, {"tokenreviews", "selfsubjectreviews"})) ||
              (g == "authorization.k8s.io" &&
-              one_of(r, {"subjectaccessreviews", "localsubjectaccessreviews",
-                         "selfsubjectaccessreviews", "selfsubjectrulesreviews"}))) {
+              one_of<std::string_view>(r,
+                                       {"subjectaccessreviews", "localsubjectaccessreviews",
+                                        "selfsubjectaccessreviews", "selfsubjectrulesreviews"}))) {
     allowed = create && sub.empty();
   }
   if (!allowed) return denied(info, "");

@@ -67,19 +67,20 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
 NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
 
 bool NodeCache::is_discovery(const kube::RequestInfo& info) const {
-  return !info.is_resource_request && info.verb == "get" && is_cached_discovery_path(info.path);
+  return !info.is_resource_request && info.verb == kube::Verb::Get &&
+         is_cached_discovery_path(info.path);
 }
 
 bool NodeCache::keeps_answer(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || !policy_.is_agent(info.component)) return false;
   const bool lease_write = info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
                            info.subresource.empty() &&
-                           (info.verb == "update" || info.verb == "create");
+                           (info.verb == kube::Verb::Update || info.verb == kube::Verb::Create);
   return lease_write || wants_request_body(info);
 }
 
 bool NodeCache::wants_request_body(const kube::RequestInfo& info) const {
-  return info.is_resource_request && info.verb == "create" && info.api_group.empty() &&
+  return info.is_resource_request && info.verb == kube::Verb::Create && info.api_group.empty() &&
          info.resource == "serviceaccounts" && info.subresource == "token" &&
          policy_.is_agent(info.component);
 }
@@ -112,8 +113,8 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     metrics_.failures.with({"identity_too_long"}).inc();
     return nullptr;
   }
-  if (info.verb == "get") return make_object_tap(*writer_, metrics_, *identity);
-  if (info.verb == "list") {
+  if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, *identity);
+  if (info.verb == kube::Verb::List) {
     return make_list_tap(*writer_, metrics_, *identity, !info.continue_token.empty());
   }
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410

@@ -72,7 +72,7 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
                                              std::string_view content_type, std::string_view body) {
   Document doc;
   const std::string type = media_type(content_type);
-  if (info.verb == "update" && type != "application/json") {
+  if (info.verb == kube::Verb::Update && type != "application/json") {
     return refusal(kube::Failure::UnsupportedMediaType,
                    "the node is offline and the hub cannot read an update sent as " + type +
                        "; send it as application/json",
@@ -81,7 +81,7 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   const bool known_patch = type == "application/json-patch+json" ||
                            type == "application/merge-patch+json" ||
                            type == "application/strategic-merge-patch+json";
-  if (info.verb == "patch" && !known_patch) {
+  if (info.verb == kube::Verb::Patch && !known_patch) {
     return refusal(kube::Failure::UnsupportedMediaType,
                    "the node is offline and the hub applies only JSON, merge and strategic "
                    "merge patches, not " +
@@ -91,7 +91,7 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   auto body_doc = parse_body(type, body);
   if (auto* refused = std::get_if<WriteRefusal>(&body_doc)) return std::move(*refused);
   Document& parsed = std::get<Document>(body_doc);
-  if (info.verb == "update") {
+  if (info.verb == kube::Verb::Update) {
     if (!parsed.IsObject())
       return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
     return std::move(parsed);
@@ -152,7 +152,7 @@ std::variant<std::string, WriteRefusal> apply_offline_write(
         "conflict");
   }
   const std::string rv = metadata_string(doc, "resourceVersion");
-  if (info.verb == "update" && !rv.empty() && rv != std::to_string(base_rv)) {
+  if (info.verb == kube::Verb::Update && !rv.empty() && rv != std::to_string(base_rv)) {
     return refusal(kube::Failure::Conflict,
                    "Operation cannot be fulfilled on " + object_ref(info) +
                        ": the object has been modified; please apply your changes to the latest "
@@ -189,8 +189,8 @@ std::variant<std::string, WriteRefusal> apply_offline_write(
   std::string json = base::to_json(doc);
   if (json.size() > hub::kMaxOfflineWriteBytes) {
     return refusal(kube::Failure::BodyTooLarge,
-                   "the " + info.verb + " makes " + object_ref(info) + " " +
-                       std::to_string(json.size()) + " bytes long, over the limit of " +
+                   "the " + std::string(kube::verb_name(info.verb)) + " makes " + object_ref(info) +
+                       " " + std::to_string(json.size()) + " bytes long, over the limit of " +
                        std::to_string(hub::kMaxOfflineWriteBytes),
                    "too_large");
   }

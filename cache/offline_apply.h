@@ -35,7 +35,7 @@ using AdmitWrite = std::function<std::optional<kube::ApiError>(const rapidjson::
                                                                const rapidjson::Value& patched)>;
 
 // Applies the client's write to `base` (the newest cached copy: a JSON object with kind and
-// apiVersion, at resourceVersion `base_rv`). `info.verb` is "patch" (content_type names the patch
+// apiVersion, at resourceVersion `base_rv`). `info.verb` is Patch (content_type names the patch
 // type) or "update" (body is the whole object, JSON). Returns the new object: its resourceVersion
 // stays `base_rv` (only the apiserver assigns new ones); a /status write changes only `status`, a
 // write to the object itself keeps the cached `status`.

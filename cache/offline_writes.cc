@@ -87,7 +87,7 @@ bool OfflineWrites::handles(const kube::RequestInfo& info) const {
   if (!info.is_resource_request || info.component.empty() || !policy_.is_agent(info.component)) {
     return false;
   }
-  if (info.verb == "create") {
+  if (info.verb == kube::Verb::Create) {
     // Events, and what kubelet creates when it starts (OfflineCreates).
     return (is_event(info) && info.subresource.empty()) ||
            (info.api_group.empty() && info.resource == "nodes") ||
@@ -96,7 +96,7 @@ bool OfflineWrites::handles(const kube::RequestInfo& info) const {
            (info.api_group.empty() && info.resource == "serviceaccounts" &&
             info.subresource == "token");
   }
-  if (info.verb != "patch" && info.verb != "update") return false;
+  if (info.verb != kube::Verb::Patch && info.verb != kube::Verb::Update) return false;
   return !info.name.empty() && (info.subresource.empty() || info.subresource == "status");
 }
 
@@ -107,15 +107,16 @@ asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
   const bool as_node = write.authorization.empty() && authority_ != nullptr;
   const std::optional<kube::ApiError> denied =
       as_node
-          ? authority_->authorize(info, info.verb == "create"
+          ? authority_->authorize(info, info.verb == kube::Verb::Create
                                             ? created_object_name(write.content_type, write.body)
                                             : std::string())
           : std::nullopt;
   if (denied) journal_.count_refused("forbidden");
-  const unsigned code = denied                  ? co_await send_status(out, *denied)
-                        : info.verb == "create" ? co_await creates_.serve(info, write, as_node, out)
-                                                : co_await write_object(info, write, as_node, out);
-  metrics_.offline_requests.with({info.verb, std::to_string(code)}).inc();
+  const unsigned code = denied ? co_await send_status(out, *denied)
+                        : info.verb == kube::Verb::Create
+                            ? co_await creates_.serve(info, write, as_node, out)
+                            : co_await write_object(info, write, as_node, out);
+  metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
   co_return code;
 }
 
@@ -127,8 +128,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
   auto outcome = std::make_shared<Outcome>();
   JournalEntry entry = journal_entry_for(info, write, write.body, info.name);
   // kubelet's lease renewals are protobuf: applied through their JSON form.
-  const bool protobuf_lease =
-      lease && info.verb == "update" && media_type(write.content_type) == kube::kProtobufMediaType;
+  const bool protobuf_lease = lease && info.verb == kube::Verb::Update &&
+                              media_type(write.content_type) == kube::kProtobufMediaType;
   AdmitWrite admit;
   if (as_node) {
     admit = [this, &info](const rapidjson::Value& before, const rapidjson::Value& patched) {
@@ -180,7 +181,7 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
     outcome->response = updated;
     if (!journaled) return {};
     entry.base_resource_version = base->resource_version;
-    if (info.verb == "update") entry.base = base->json;
+    if (info.verb == kube::Verb::Update) entry.base = base->json;
     auto appended = journal_.stage_append(txn, std::move(entry), false);
     if (!appended) {
       outcome->refused = WriteRefusal{kube::Failure::JournalFull, appended.error().message, "full"};
@@ -196,8 +197,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
     co_return co_await send_status(out, outcome->refused->error);
   }
   if (!written) {
-    YH_LOG(Error) << "journal: cannot store an offline " << info.verb << " of " << info.resource
-                  << " " << info.namespace_name << "/" << info.name << ": "
+    YH_LOG(Error) << "journal: cannot store an offline " << kube::verb_name(info.verb) << " of "
+                  << info.resource << " " << info.namespace_name << "/" << info.name << ": "
                   << written.error().message;
     journal_.count_refused("store");
     co_return co_await send_api_error(

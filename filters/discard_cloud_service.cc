@@ -16,7 +16,7 @@ class DiscardCloudServiceFilter final : public ObjectFilter {
   std::string_view name() const override { return "discardcloudservice"; }
 
   bool handles(const kube::RequestInfo& request) const override {
-    return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
+    return request_matches(request, "", {"v1"}, "services", {kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView&) const override { return true; }

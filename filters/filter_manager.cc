@@ -136,11 +136,11 @@ std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const kube::RequestIn
   auto chain = chain_for(info);
   if (chain.empty()) return nullptr;
   FilterChain::Shape shape = FilterChain::Shape::Object;
-  if (info.verb == "list")
+  if (info.verb == kube::Verb::List)
     shape = FilterChain::Shape::List;
-  else if (info.verb == "watch")
+  else if (info.verb == kube::Verb::Watch)
     shape = FilterChain::Shape::Watch;
-  else if (info.verb != "get")
+  else if (info.verb != kube::Verb::Get)
     return nullptr;
   // What the client holds of a reactive resource, across its list and its watches.
   std::shared_ptr<ClientView> client_view;

@@ -13,7 +13,7 @@ class ForwardKubeSvcTrafficFilter final : public ObjectFilter {
 
   bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "discovery.k8s.io", {"v1"}, "endpointslices",
-                           {"list", "watch"});
+                           {kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView& view) const override { return !view.hub_host.empty(); }

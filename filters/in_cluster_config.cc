@@ -52,7 +52,8 @@ class InClusterConfigFilter final : public ObjectFilter {
   std::string_view name() const override { return "inclusterconfig"; }
 
   bool handles(const kube::RequestInfo& request) const override {
-    return request_matches(request, "", {"v1"}, "configmaps", {"get", "list", "watch"});
+    return request_matches(request, "", {"v1"}, "configmaps",
+                           {kube::Verb::Get, kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView&) const override { return true; }

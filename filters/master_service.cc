@@ -12,7 +12,7 @@ class MasterServiceFilter final : public ObjectFilter {
   std::string_view name() const override { return "masterservice"; }
 
   bool handles(const kube::RequestInfo& request) const override {
-    return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
+    return request_matches(request, "", {"v1"}, "services", {kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView& view) const override { return !view.hub_host.empty(); }

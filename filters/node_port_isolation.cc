@@ -47,7 +47,7 @@ class NodePortIsolationFilter final : public ObjectFilter {
   std::string_view name() const override { return "nodeportisolation"; }
 
   bool handles(const kube::RequestInfo& request) const override {
-    return request_matches(request, "", {"v1"}, "services", {"list", "watch"});
+    return request_matches(request, "", {"v1"}, "services", {kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView&) const override { return true; }

@@ -111,10 +111,9 @@ rapidjson::SizeType retain_if(rapidjson::Value& array, Keep&& keep) {
 // one of `versions`, with one of `verbs`.
 inline bool request_matches(const kube::RequestInfo& request, std::string_view group,
                             std::initializer_list<std::string_view> versions,
-                            std::string_view resource,
-                            std::initializer_list<std::string_view> verbs) {
-  auto contains = [](std::initializer_list<std::string_view> list, std::string_view item) {
-    for (std::string_view entry : list) {
+                            std::string_view resource, std::initializer_list<kube::Verb> verbs) {
+  auto contains = [](const auto& list, const auto& item) {
+    for (const auto& entry : list) {
       if (entry == item) return true;
     }
     return false;

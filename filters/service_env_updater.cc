@@ -36,7 +36,8 @@ class ServiceEnvUpdaterFilter final : public ObjectFilter {
   // YurtHub also registers `patch`: left out here, since a patch response goes back to its writer
   // (kubelet's status manager, which does not read env) rather than feeding a pod's environment.
   bool handles(const kube::RequestInfo& request) const override {
-    return request_matches(request, "", {"v1"}, "pods", {"get", "list", "watch"});
+    return request_matches(request, "", {"v1"}, "pods",
+                           {kube::Verb::Get, kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView& view) const override { return !view.hub_host.empty(); }

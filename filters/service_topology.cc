@@ -122,8 +122,8 @@ class ServiceTopologyFilter final : public ObjectFilter {
 
   bool handles(const kube::RequestInfo& request) const override {
     return request_matches(request, "discovery.k8s.io", {"v1", "v1beta1"}, "endpointslices",
-                           {"list", "watch"}) ||
-           request_matches(request, "", {"v1"}, "endpoints", {"list", "watch"});
+                           {kube::Verb::List, kube::Verb::Watch}) ||
+           request_matches(request, "", {"v1"}, "endpoints", {kube::Verb::List, kube::Verb::Watch});
   }
 
   bool ready(const ClusterView& view) const override {

@@ -24,11 +24,6 @@ constexpr std::chrono::seconds kReplayWait{30};
 // A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
 constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
 
-bool is_write(const kube::RequestInfo& info) {
-  return info.verb == "create" || info.verb == "update" || info.verb == "patch" ||
-         info.verb == "delete" || info.verb == "deletecollection";
-}
-
 // Whether the request's Connection header names a header that frames or routes it. The hub frames
 // the body from its parser anyway (net::set_body_framing), but such a request is no honest
 // client's: its upstream connection is not reused and the client's connection is closed after it.
@@ -172,7 +167,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
         std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
         std::chrono::milliseconds(20));
   }
-  if (cache && !replaying_ && is_write(info) && cache->write_pending(info) &&
+  if (cache && !replaying_ && kube::is_write_verb(info.verb) && cache->write_pending(info) &&
       shared_.servers.any_healthy()) {
     // Writes made offline to this object go first, in order (design §6).
     const bool replayed = co_await poll_until(
@@ -349,8 +344,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
   // With no healthy apiserver every read the cache can answer is answered locally. When a server
   // the health checker still trusts fails, gets and lists fall back to the cache (as YurtHub); a
   // watch does not, since it would then be held until a server turns healthy, which it already is.
-  const bool offline =
-      failure == kube::Failure::NoHealthyServer || info.verb == "get" || info.verb == "list";
+  const bool offline = failure == kube::Failure::NoHealthyServer || info.verb == kube::Verb::Get ||
+                       info.verb == kube::Verb::List;
   if (cache && offline && cache->serves_offline(info)) {
     co_return co_await answer_offline(parser, info, keep_alive, result);
   }

@@ -26,7 +26,7 @@ bool is_heartbeat(const kube::RequestInfo& info) {
   if (info.component != "kubelet" || !info.is_resource_request) return false;
   return (info.api_group == "coordination.k8s.io" && info.resource == "leases") ||
          (info.api_group.empty() && info.resource == "nodes" &&
-          (info.subresource == "status" || info.verb == "get"));
+          (info.subresource == "status" || info.verb == kube::Verb::Get));
 }
 
 // Counts a request for its lifetime: short requests against --max-requests-in-flight (as
@@ -209,13 +209,13 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
                                   std::chrono::steady_clock::time_point started) {
   auto& m = shared_.metrics;
   const std::string code = result.status ? std::to_string(result.status) : "0";
-  m.requests.with({info.verb, info.resource, info.component, code}).inc();
+  m.requests.with({kube::verb_name(info.verb), info.resource, info.component, code}).inc();
   if (!info.is_long_running() && result.status != 0) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
-    m.request_duration.with({info.verb, info.resource}).observe(elapsed.count());
+    m.request_duration.with({kube::verb_name(info.verb), info.resource}).observe(elapsed.count());
   }
   if (result.response_bytes) {
-    m.traffic.with({info.user_agent, info.verb, info.resource, info.subresource})
+    m.traffic.with({info.user_agent, kube::verb_name(info.verb), info.resource, info.subresource})
         .inc(result.response_bytes);
     m.bytes.with({"response"}).inc(result.response_bytes);
   }

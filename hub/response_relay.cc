@@ -246,7 +246,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
               .inc();
           if (shared_.health) shared_.health->probe_soon(up->server);
         }
-        YH_LOG(Info) << info.verb << " " << info.path << " for " << info.component
+        YH_LOG(Info) << kube::verb_name(info.verb) << " " << info.path << " for " << info.component
                      << " ended early: " << reason;
         // A stream the client can resume (a watch) ends cleanly; anything else is cut short so
         // the client cannot mistake a truncated body for a complete one.
@@ -261,8 +261,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
       if (!feed.feed(received) || (body_done && !feed.finish())) {
         // Unfilterable: cut the response (no last chunk), so the client sees it is incomplete.
         shared_.metrics.streams_ended.with({"filter_error"}).inc();
-        YH_LOG(Warning) << info.verb << " " << info.path << " for " << info.component
-                        << " cut short: " << feed.error();
+        YH_LOG(Warning) << kube::verb_name(info.verb) << " " << info.path << " for "
+                        << info.component << " cut short: " << feed.error();
         co_return finish(feed, false, "filter_error", result);
       }
       piece = filter ? std::string_view(feed.out()) : received;

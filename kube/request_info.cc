@@ -109,13 +109,25 @@ void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
   });
 }
 
-std::string verb_for_method(std::string_view method) {
-  if (method == "POST") return "create";
-  if (method == "GET" || method == "HEAD") return "get";
-  if (method == "PUT") return "update";
-  if (method == "PATCH") return "patch";
-  if (method == "DELETE") return "delete";
-  return "";
+Verb resource_verb_for_method(std::string_view method) {
+  if (method == "POST") return Verb::Create;
+  if (method == "GET" || method == "HEAD") return Verb::Get;
+  if (method == "PUT") return Verb::Update;
+  if (method == "PATCH") return Verb::Patch;
+  if (method == "DELETE") return Verb::Delete;
+  return Verb::None;
+}
+
+// A non-resource request's verb: its method, as the apiserver lowercases it.
+Verb non_resource_verb_for_method(std::string_view method) {
+  if (method == "GET") return Verb::Get;
+  if (method == "POST") return Verb::Post;
+  if (method == "PUT") return Verb::Put;
+  if (method == "PATCH") return Verb::Patch;
+  if (method == "DELETE") return Verb::Delete;
+  if (method == "HEAD") return Verb::Head;
+  if (method == "OPTIONS") return Verb::Options;
+  return Verb::Other;
 }
 
 // Fills the resource fields from the parts after /api or /apis/<group>. REQUIRES: parts.size()
@@ -127,11 +139,11 @@ void classify_resource(std::span<const std::string_view> parts, std::string_view
   parts = parts.subspan(1);
 
   if (parts[0] == "watch" || parts[0] == "proxy") {
-    info.verb = parts[0];
+    info.verb = parts[0] == "watch" ? Verb::Watch : Verb::Proxy;
     if (parts.size() < 2) return;  // "/api/v1/watch": the apiserver cannot classify it either
     parts = parts.subspan(1);
   } else {
-    info.verb = verb_for_method(method);
+    info.verb = resource_verb_for_method(method);
   }
 
   if (parts[0] == "namespaces") {
@@ -145,24 +157,65 @@ void classify_resource(std::span<const std::string_view> parts, std::string_view
     }
   }
 
-  if (parts.size() >= 3 && info.verb != "proxy") info.subresource = parts[2];
+  if (parts.size() >= 3 && info.verb != Verb::Proxy) info.subresource = parts[2];
   if (parts.size() >= 2) info.name = parts[1];
   if (!parts.empty()) info.resource = parts[0];
 
-  if (info.name.empty() && info.verb == "get") {
-    info.verb = watch_param ? "watch" : "list";
+  if (info.name.empty() && info.verb == Verb::Get) {
+    info.verb = watch_param ? Verb::Watch : Verb::List;
     if (auto name = exact_metadata_name(info.field_selector);
         name && valid_path_segment_name(*name)) {
       info.name = *name;
     }
   }
-  if (info.name.empty() && info.verb == "delete") info.verb = "deletecollection";
+  if (info.name.empty() && info.verb == Verb::Delete) info.verb = Verb::DeleteCollection;
 }
 
 }  // namespace
 
+std::string_view verb_name(Verb verb) {
+  switch (verb) {
+    case Verb::None:
+      return "";
+    case Verb::Get:
+      return "get";
+    case Verb::List:
+      return "list";
+    case Verb::Watch:
+      return "watch";
+    case Verb::Create:
+      return "create";
+    case Verb::Update:
+      return "update";
+    case Verb::Patch:
+      return "patch";
+    case Verb::Delete:
+      return "delete";
+    case Verb::DeleteCollection:
+      return "deletecollection";
+    case Verb::Proxy:
+      return "proxy";
+    case Verb::Post:
+      return "post";
+    case Verb::Put:
+      return "put";
+    case Verb::Head:
+      return "head";
+    case Verb::Options:
+      return "options";
+    case Verb::Other:
+      return "other";
+  }
+  return "";
+}
+
+bool is_write_verb(Verb verb) {
+  return verb == Verb::Create || verb == Verb::Update || verb == Verb::Patch ||
+         verb == Verb::Delete || verb == Verb::DeleteCollection;
+}
+
 bool RequestInfo::is_long_running() const {
-  if (verb == "watch" || verb == "proxy") return true;
+  if (verb == Verb::Watch || verb == Verb::Proxy) return true;
   return subresource == "exec" || subresource == "attach" || subresource == "portforward" ||
          subresource == "proxy" || (subresource == "log" && !resource.empty());
 }
@@ -224,7 +277,7 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
   info.path = percent_decode(raw_path, false);
-  info.verb = to_lower(method);
+  info.verb = non_resource_verb_for_method(method);
 
   bool watch_param = false;
   parse_query(query, info, watch_param);

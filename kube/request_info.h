@@ -12,12 +12,39 @@
 
 namespace yurthub::kube {
 
+// What a request does, as k8s.io/apiserver's RequestInfo names it. Resource requests: get, list,
+// watch, create, update, patch, delete, deletecollection, proxy, or None for a method the apiserver
+// has no verb for. Non-resource requests: the HTTP method (GET -> Get, POST -> Post, ...), with
+// every method outside the list below as Other, so a client cannot mint metric label values.
+enum class Verb : std::uint8_t {
+  None,
+  Get,
+  List,
+  Watch,
+  Create,
+  Update,
+  Patch,
+  Delete,
+  DeleteCollection,
+  Proxy,
+  Post,     // non-resource only
+  Put,      // non-resource only
+  Head,     // non-resource only
+  Options,  // non-resource only
+  Other,    // non-resource only
+};
+
+// The apiserver's lowercase name ("get", "deletecollection", ...; "" for None, "other" for Other),
+// used in metric labels, logs and Status messages.
+std::string_view verb_name(Verb verb);
+
+// create, update, patch, delete and deletecollection: the verbs that change objects.
+bool is_write_verb(Verb verb);
+
 struct RequestInfo {
   bool is_resource_request = false;
   std::string path;  // decoded URL path, without the query
-  // Resource requests: get, list, watch, create, update, patch, delete, deletecollection, proxy
-  // ("" for an unknown method). Non-resource requests: the lowercased HTTP method.
-  std::string verb;
+  Verb verb = Verb::None;
   std::string api_prefix;   // "api" or "apis"
   std::string api_group;    // "" for the core group
   std::string api_version;  // "v1", "v1beta1", ...
@@ -40,7 +67,7 @@ struct RequestInfo {
   std::string accept;        // the Accept header as sent (set by the session, not classify_request)
   std::string content_type;  // the Content-Type header as sent (likewise)
 
-  bool is_watch() const { return verb == "watch"; }
+  bool is_watch() const { return verb == Verb::Watch; }
   // Watches, proxy and exec/attach/port-forward style requests stay open indefinitely.
   bool is_long_running() const;
 };

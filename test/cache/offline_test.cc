@@ -68,9 +68,9 @@ class OfflineTest : public StoreFixture {
     auto id = policy_.identity(info);
     ASSERT_TRUE(id);
     std::unique_ptr<hub::ResponseTap> tap;
-    if (info.verb == "list")
+    if (info.verb == kube::Verb::List)
       tap = make_list_tap(*writer_, *metrics_, *id, !info.continue_token.empty());
-    else if (info.verb == "watch")
+    else if (info.verb == kube::Verb::Watch)
       tap = make_watch_tap(*writer_, *metrics_, *id, false);
     else
       tap = make_object_tap(*writer_, *metrics_, *id);

@@ -101,6 +101,9 @@ const Case kCases[] = {
     {"healthz", "GET", "/healthz", false, "get", "", "", "", "", "", ""},
     {"unknown prefix", "GET", "/foo/v1/pods", false, "get", "", "", "", "", "", ""},
     {"non-resource POST", "POST", "/openapi/v2", false, "post", "", "", "", "", "", ""},
+    // Any other method is one label value, not whatever the client wrote (metric cardinality).
+    {"non-resource unknown method", "BREW", "/healthz", false, "other", "", "", "", "", "", ""},
+    {"resource unknown method", "BREW", "/api/v1/pods", true, "", "", "v1", "", "pods", "", ""},
 };
 
 class RequestInfoRules : public testing::TestWithParam<Case> {};
@@ -109,7 +112,7 @@ TEST_P(RequestInfoRules, Classifies) {
   const Case& c = GetParam();
   RequestInfo info = classify_request(c.method, c.target, "kubelet/v1.32.4 (linux/amd64)");
   EXPECT_EQ(info.is_resource_request, c.resource);
-  EXPECT_EQ(info.verb, c.verb);
+  EXPECT_EQ(verb_name(info.verb), c.verb);
   EXPECT_EQ(info.api_group, c.group);
   EXPECT_EQ(info.api_version, c.version);
   EXPECT_EQ(info.namespace_name, c.ns);
@@ -152,7 +155,7 @@ TEST(RequestInfo, QueryParametersAreDecoded) {
       "&resourceVersion=12345&timeoutSeconds=300&allowWatchBookmarks=true&watch=true&limit=500"
       "&continue=abc%3D",
       "kubelet");
-  EXPECT_EQ(info.verb, "watch");
+  EXPECT_EQ(info.verb, Verb::Watch);
   EXPECT_EQ(info.label_selector, "app in (web,db)");
   EXPECT_EQ(info.field_selector, "spec.nodeName=edge-1");
   EXPECT_EQ(info.resource_version, "12345");
