@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl
           libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
-          libgtest-dev libgmock-dev clang libclang-rt-14-dev)
+          libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@";
