@@ -17,7 +17,7 @@ std::string_view trim(std::string_view s) {
 }
 
 bool never_cached_resource(std::string_view resource) {
-  // Reviews are requests, not objects; CSRs carry credentials (reference/yurthub.md §2.4).
+  // Reviews are requests, not objects; CSRs carry credentials (docs/reference/yurthub.md §2.4).
   static constexpr std::string_view kNever[] = {
       "certificatesigningrequests", "subjectaccessreviews",    "selfsubjectaccessreviews",
       "localsubjectaccessreviews",  "selfsubjectrulesreviews", "tokenreviews",

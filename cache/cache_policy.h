@@ -1,9 +1,9 @@
 // CachePolicy: which components are cached (YurtHub's default cache agents plus the `cache_agents`
 // key of ConfigMap kube-system/yurt-hub-cfg, reloaded live; "*" caches every component that sends
-// a User-Agent) and which of their requests (reference/yurthub.md §2.3, §2.4): resource get, list
-// and watch, no subresource other than status, not the review and CSR kinds. Unlike YurtHub, any
-// number of selectors per resource: each list is its own ListIdentity. Thread-safe (the agent set
-// is an immutable snapshot swapped atomically).
+// a User-Agent) and which of their requests (docs/reference/yurthub.md §2.3, §2.4): resource get,
+// list and watch, no subresource other than status, not the review and CSR kinds. Unlike YurtHub,
+// any number of selectors per resource: each list is its own ListIdentity. Thread-safe (the agent
+// set is an immutable snapshot swapped atomically).
 #pragma once
 
 #include <memory>

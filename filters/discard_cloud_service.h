@@ -1,5 +1,5 @@
 // discardcloudservice: hides cloud-only Services from kube-proxy on edge nodes
-// (reference/yurthub.md §6.4). Created by the FilterChain's table in filters/registry.cc.
+// (docs/reference/yurthub.md §6.4). Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // forwardkubesvctraffic: points the `kubernetes` Service's EndpointSlice at this hub, so the
 // ClusterIP traffic that kube-proxy programs for pods talking to the apiserver lands on the hub
-// (reference/yurthub.md §6.8). Created by the FilterChain's table in filters/registry.cc.
+// (docs/reference/yurthub.md §6.8). Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // inclusterconfig: comments out `kubeconfig:` in the kube-system/kube-proxy ConfigMap so that
 // kube-proxy falls back to InClusterConfig and reaches the apiserver through this hub
-// (reference/yurthub.md §6.6). Created by the FilterChain's table in filters/registry.cc.
+// (docs/reference/yurthub.md §6.6). Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // masterservice: rewrites the `default/kubernetes` Service in kubelet's service lists and watches
 // so that the KUBERNETES_SERVICE_HOST/PORT kubelet gives pods point at this hub
-// (reference/yurthub.md §6.3). Created by the FilterChain's table in filters/registry.cc.
+// (docs/reference/yurthub.md §6.3). Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // nodeportisolation: hides NodePort/LoadBalancer Services from kube-proxy on nodes whose pool is
 // not listed in the Service's `nodeport.openyurt.io/listen` annotation, so their node ports are
-// not opened there (reference/yurthub.md §6.7). Created by the FilterChain's table in
+// not opened there (docs/reference/yurthub.md §6.7). Created by the FilterChain's table in
 // filters/registry.cc.
 #pragma once
 

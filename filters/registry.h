@@ -1,5 +1,6 @@
 // The table of built-in filters: chain order, default components, and whether cloud mode turns a
-// filter off (reference/yurthub.md §6.2). Read by the FilterManager; docs/filters.md mirrors it.
+// filter off (docs/reference/yurthub.md §6.2). Read by the FilterManager; docs/filters.md mirrors
+// it.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // serviceenvupdater: rewrites the KUBERNETES_SERVICE_HOST/PORT env entries that a Pod spec sets
 // explicitly, so those containers also reach the apiserver through this hub
-// (reference/yurthub.md §6.8). Created by the FilterChain's table in filters/registry.cc.
+// (docs/reference/yurthub.md §6.8). Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 
 #include <memory>

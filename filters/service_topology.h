@@ -1,6 +1,6 @@
 // servicetopology: keeps only the endpoints on this node or in this node's pool, as chosen by the
 // Service's `openyurt.io/topologyKeys` annotation, in the EndpointSlices and Endpoints that
-// kube-proxy, CoreDNS and ingress controllers list and watch (reference/yurthub.md §6.5).
+// kube-proxy, CoreDNS and ingress controllers list and watch (docs/reference/yurthub.md §6.5).
 // Created by the FilterChain's table in filters/registry.cc.
 #pragma once
 

@@ -2,8 +2,9 @@
 // identity) every --heartbeat-interval-seconds, each probe allowed --heartbeat-failed-retry
 // attempts of --heartbeat-timeout-seconds each. One failed probe marks a server unhealthy at once;
 // --heartbeat-healthy-threshold consecutive successes mark it healthy again; the first probe after
-// start decides immediately (YurtHub's state machine, reference/yurthub.md §3.3). Unlike YurtHub,
-// the probe is not the node's lease heartbeat: kubelet renews its own lease through the hub.
+// start decides immediately (YurtHub's state machine, docs/reference/yurthub.md §3.3). Unlike
+// YurtHub, the probe is not the node's lease heartbeat: kubelet renews its own lease through the
+// hub.
 //
 // Runs on one executor (the first worker's). probe_soon() may be called from any thread.
 #pragma once

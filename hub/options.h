@@ -1,5 +1,5 @@
 // HubOptions: everything the `yurthub` command line configures, with YurtHub's flag names and
-// defaults (reference/yurthub.md §1.3), plus `--kubeconfig` for the hub's own identity and
+// defaults (docs/reference/yurthub.md §1.3), plus `--kubeconfig` for the hub's own identity and
 // `--tls-cert-file`/`--tls-private-key-file` for the HTTPS proxy port. parse_flags() is pure
 // (argv in, options or a one-line error out); cmd/yurthub.cc prints the error and exits 2.
 #pragma once

@@ -1,7 +1,7 @@
 // RequestInfo: what a request is, in Kubernetes terms (verb, group/version/resource, subresource,
 // namespace, name, selectors, resourceVersion, timeoutSeconds) and who sent it (component = the
 // User-Agent before its first '/', lowercased). classify_request() is a pure function implementing
-// k8s.io/apiserver's RequestInfoFactory rules (reference/yurthub.md §2.1) plus the hub's own
+// k8s.io/apiserver's RequestInfoFactory rules (docs/reference/yurthub.md §2.1) plus the hub's own
 // fields. Called once per request by the proxy session; the cache and filters key on its result.
 #pragma once
 

@@ -1,5 +1,5 @@
-// CachePolicy: which components and requests are cached (reference/yurthub.md §2.3-2.4), and the
-// list identities that keep different selectors apart (YurtHub #1963).
+// CachePolicy: which components and requests are cached (docs/reference/yurthub.md §2.3-2.4), and
+// the list identities that keep different selectors apart (YurtHub #1963).
 #include "cache/cache_policy.h"
 
 #include <gtest/gtest.h>

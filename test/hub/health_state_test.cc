@@ -1,4 +1,4 @@
-// HealthState: YurtHub's per-server state machine (reference/yurthub.md §3.3), as sequences of
+// HealthState: YurtHub's per-server state machine (docs/reference/yurthub.md §3.3), as sequences of
 // probe outcomes and the health changes they must (and must not) cause.
 #include "hub/health_checker.h"
 

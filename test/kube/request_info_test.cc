@@ -1,5 +1,5 @@
 // Table-driven tests of classify_request against the Kubernetes RequestInfoFactory rules
-// (reference/yurthub.md §2.1): one row per rule, expected fields written out in full.
+// (docs/reference/yurthub.md §2.1): one row per rule, expected fields written out in full.
 #include "kube/request_info.h"
 
 #include <gtest/gtest.h>
