@@ -36,4 +36,16 @@ void append_query_param(std::string& target, std::string_view key, std::string_v
   target += percent_encode(value);
 }
 
+std::string host_port(std::string_view host, std::string_view port) {
+  std::string out;
+  out.reserve(host.size() + port.size() + 3);
+  const bool v6 = host.find(':') != std::string_view::npos;
+  if (v6) out += '[';
+  out += host;
+  if (v6) out += ']';
+  out += ':';
+  out += port;
+  return out;
+}
+
 }  // namespace yurthub::base

@@ -1,5 +1,6 @@
-// URL helpers for requests the hub makes itself (the net::Informer's list and watch): the encode
-// side of request_info.h's kube::percent_decode. Pure functions; thread-safe.
+// URL helpers for requests the hub makes itself (the net::Informer's list and watch, the loopback
+// client, Host headers): the encode side of request_info.h's kube::percent_decode. Pure
+// functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -15,5 +16,9 @@ std::string percent_encode(std::string_view text);
 // Appends `key=value` (both percent-encoded) to `target`, preceded by '?' if `target` has no query
 // yet and by '&' otherwise.
 void append_query_param(std::string& target, std::string_view key, std::string_view value);
+
+// "host:port" for a Host header or a URL authority, with an IPv6 literal in brackets
+// ("[::1]:10261"; RFC 3986 §3.2.2). `host` is a name or an IP literal without brackets.
+std::string host_port(std::string_view host, std::string_view port);
 
 }  // namespace yurthub::base

@@ -5,6 +5,7 @@
 #include <boost/beast/http/rfc7230.hpp>
 
 #include "base/log.h"
+#include "base/url.h"
 #include "hub/client_response_writer.h"
 #include "hub/hooks/cache_hooks.h"
 #include "hub/response_relay.h"
@@ -205,9 +206,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
       continue;
     }
     UpstreamConnectionPtr up = std::move(*acquired);
-    req.set(http::field::host, address.host.find(':') == std::string::npos
-                                   ? address.host + ":" + address.port
-                                   : "[" + address.host + "]:" + address.port);
+    req.set(http::field::host, base::host_port(address.host, address.port));
     ActiveScope scope(client_->active, up.get(), *server);
 
     bool client_failed = false;

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <variant>
 
+#include "base/url.h"
+
 namespace yurthub::hub {
 namespace {
 
@@ -313,8 +315,7 @@ Result<ServerAddress> parse_server_address(std::string_view entry) {
   }
   auto addr = split_host_port(authority);
   if (!addr) return addr;
-  const bool v6 = addr->host.find(':') != std::string::npos;
-  addr->url = "https://" + (v6 ? "[" + addr->host + "]" : addr->host) + ":" + addr->port;
+  addr->url = "https://" + base::host_port(addr->host, addr->port);
   return addr;
 }
 

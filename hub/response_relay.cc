@@ -38,14 +38,16 @@ boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer&
 }
 
 // What a client that must re-list sees: the apiserver's own way of saying "start over".
-constexpr std::string_view kCacheRelistEvent =
-    R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-    R"("message":"the hub's cache of this list failed a write; list again","reason":"Expired","code":410}})"
-    "\n";
-constexpr std::string_view kFilterRelistEvent =
-    R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-    R"("message":"what the hub's filters read changed; list again","reason":"Expired","code":410}})"
-    "\n";
+const std::string& cache_relist_event() {
+  static const std::string event = kube::watch_error_event(kube::api_error(
+      kube::Failure::Expired, "the hub's cache of this list failed a write; list again"));
+  return event;
+}
+const std::string& filter_relist_event() {
+  static const std::string event = kube::watch_error_event(
+      kube::api_error(kube::Failure::Expired, "what the hub's filters read changed; list again"));
+  return event;
+}
 
 }  // namespace
 
@@ -173,7 +175,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
     if (!head_sent) active.stop("client_gone");
     if (head_sent && feed.failed() && !client_encoded) {
       // The cache of this list is stale: make the client re-list now, not at the next event.
-      co_return co_await end_with_relist(framer, feed, kCacheRelistEvent, "cache_relist", result);
+      co_return co_await end_with_relist(framer, feed, cache_relist_event(), "cache_relist",
+                                         result);
     }
   }
 
@@ -187,7 +190,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
       active.correction_pending = false;
       std::string events;
       if (!filter->correct(&events)) {
-        co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist, result);
+        co_return co_await end_with_relist(framer, feed, filter_relist_event(), kFilterRelist,
+                                           result);
       }
       if (!events.empty()) {
         if (tap) tap->body(events);
@@ -236,7 +240,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
                                                 : (ec == beast::error::timeout ? "upstream_timeout"
                                                                                : "upstream_closed");
         if (reason == std::string_view(kFilterRelist)) {
-          co_return co_await end_with_relist(framer, feed, kFilterRelistEvent, kFilterRelist,
+          co_return co_await end_with_relist(framer, feed, filter_relist_event(), kFilterRelist,
                                              result);
         }
         shared_.metrics.streams_ended.with({reason}).inc();
@@ -269,7 +273,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(
       if (streaming && feed.failed() && !client_encoded && !body_done) {
         // The cache missed a write for this list: send what arrived, then make the client re-list.
         if (!co_await write_to_client(client_, framer.frame(piece, false), streaming)) break;
-        co_return co_await end_with_relist(framer, feed, kCacheRelistEvent, "cache_relist", result);
+        co_return co_await end_with_relist(framer, feed, cache_relist_event(), "cache_relist",
+                                           result);
       }
     } else {
       feed.out().clear();

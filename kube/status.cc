@@ -93,6 +93,10 @@ ApiError not_found_error(const StatusDetails& object) {
 
 ApiError bad_request_error(std::string message) { return {400, "BadRequest", std::move(message)}; }
 
+std::string watch_error_event(const ApiError& error) {
+  return R"({"type":"ERROR","object":)" + status_body(error) + "}\n";
+}
+
 std::string status_body(const ApiError& error) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);

@@ -65,6 +65,10 @@ ApiError bad_request_error(std::string message);
 // The compact Status JSON for an error.
 std::string status_body(const ApiError& error);
 
+// A watch stream's ERROR event carrying the error's Status, newline-terminated as the apiserver
+// frames JSON watch events: `{"type":"ERROR","object":{"kind":"Status",...}}`.
+std::string watch_error_event(const ApiError& error);
+
 // A short name for metrics labels ("no_healthy_server", ...).
 const char* failure_label(Failure failure);
 

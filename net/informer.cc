@@ -255,8 +255,8 @@ std::string Informer::State::target(std::optional<long> watch_timeout_seconds) c
 // Connects to the proxy port and writes a GET for `target`. `deadline` (from after the connect)
 // bounds the write and everything the caller then reads.
 asio::awaitable<Status> Informer::State::send(const std::string& target, Clock::duration deadline) {
-  const std::string port = std::to_string(options_.proxy_port);
-  const std::string where = options_.proxy_host + ":" + port;
+  const std::string where =
+      base::host_port(options_.proxy_host, std::to_string(options_.proxy_port));
   // The proxy port is the hub's own bind address (YurtHub's --bind-address is an IP).
   boost::system::error_code aec;
   const auto address = asio::ip::make_address(options_.proxy_host, aec);
@@ -269,9 +269,7 @@ asio::awaitable<Status> Informer::State::send(const std::string& target, Clock::
   if (cec) co_return make_error("connecting to " + where + ": " + cec.message());
 
   http::request<http::empty_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, options_.proxy_host.find(':') == std::string::npos
-                                 ? where
-                                 : "[" + options_.proxy_host + "]:" + port);
+  req.set(http::field::host, where);
   req.set(http::field::user_agent, options_.user_agent);
   req.set(http::field::accept, "application/json");
   req.keep_alive(false);

@@ -5,6 +5,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "base/url.h"
 #include "net/http_io.h"
 
 namespace yurthub::net {
@@ -17,7 +18,7 @@ asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor execu
                                                      std::string host, unsigned short port,
                                                      LocalRequest request,
                                                      std::chrono::milliseconds timeout) {
-  const std::string where = host + ":" + std::to_string(port);
+  const std::string where = base::host_port(host, std::to_string(port));
   boost::system::error_code aec;
   const auto address = asio::ip::make_address(host, aec);
   if (aec) co_return make_error("proxy host " + host + " is not an IP address");
@@ -29,7 +30,7 @@ asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor execu
   const auto verb = http::string_to_verb(request.method);
   if (verb == http::verb::unknown) co_return make_error("unknown method " + request.method);
   http::request<http::string_body> req{verb, request.target, 11};
-  req.set(http::field::host, address.is_v6() ? "[" + host + "]:" + std::to_string(port) : where);
+  req.set(http::field::host, where);
   for (const auto& [name, value] : request.headers) {
     if (!value.empty()) req.set(name, value);
   }

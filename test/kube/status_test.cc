@@ -16,6 +16,15 @@ TEST(Status, BodyHasTheApiserverShape) {
             R"("message":"pods \"nope\" not found","reason":"NotFound","code":404})");
 }
 
+// The shape of the apiserver's "too old resourceVersion" event (watch.go's ERROR with a Status).
+TEST(Status, WatchErrorEventCarriesTheStatus) {
+  const ApiError expired = api_error(Failure::Expired, "list again");
+  EXPECT_EQ(watch_error_event(expired),
+            R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)"
+            R"("status":"Failure","message":"list again","reason":"Expired","code":410}})"
+            "\n");
+}
+
 std::string fixture(const std::string& name) {
   std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/fixtures/apiserver-v1.26/" + name);
   std::stringstream ss;
