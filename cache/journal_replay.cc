@@ -3,7 +3,6 @@
 
 #include <rapidjson/document.h>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 
 #include "base/json_parse.h"
@@ -12,6 +11,7 @@
 #include "cache/writer_task.h"
 #include "net/http_io.h"
 #include "net/local_client.h"
+#include "net/spawn.h"
 
 namespace yurthub::cache {
 namespace {
@@ -31,7 +31,7 @@ JournalReplay::JournalReplay(Store& store, CacheWriter& writer, Journal& journal
 void JournalReplay::start(hub::ReplayContext context) {
   if (running_.exchange(true)) return;
   context_ = std::move(context);
-  asio::co_spawn(context_.executor, run(), asio::detached);
+  net::spawn_detached(context_.executor, run(), "journal replay");
 }
 
 void JournalReplay::stop() {

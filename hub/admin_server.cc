@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "net/http_io.h"
+#include "net/spawn.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -68,7 +69,12 @@ std::string render_process_metrics() {
       << "# TYPE process_open_fds gauge\nprocess_open_fds " << fds << "\n"
       << "# HELP process_start_time_seconds Start time of the process since unix epoch in "
          "seconds.\n"
-      << "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds " << start << "\n";
+      << "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds " << start << "\n"
+      << "# HELP node_yurthub_coroutine_exceptions_total Background tasks ended by an exception "
+         "(a bug; each is logged).\n"
+      << "# TYPE node_yurthub_coroutine_exceptions_total counter\n"
+         "node_yurthub_coroutine_exceptions_total "
+      << net::escaped_exceptions() << "\n";
   return out.str();
 }
 

@@ -9,13 +9,13 @@
 #include <type_traits>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 
 #include "hub/client_connection.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
+#include "net/spawn.h"
 
 namespace yurthub::hub {
 
@@ -43,8 +43,8 @@ void start_client_watch(const std::shared_ptr<ClientConnection<Stream>>& client)
   if (client->watching_client) return;
   boost::beast::get_lowest_layer(client->stream).expires_never();
   client->watching_client = true;
-  boost::asio::co_spawn(client->write_watchdog.get_executor(),
-                        client_stream_detail::watch_client(client), boost::asio::detached);
+  net::spawn_detached(client->write_watchdog.get_executor(),
+                      client_stream_detail::watch_client(client), "client watcher");
 }
 
 template <class Stream>

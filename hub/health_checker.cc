@@ -3,13 +3,13 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
 #include "base/log.h"
 #include "hub/upstream_pool.h"
+#include "net/spawn.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -62,7 +62,7 @@ HealthChecker::HealthChecker(asio::any_io_executor executor, ServerSet& servers,
 
 void HealthChecker::start() {
   for (std::size_t i = 0; i < servers_.size(); ++i) {
-    asio::co_spawn(executor_, run_server(i), asio::detached);
+    net::spawn_detached(executor_, run_server(i), "health checker");
   }
 }
 

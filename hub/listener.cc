@@ -2,11 +2,11 @@
 #include "hub/listener.h"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.h"
 #include "net/http_io.h"
+#include "net/spawn.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
@@ -38,7 +38,7 @@ tcp::endpoint Listener::local_endpoint() const {
 void Listener::start(std::vector<Worker*> workers, AcceptHandler on_accept) {
   workers_ = std::move(workers);
   on_accept_ = std::move(on_accept);
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+  net::spawn_detached(acceptor_.get_executor(), accept_loop(), "accept loop");
 }
 
 void Listener::close() {
@@ -61,7 +61,7 @@ asio::awaitable<void> Listener::accept_loop() {
       co_await backoff.async_wait(net::kNoThrow);
       continue;
     }
-    asio::co_spawn(worker.io(), on_accept_(std::move(socket), worker), asio::detached);
+    net::spawn_detached(worker.io(), on_accept_(std::move(socket), worker), "client session");
   }
 }
 

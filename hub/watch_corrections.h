@@ -16,11 +16,11 @@
 #include <string>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 
 #include "hub/client_connection.h"
 #include "hub/client_stream.h"
 #include "net/http_framing.h"
+#include "net/spawn.h"
 
 namespace yurthub::hub {
 
@@ -60,8 +60,8 @@ void request_corrections(const std::shared_ptr<ClientConnection<Stream>>& client
   a.correction_pending = true;
   if (!a.in_upstream_read || a.correcting) return;  // the relay corrects after its write
   a.correcting = true;
-  boost::asio::co_spawn(client->wake_timer.get_executor(),
-                        watch_corrections_detail::write_corrections(client), boost::asio::detached);
+  net::spawn_detached(client->wake_timer.get_executor(),
+                      watch_corrections_detail::write_corrections(client), "watch corrections");
 }
 
 // The relay's side: waits until no correction writer is running.
