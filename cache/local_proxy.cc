@@ -132,11 +132,11 @@ namespace {
 // Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
 // local change.
 bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field,
-                   const std::string& name, const LocalChange& change) {
-  if (!name.empty() && name != change.name) return false;
+                   const kube::RequestInfo& info, const LocalChange& change) {
+  if (!info.name.empty() && info.name != change.name) return false;
   rapidjson::Document doc;
   return base::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
-         field.matches(doc);
+         field.matches(doc, info.api_group, info.resource);
 }
 
 }  // namespace
@@ -288,7 +288,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
                  rapidjson::Document doc;
                  if (!base::parse_json(object.json, doc) || !doc.IsObject()) return true;
                  if (filter_labels && !label->matches_object(doc)) return true;
-                 if (filter_fields && !field->matches(doc)) return true;
+                 if (filter_fields && !field->matches(doc, info.api_group, info.resource))
+                   return true;
                }
                if (limit && items.size() == limit) {
                  more = true;
@@ -367,7 +368,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
     if (changes->overflowed()) break;  // the client re-watches, and lists if it must
     auto taken = changes->take();
     for (const LocalChange& change : taken) {
-      if (!label || !field || !watch_selects(*label, *field, info.name, change)) continue;
+      if (!label || !field || !watch_selects(*label, *field, info, change)) continue;
       const std::string event = "{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n";
       if (!co_await out.write(event)) co_return 200;
     }
