@@ -4,8 +4,8 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <boost/beast/core/detail/base64.hpp>
 
+#include "base/base64.h"
 #include "base/json_parse.h"
 
 namespace yurthub::cache {
@@ -24,8 +24,6 @@ constexpr std::pair<const char*, std::string JournalEntry::*> kStrings[] = {
     {"object", &JournalEntry::object},
     {"base", &JournalEntry::base},
 };
-
-namespace b64 = boost::beast::detail::base64;
 
 // A protobuf body is binary: it is kept in base64 ("bodyBase64": true), a JSON body as text.
 bool binary_body(const JournalEntry& entry) {
@@ -51,8 +49,7 @@ std::string encode_journal_entry(const JournalEntry& entry) {
   }
   w.Key("body");
   if (binary_body(entry)) {
-    std::string encoded(b64::encoded_size(entry.body.size()), '\0');
-    encoded.resize(b64::encode(encoded.data(), entry.body.data(), entry.body.size()));
+    const std::string encoded = base::encode_base64(entry.body);
     w.String(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()));
     w.Key("bodyBase64");
     w.Bool(true);
@@ -90,11 +87,9 @@ std::optional<JournalEntry> decode_journal_entry(std::uint64_t seq, std::string_
   std::string_view text(body->value.GetString(), body->value.GetStringLength());
   auto base64 = doc.FindMember("bodyBase64");
   if (base64 != doc.MemberEnd() && base64->value.IsBool() && base64->value.GetBool()) {
-    while (text.ends_with('=')) text.remove_suffix(1);  // Beast's decoder stops at the padding
-    entry.body.resize((text.size() + 3) / 4 * 3);
-    auto [written, read] = b64::decode(entry.body.data(), text.data(), text.size());
-    if (read != text.size()) return std::nullopt;
-    entry.body.resize(written);
+    auto decoded = base::decode_base64(text);  // padded, as encode_journal_entry writes it
+    if (!decoded) return std::nullopt;
+    entry.body = std::move(decoded).value();
   } else {
     entry.body = std::string(text);
   }

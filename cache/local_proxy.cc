@@ -6,8 +6,8 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <boost/beast/core/detail/base64.hpp>
 
+#include "base/base64.h"
 #include "base/json_parse.h"
 #include "cache/local_events.h"
 #include "kube/field_labels.h"
@@ -99,26 +99,17 @@ std::string encode_continue(const ContinuePoint& point) {
   w.Key("m");
   w.String(point.name.c_str(), static_cast<rapidjson::SizeType>(point.name.size()));
   w.EndObject();
-  std::string encoded(boost::beast::detail::base64::encoded_size(buf.GetSize()), '\0');
-  encoded.resize(
-      boost::beast::detail::base64::encode(encoded.data(), buf.GetString(), buf.GetSize()));
-  for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;  // base64url
-  while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
-  return "yh1." + encoded;
+  return "yh1." + base::encode_base64url({buf.GetString(), buf.GetSize()});
 }
 
 std::optional<ContinuePoint> decode_continue(std::string_view token) {
   if (token.substr(0, 4) != "yh1.") return std::nullopt;
-  std::string b64(token.substr(4));
-  for (char& c : b64) c = c == '-' ? '+' : c == '_' ? '/' : c;  // unpadded, as encoded
-  // decoded_size() assumes padded input; unpadded input needs the rounded-up size.
-  std::string raw((b64.size() + 3) / 4 * 3, '\0');
-  auto [written, read] = boost::beast::detail::base64::decode(raw.data(), b64.data(), b64.size());
-  if (read != b64.size()) return std::nullopt;
-  raw.resize(written);
+  auto raw = base::decode_base64url(token.substr(4));  // unpadded, as encoded
+  if (!raw) return std::nullopt;
   rapidjson::Document doc;
-  if (!base::parse_json(raw, doc) || !doc.IsObject() || !doc.HasMember("s") || !doc["s"].IsUint() ||
-      !doc.HasMember("n") || !doc["n"].IsString() || !doc.HasMember("m") || !doc["m"].IsString()) {
+  if (!base::parse_json(*raw, doc) || !doc.IsObject() || !doc.HasMember("s") ||
+      !doc["s"].IsUint() || !doc.HasMember("n") || !doc["n"].IsString() || !doc.HasMember("m") ||
+      !doc["m"].IsString()) {
     return std::nullopt;
   }
   return ContinuePoint{doc["s"].GetUint(), doc["n"].GetString(), doc["m"].GetString()};
@@ -132,11 +123,11 @@ namespace {
 // Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
 // local change.
 bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field,
-                   const std::string& name, const LocalChange& change) {
-  if (!name.empty() && name != change.name) return false;
+                   const kube::RequestInfo& info, const LocalChange& change) {
+  if (!info.name.empty() && info.name != change.name) return false;
   rapidjson::Document doc;
   return base::parse_json(change.json, doc) && doc.IsObject() && label.matches_object(doc) &&
-         field.matches(doc);
+         field.matches(doc, info.api_group, info.resource);
 }
 
 }  // namespace
@@ -289,7 +280,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
                  rapidjson::Document doc;
                  if (!base::parse_json(object.json, doc) || !doc.IsObject()) return true;
                  if (filter_labels && !label->matches_object(doc)) return true;
-                 if (filter_fields && !field->matches(doc)) return true;
+                 if (filter_fields && !field->matches(doc, info.api_group, info.resource))
+                   return true;
                }
                if (limit && items.size() == limit) {
                  more = true;
@@ -368,7 +360,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
     if (changes->overflowed()) break;  // the client re-watches, and lists if it must
     auto taken = changes->take();
     for (const LocalChange& change : taken) {
-      if (!label || !field || !watch_selects(*label, *field, info.name, change)) continue;
+      if (!label || !field || !watch_selects(*label, *field, info, change)) continue;
       const std::string event = "{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n";
       if (!co_await out.write(event)) co_return 200;
     }

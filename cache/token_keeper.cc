@@ -11,8 +11,8 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <boost/beast/core/detail/base64.hpp>
 
+#include "base/base64.h"
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "cache/offline_apply.h"
@@ -82,15 +82,6 @@ std::optional<TokenRequestKey> key_from_protobuf(std::string_view body) {
   return key;
 }
 
-std::string base64url(std::string_view bytes) {
-  namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::encoded_size(bytes.size()), '\0');
-  out.resize(b64::encode(out.data(), bytes.data(), bytes.size()));
-  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  return out;
-}
-
 // The stored value: "<expiry seconds>\n<the apiserver's JSON>".
 std::optional<std::pair<std::int64_t, std::string_view>> split_kept(std::string_view value) {
   const auto newline = value.find('\n');
@@ -128,15 +119,11 @@ std::optional<std::int64_t> jwt_expiry(std::string_view token) {
   const auto first = token.find('.');
   const auto second = first == std::string_view::npos ? first : token.find('.', first + 1);
   if (second == std::string_view::npos) return std::nullopt;
-  std::string payload(token.substr(first + 1, second - first - 1));
-  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  std::string json((payload.size() + 3) / 4 * 3, '\0');
-  namespace b64 = boost::beast::detail::base64;
-  auto [written, read] = b64::decode(json.data(), payload.data(), payload.size());
-  if (read != payload.size()) return std::nullopt;
-  json.resize(written);
+  // RFC 7515: base64url without padding.
+  auto json = base::decode_base64url(token.substr(first + 1, second - first - 1));
+  if (!json) return std::nullopt;
   rapidjson::Document claims;
-  if (!base::parse_json(json, claims) || !claims.IsObject()) return std::nullopt;
+  if (!base::parse_json(*json, claims) || !claims.IsObject()) return std::nullopt;
   auto exp = claims.FindMember("exp");
   if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
   return exp->value.GetInt64();
@@ -326,15 +313,15 @@ std::string TokenKeeper::fake(const TokenRequestKey& key) const {
     put(w, "system:serviceaccount:" + key.namespace_name + ":" + key.service_account);
     w.EndObject();
   }
-  const std::string signing_input = base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
-                                    base64url({claims.GetString(), claims.GetSize()});
+  const std::string signing_input = base::encode_base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
+                                    base::encode_base64url({claims.GetString(), claims.GetSize()});
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_length = 0;
   HMAC(EVP_sha256(), fake_key_.data(), static_cast<int>(fake_key_.size()),
        reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size(), mac,
        &mac_length);
-  const std::string jwt =
-      signing_input + "." + base64url({reinterpret_cast<const char*>(mac), mac_length});
+  const std::string jwt = signing_input + "." +
+                          base::encode_base64url({reinterpret_cast<const char*>(mac), mac_length});
 
   rapidjson::StringBuffer out;
   Writer w(out);

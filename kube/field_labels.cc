@@ -1,8 +1,10 @@
-// Field selectors the apiserver supports per resource; see field_labels.h.
+// Field selectors the apiserver supports per resource, and their values; see field_labels.h.
 #include "kube/field_labels.h"
 
 #include <algorithm>
 #include <vector>
+
+#include "base/json_parse.h"
 
 namespace yurthub::kube {
 namespace {
@@ -52,6 +54,45 @@ const std::vector<Conversion>& conversions() {
   return kConversions;
 }
 
+// The JSON member at dotted `path`, or nullptr (also when a parent is not an object).
+const rapidjson::Value* member_at(const rapidjson::Value& object, std::string_view path) {
+  const rapidjson::Value* current = &object;
+  while (true) {
+    size_t dot = path.find('.');
+    std::string_view segment = path.substr(0, dot);
+    if (!current->IsObject()) return nullptr;
+    auto it =
+        current->FindMember(rapidjson::Value(rapidjson::StringRef(segment.data(), segment.size())));
+    if (it == current->MemberEnd()) return nullptr;
+    current = &it->value;
+    if (dot == std::string_view::npos) return current;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+// A JSON member as a selector compares it: see selectable_field in field_labels.h.
+std::string json_text(const rapidjson::Value* value) {
+  if (value == nullptr || value->IsNull()) return "";
+  if (value->IsString()) return std::string(value->GetString(), value->GetStringLength());
+  return base::to_json(*value);
+}
+
+// A Go bool or integer field printed by fmt.Sprint/strconv: absent (or null) is its zero value.
+std::string scalar_text(const rapidjson::Value* value, const char* zero) {
+  return value == nullptr || value->IsNull() ? zero : json_text(value);
+}
+
+// status.podIP of the field set is the internal type's PodIPs[0].IP. Converting v1 to internal,
+// status.podIP (when set) wins over status.podIPs, and fills PodIPs when podIPs is empty
+// (Convert_v1_PodStatus_To_core_PodStatus); objects the apiserver serves have both agreeing.
+std::string pod_ip(const rapidjson::Value& pod) {
+  const rapidjson::Value* ip = member_at(pod, "status.podIP");
+  if (ip != nullptr && ip->IsString() && ip->GetStringLength() > 0) return json_text(ip);
+  const rapidjson::Value* ips = member_at(pod, "status.podIPs");
+  if (ips == nullptr || !ips->IsArray() || ips->Empty()) return "";
+  return json_text(member_at((*ips)[0], "ip"));
+}
+
 }  // namespace
 
 std::optional<std::string> unsupported_field_label(std::string_view group,
@@ -73,6 +114,29 @@ std::optional<std::string> unsupported_field_label(std::string_view group,
     }
   }
   return std::nullopt;
+}
+
+std::string selectable_field(std::string_view group, std::string_view resource,
+                             const rapidjson::Value& object, std::string_view path) {
+  if (group.empty() && resource == "nodes" && path == "spec.unschedulable") {
+    // NodeToSelectableFields: fmt.Sprint(node.Spec.Unschedulable), "false" when absent.
+    return scalar_text(member_at(object, path), "false");
+  }
+  if (group.empty() && resource == "pods") {
+    // ToSelectableFields (pkg/registry/core/pod/strategy.go).
+    if (path == "status.podIP") return pod_ip(object);
+    if (path == "status.podIPs") return "";  // converted as a label, but not in the field set
+    if (path == "spec.host") return json_text(member_at(object, "spec.nodeName"));  // conversion
+    if (path == "spec.hostNetwork") return scalar_text(member_at(object, path), "false");
+  }
+  if (path == "status.replicas" && ((group.empty() && resource == "replicationcontrollers") ||
+                                    (group == "apps" && resource == "replicasets"))) {
+    return scalar_text(member_at(object, path), "0");  // strconv.Itoa(int(Status.Replicas))
+  }
+  if (group == "batch" && resource == "jobs" && path == "status.successful") {
+    return scalar_text(member_at(object, "status.succeeded"), "0");  // Status.Succeeded
+  }
+  return json_text(member_at(object, path));
 }
 
 }  // namespace yurthub::kube

@@ -1,13 +1,16 @@
 // Which field selectors kube-apiserver v1.26 accepts per resource (the field label conversion
 // functions each API group registers, pkg/apis/*/v1/conversion.go; every other kind gets
-// runtime.DefaultMetaV1FieldSelectorConversion: metadata.name and metadata.namespace only). The
-// offline path asks this so that a selector the apiserver would refuse gets its 400 offline too,
-// not a list filtered on a field the cloud never filters on. Pure; used by LocalProxy.
+// runtime.DefaultMetaV1FieldSelectorConversion: metadata.name and metadata.namespace only), and
+// the value each selectable field has on an object (the field sets of pkg/registry/*/strategy.go).
+// The offline path asks this so that a selector the apiserver would refuse gets its 400 offline
+// too, and one it takes selects what the cloud would. Pure; used by LocalProxy and FieldSelector.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <rapidjson/document.h>
 
 #include "kube/selector.h"
 
@@ -20,5 +23,16 @@ namespace yurthub::kube {
 std::optional<std::string> unsupported_field_label(std::string_view group,
                                                    std::string_view resource,
                                                    const FieldSelector& selector);
+
+// The text field `path` has on `object` (v1 JSON) of `group`/`resource` in the apiserver's field
+// set for that kind (NodeToSelectableFields, pod ToSelectableFields... in v1.26), which is what a
+// field selector compares. Where the field set derives a value it is derived here: a boolean or
+// integer field that is absent counts as its Go zero value ("false", "0"), pods' status.podIP is
+// the first of status.podIPs, spec.host is spec.nodeName, jobs' status.successful is
+// status.succeeded. Any other path is the JSON member at that dotted path: a string as is,
+// missing or null as "", booleans and numbers by their JSON text, objects and arrays by their
+// compact JSON text.
+std::string selectable_field(std::string_view group, std::string_view resource,
+                             const rapidjson::Value& object, std::string_view path);
 
 }  // namespace yurthub::kube

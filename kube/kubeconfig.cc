@@ -1,10 +1,9 @@
 // Kubeconfig loading (see kubeconfig.h): YAML (or JSON, which is YAML) via yaml-cpp, base64 of
-// the *-data fields via OpenSSL, PEM blocks picked by type so one combined cert+key file (YurtHub's
-// pki/yurthub-current.pem) serves both client-certificate and client-key. Called once at startup
-// by cmd/yurthub.cc; yaml-cpp's exceptions are caught here and never escape.
+// the *-data fields via base/base64.h, PEM blocks picked by type so one combined cert+key file
+// (YurtHub's pki/yurthub-current.pem) serves both client-certificate and client-key. Called once at
+// startup by cmd/yurthub.cc; yaml-cpp's exceptions are caught here and never escape.
 #include "kube/kubeconfig.h"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -13,6 +12,8 @@
 #include <filesystem>
 #include <string_view>
 #include <vector>
+
+#include "base/base64.h"
 
 namespace yurthub::kube {
 namespace {
@@ -49,30 +50,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_base64_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/';
-}
-
 // Standard padded base64, as Go's encoding/json decodes []byte (line breaks ignored).
 Result<std::string> decode_base64(std::string_view text) {
   std::string in;
   for (char c : text) {
     if (!is_space(c)) in.push_back(c);
   }
-  std::size_t pad = 0;
-  while (pad < 2 && pad < in.size() && in[in.size() - 1 - pad] == '=') ++pad;
-  for (std::size_t i = 0; i + pad < in.size(); ++i) {
-    if (!is_base64_char(in[i])) return make_error("invalid base64 (bad character)");
-  }
-  if (in.size() % 4 != 0) return make_error("invalid base64 (length not a multiple of 4)");
-  std::string out(in.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  if (n < 0) return make_error("invalid base64");
-  out.resize(static_cast<std::size_t>(n) - pad);  // EVP_DecodeBlock counts padding as zero bytes
-  return out;
+  return base::decode_base64(in);
 }
 
 // The PEM blocks of `text` that are certificates (all of them, in order: a chain) or, with

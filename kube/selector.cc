@@ -12,7 +12,7 @@
 #include <tuple>
 #include <utility>
 
-#include "base/json_parse.h"
+#include "kube/field_labels.h"
 
 namespace yurthub::kube {
 namespace {
@@ -457,25 +457,6 @@ std::string escape_value(std::string_view value) {
   return out;
 }
 
-// The text a field compares as: see FieldSelector in selector.h.
-std::string field_text(const rapidjson::Value& object, std::string_view path) {
-  const rapidjson::Value* current = &object;
-  while (true) {
-    size_t dot = path.find('.');
-    std::string_view segment = path.substr(0, dot);
-    if (!current->IsObject()) return "";
-    rapidjson::Value name(rapidjson::StringRef(segment.data(), segment.size()));
-    auto it = current->FindMember(name);
-    if (it == current->MemberEnd()) return "";
-    current = &it->value;
-    if (dot == std::string_view::npos) break;
-    path.remove_prefix(dot + 1);
-  }
-  if (current->IsString()) return std::string(current->GetString(), current->GetStringLength());
-  if (current->IsNull()) return "";
-  return base::to_json(*current);
-}
-
 // Sorts by the tuple `order` returns and drops duplicates.
 template <class T, class Order>
 void sort_unique(std::vector<T>& items, Order order) {
@@ -559,9 +540,10 @@ Result<FieldSelector> FieldSelector::parse(std::string_view text) {
   return selector;
 }
 
-bool FieldSelector::matches(const rapidjson::Value& object) const {
+bool FieldSelector::matches(const rapidjson::Value& object, std::string_view group,
+                            std::string_view resource) const {
   return std::all_of(requirements_.begin(), requirements_.end(), [&](const FieldRequirement& r) {
-    return (field_text(object, r.path) == r.value) == r.equals;
+    return (selectable_field(group, resource, object, r.path) == r.value) == r.equals;
   });
 }
 

@@ -64,16 +64,19 @@ struct FieldRequirement {
 };
 
 // A field selector: the AND of `path=value`, `path==value`, `path!=value` terms, comma separated
-// (k8s.io/apimachinery/pkg/fields; values may escape `\,` `\=` `\\`). A path is resolved as nested
-// object members; a missing field compares as "" (so `spec.nodeName=` matches unscheduled pods),
-// booleans and numbers compare by their JSON text ("true", "3"), null compares as "", objects and
-// arrays by their compact JSON text. Like fields.ParseSelector, terms are not trimmed and paths are
-// not validated here (the apiserver rejects unsupported field labels per resource, later).
+// (k8s.io/apimachinery/pkg/fields; values may escape `\,` `\=` `\\`). A path compares as the
+// apiserver's field set for the object's resource gives it (kube::selectable_field in
+// field_labels.h: a missing string field is "", so `spec.nodeName=` matches unscheduled pods; a
+// node's missing spec.unschedulable is "false"). Like fields.ParseSelector, terms are not trimmed
+// and paths are not validated here (the apiserver rejects unsupported field labels per resource,
+// later; see unsupported_field_label).
 class FieldSelector {
  public:
   static Result<FieldSelector> parse(std::string_view text);
 
-  bool matches(const rapidjson::Value& object) const;
+  // Whether `object` (v1 JSON) of `group`/`resource` (e.g. "", "nodes") matches every term.
+  bool matches(const rapidjson::Value& object, std::string_view group,
+               std::string_view resource) const;
   bool empty() const { return requirements_.empty(); }
   // Sufficient, sound test like LabelSelector::covers (`p!=x` is also implied by `p=y`, y != x).
   bool covers(const FieldSelector& narrower) const;

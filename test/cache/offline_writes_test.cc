@@ -527,5 +527,23 @@ TEST(JournalEntryTest, ProtobufBodiesSurviveAsBase64) {
   EXPECT_EQ(*decoded, e);
 }
 
+// Entries journaled before base/base64.h (Beast's encoder: standard alphabet, padded) read back
+// the same, and are written byte for byte as before.
+TEST(JournalEntryTest, EarlierEntriesOnDiskStillDecode) {
+  const std::string on_disk =
+      R"({"v":1,"created":1700000000,"baseResourceVersion":0,"method":"POST",)"
+      R"("target":"/api/v1/namespaces/default/events",)"
+      R"("contentType":"application/vnd.kubernetes.protobuf","userAgent":"kubelet/v1.26.1",)"
+      R"("component":"kubelet","authorization":"","object":"/v1/events/default/e","base":"",)"
+      R"("body":"azhzAAqA/w==","bodyBase64":true})";
+  auto decoded = decode_journal_entry(8, on_disk);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->body, std::string("k8s\0\n\x80\xff", 7));
+  EXPECT_EQ(encode_journal_entry(*decoded), on_disk);
+  std::string bad = on_disk;
+  bad.replace(bad.find("azhzAAqA/w=="), 12, "azhzAAqA/w=");  // truncated padding
+  EXPECT_FALSE(decode_journal_entry(8, bad));
+}
+
 }  // namespace
 }  // namespace yurthub::cache

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <boost/beast/core/detail/base64.hpp>
 
+#include "base/base64.h"
 #include "cache/token_keeper.h"
 #include "test/cache/cache_test_support.h"
 
@@ -31,14 +31,7 @@ kube::RequestInfo token_request(const char* agent = "kubelet/v1.26.1") {
                                 agent);
 }
 
-std::string base64url(const std::string& text) {
-  namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::encoded_size(text.size()), '\0');
-  out.resize(b64::encode(out.data(), text.data(), text.size()));
-  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  return out;
-}
+std::string base64url(const std::string& text) { return base::encode_base64url(text); }
 
 // The apiserver's answer to kubelet: status says 3607 s, the JWT itself says a year.
 std::string answer(std::int64_t jwt_exp, const std::string& status_exp) {
@@ -128,11 +121,9 @@ TEST_F(TokenKeeperTest, APlaceholderIsAShortLivedTokenNoApiserverAccepts) {
   // The claims say what it is.
   std::string claims = token.substr(token.find('.') + 1);
   claims = claims.substr(0, claims.find('.'));
-  for (char& c : claims) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  std::string json((claims.size() + 3) / 4 * 3, '\0');
-  auto [written, read] =
-      boost::beast::detail::base64::decode(json.data(), claims.data(), claims.size());
-  json.resize(written);
+  auto decoded = base::decode_base64url(claims);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  const std::string& json = *decoded;
   EXPECT_NE(json.find(R"("iss":"yurthub-offline-placeholder")"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("sub":"system:serviceaccount:default:default")"), std::string::npos)
       << json;

@@ -2,7 +2,8 @@
 // whitespace and keyword rules, key/value validation, the `in ()` quirk), matching against label
 // maps and objects, covers() (including a brute-force soundness check over a small universe of
 // label sets) and canonical(); field selector parsing (escapes, operators, empty terms), matching
-// against pods (missing fields, null, booleans, numbers), covers() and required_value().
+// against pods (missing fields, null, booleans, numbers), the apiserver's per-kind field sets
+// (nodes' spec.unschedulable, pods' status.podIP), covers() and required_value().
 #include "kube/selector.h"
 
 #include <gtest/gtest.h>
@@ -443,15 +444,65 @@ TEST(FieldSelectorTest, Matches) {
   for (const auto& c : kFieldMatchCases) {
     SCOPED_TRACE("selector: " + c.selector);
     FieldSelector selector = must_parse_fields(c.selector);
-    EXPECT_EQ(selector.matches(scheduled), c.scheduled);
-    EXPECT_EQ(selector.matches(unscheduled), c.unscheduled);
+    EXPECT_EQ(selector.matches(scheduled, "", "pods"), c.scheduled);
+    EXPECT_EQ(selector.matches(unscheduled, "", "pods"), c.unscheduled);
   }
 }
 
 TEST(FieldSelectorTest, MatchesNonObject) {
   rapidjson::Document array = parse_json("[1]");
-  EXPECT_TRUE(must_parse_fields("a=").matches(array));
-  EXPECT_FALSE(must_parse_fields("a=1").matches(array));
+  EXPECT_TRUE(must_parse_fields("a=").matches(array, "", "configmaps"));
+  EXPECT_FALSE(must_parse_fields("a=1").matches(array, "", "configmaps"));
+}
+
+// The apiserver selects on its field set for the kind, not on the JSON: NodeToSelectableFields
+// (pkg/registry/core/node/strategy.go) has "spec.unschedulable":
+// fmt.Sprint(node.Spec.Unschedulable), so a node without the field is "false".
+TEST(FieldSelectorTest, NodeWithoutUnschedulableIsFalse) {
+  rapidjson::Document plain = parse_json(R"({"metadata":{"name":"edge-1"},"spec":{}})");
+  rapidjson::Document no_spec = parse_json(R"({"metadata":{"name":"edge-2"}})");
+  rapidjson::Document cordoned =
+      parse_json(R"({"metadata":{"name":"edge-3"},"spec":{"unschedulable":true}})");
+  FieldSelector schedulable = must_parse_fields("spec.unschedulable=false");
+  EXPECT_TRUE(schedulable.matches(plain, "", "nodes"));
+  EXPECT_TRUE(schedulable.matches(no_spec, "", "nodes"));
+  EXPECT_FALSE(schedulable.matches(cordoned, "", "nodes"));
+  EXPECT_FALSE(must_parse_fields("spec.unschedulable=").matches(plain, "", "nodes"));
+  EXPECT_TRUE(must_parse_fields("spec.unschedulable!=true").matches(plain, "", "nodes"));
+  EXPECT_TRUE(must_parse_fields("spec.unschedulable=true").matches(cordoned, "", "nodes"));
+  // Only nodes have that field set: another kind reads the JSON.
+  EXPECT_FALSE(schedulable.matches(plain, "", "configmaps"));
+}
+
+// The pod field set (ToSelectableFields, pkg/registry/core/pod/strategy.go): status.podIP is
+// PodIPs[0].IP of the internal pod ("" without one), whose v1 status.podIP, when set, is the
+// first; spec.host is converted to spec.nodeName; status.podIPs is no field of the set;
+// spec.hostNetwork defaults to "false".
+TEST(FieldSelectorTest, PodFieldSet) {
+  rapidjson::Document dual = parse_json(
+      R"({"spec":{"nodeName":"edge-1"},"status":{"podIP":"10.0.0.5",
+          "podIPs":[{"ip":"10.0.0.5"},{"ip":"fd00::5"}]}})");
+  rapidjson::Document ips_only = parse_json(R"({"status":{"podIPs":[{"ip":"10.0.0.6"}]}})");
+  rapidjson::Document no_ip = parse_json(R"({"status":{"phase":"Pending"}})");
+  EXPECT_TRUE(must_parse_fields("status.podIP=10.0.0.5").matches(dual, "", "pods"));
+  EXPECT_FALSE(must_parse_fields("status.podIP=fd00::5").matches(dual, "", "pods"));
+  EXPECT_TRUE(must_parse_fields("status.podIP=10.0.0.6").matches(ips_only, "", "pods"));
+  EXPECT_TRUE(must_parse_fields("status.podIP=").matches(no_ip, "", "pods"));
+  EXPECT_TRUE(must_parse_fields("status.podIPs=").matches(dual, "", "pods"));
+  EXPECT_TRUE(must_parse_fields("spec.host=edge-1").matches(dual, "", "pods"));
+  EXPECT_TRUE(must_parse_fields("spec.hostNetwork=false").matches(no_ip, "", "pods"));
+}
+
+// Integer fields print their Go zero value when absent: strconv.Itoa(int(rs.Status.Replicas)) for
+// replica sets and replication controllers, strconv.Itoa(int(job.Status.Succeeded)) for jobs'
+// status.successful.
+TEST(FieldSelectorTest, IntegerFieldsDefaultToZero) {
+  rapidjson::Document empty = parse_json(R"({"status":{}})");
+  rapidjson::Document done = parse_json(R"({"status":{"succeeded":2}})");
+  EXPECT_TRUE(must_parse_fields("status.replicas=0").matches(empty, "apps", "replicasets"));
+  EXPECT_TRUE(must_parse_fields("status.replicas=0").matches(empty, "", "replicationcontrollers"));
+  EXPECT_TRUE(must_parse_fields("status.successful=0").matches(empty, "batch", "jobs"));
+  EXPECT_TRUE(must_parse_fields("status.successful=2").matches(done, "batch", "jobs"));
 }
 
 const std::vector<CoversCase> kFieldCoversCases = {
