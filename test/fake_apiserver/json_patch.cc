@@ -1,8 +1,10 @@
 // JSON Patch and JSON Merge Patch; see json_patch.h. The JSON patch follows what the apiserver's
 // evanphx/json-patch v4 does where it departs from RFC 6902: "replace" of a missing object member
 // adds it, negative array indices count from the end, an absent "value" is null, "test" of a
-// missing member passes for a null value, and the whole-document path "" is refused for add and
-// remove (but not for replace and test).
+// missing member passes for a null value, copy from a missing member copies null, scalars are
+// compared by their JSON text, text before a path's first '/' is ignored, and the whole-document
+// path "" is refused for add and remove (replace "" with a scalar is ignored). A "test" without
+// "value" on a missing member panics json-patch: a 500 (PatchFailure::Unknown) here.
 #include "test/fake_apiserver/json_patch.h"
 
 #include <string_view>
@@ -20,12 +22,14 @@ PatchError rejected(std::string message) {
   return PatchError{PatchFailure::Rejected, std::move(message)};
 }
 
-// A JSON pointer's reference tokens, "~1" and "~0" decoded (RFC 6901 section 4). nullopt for a
-// pointer that does not start with '/' ("" included: it names the whole document).
+// A path's reference tokens, "~1" and "~0" decoded (RFC 6901 section 4). As evanphx/json-patch's
+// findObject splits it: on '/', ignoring whatever comes before the first one ("a/b" is "/b").
+// nullopt for a path without '/' ("" included: it names the whole document).
 std::optional<std::vector<std::string>> split_pointer(std::string_view pointer) {
-  if (pointer.empty() || pointer[0] != '/') return std::nullopt;
+  const std::size_t first = pointer.find('/');
+  if (first == std::string_view::npos) return std::nullopt;
   std::vector<std::string> tokens;
-  std::size_t start = 1;
+  std::size_t start = first + 1;
   while (true) {
     std::size_t slash = pointer.find('/', start);
     std::string_view raw =
@@ -100,7 +104,34 @@ class JsonPatcher {
   rapidjson::Document& doc_;
   Allocator& alloc_;
   std::size_t copied_bytes_ = 0;
+
+ public:
+  // An operation on which evanphx/json-patch v4 dereferences a nil value and panics (a "test"
+  // without "value" on a missing or null member): the apiserver answers 500.
+  bool panicked = false;
+  bool has_value = false;  // the current operation has a "value" member
 };
+
+// Equality as evanphx/json-patch's lazyNode.equal: objects by their members, arrays element by
+// element, anything else by its JSON text, so 1 and 1.0 differ.
+bool patch_equal(const Value& a, const Value& b) {
+  if (a.IsObject() && b.IsObject()) {
+    if (a.MemberCount() != b.MemberCount()) return false;
+    for (const auto& m : a.GetObject()) {
+      auto it = b.FindMember(m.name);
+      if (it == b.MemberEnd() || !patch_equal(m.value, it->value)) return false;
+    }
+    return true;
+  }
+  if (a.IsArray() && b.IsArray()) {
+    if (a.Size() != b.Size()) return false;
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+      if (!patch_equal(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return to_json(a) == to_json(b);
+}
 
 // The last member called `name`: Go's decoding into a map keeps the last of duplicate keys.
 const Value* last_member(const Value& op, std::string_view name) {
@@ -131,7 +162,9 @@ std::optional<std::string> JsonPatcher::apply(const Value& op) {
   if ((kind == "move" || kind == "copy") && !has_from)
     return kind + " operation failed to decode from";
   Value value;  // an absent "value" is null, as in evanphx/json-patch
-  if (const Value* v = last_member(op, "value")) value.CopyFrom(*v, alloc_);
+  const Value* given = last_member(op, "value");
+  has_value = given != nullptr;
+  if (given != nullptr) value.CopyFrom(*given, alloc_);
   if (kind == "add") return add(path, std::move(value));
   if (kind == "remove") return remove(path, nullptr);
   if (kind == "replace") return replace(path, std::move(value));
@@ -199,8 +232,8 @@ std::optional<std::string> JsonPatcher::remove(const std::string& path, Value* r
 
 std::optional<std::string> JsonPatcher::replace(const std::string& path, Value value) {
   if (path.empty()) {
-    if (!value.IsObject() && !value.IsArray())
-      return "replace operation value must be object or array";
+    // json-patch v4 returns errors.Wrapf(nil, ...) here, which is nil: a scalar is ignored.
+    if (!value.IsObject() && !value.IsArray()) return std::nullopt;
     static_cast<Value&>(doc_) = std::move(value);
     return std::nullopt;
   }
@@ -225,7 +258,11 @@ std::optional<std::string> JsonPatcher::test(const std::string& path, const Valu
       return "error in test for path: '" + path + "': Unable to access invalid index";
     }
   }
-  bool equal = target == nullptr ? value.IsNull() : json_equal(*target, value);
+  if ((target == nullptr || target->IsNull()) && !has_value) {
+    panicked = true;
+    return "test of " + path + " without a value (json-patch v4 dereferences nil)";
+  }
+  bool equal = target == nullptr || target->IsNull() ? value.IsNull() : patch_equal(*target, value);
   if (!equal) return "testing value " + path + " failed: test failed";
   return std::nullopt;
 }
@@ -233,9 +270,14 @@ std::optional<std::string> JsonPatcher::test(const std::string& path, const Valu
 std::optional<std::string> JsonPatcher::copy(const std::string& from, const std::string& path) {
   auto tokens = split_pointer(from);
   Value* parent = tokens ? parent_of(doc_, *tokens) : nullptr;
-  Value* source = parent != nullptr ? child(*parent, tokens->back()) : nullptr;
-  if (source == nullptr) return "copy operation does not apply: doc is missing from path: " + from;
-  Value value(*source, alloc_);
+  if (parent == nullptr) return "copy operation does not apply: doc is missing from path: " + from;
+  Value* source = child(*parent, tokens->back());
+  if (source == nullptr && parent->IsArray()) {
+    return "error in copy for from: '" + from + "': Unable to access invalid index";
+  }
+  // A missing object member reads as nil in json-patch v4, and nil is copied as null.
+  Value value;
+  if (source != nullptr) value.CopyFrom(*source, alloc_);
   copied_bytes_ += to_json(value).size();
   if (copied_bytes_ > kJsonPatchMaxCopyBytes) {
     return "Unable to complete the copy, the accumulated size increase of copy is " +
@@ -305,7 +347,10 @@ std::optional<PatchError> apply_json_patch(rapidjson::Document& doc, const Value
   JsonPatcher patcher(work);
   Value empty(rapidjson::kObjectType);
   for (const auto& op : patch.GetArray()) {
-    if (auto error = patcher.apply(op.IsNull() ? empty : op)) return rejected(std::move(*error));
+    if (auto error = patcher.apply(op.IsNull() ? empty : op)) {
+      if (patcher.panicked) return PatchError{PatchFailure::Unknown, std::move(*error)};
+      return rejected(std::move(*error));
+    }
   }
   doc.Swap(work);
   return std::nullopt;

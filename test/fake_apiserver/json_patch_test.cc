@@ -91,6 +91,25 @@ const Case kApiserver[] = {
      R"({"a":{"b":[1]},"c":{"b":[1]}})"},
     {"move from a missing member fails", R"({"a":1})", R"([{"op":"move","from":"/x","path":"/y"}])",
      nullptr},
+    // The cases below were found by comparing with the hub's kube/json_patch.cc and settled by
+    // reading json-patch v4.12.0's patch.go (the version kube-apiserver v1.26 vendors).
+    // copy: con.get() of a missing key is (nil, nil), and deepCopy(nil) adds null.
+    {"copy from a missing member copies null", R"({"a":1})",
+     R"([{"op":"copy","from":"/x","path":"/y"}])", R"({"a":1,"y":null})"},
+    {"copy from past the end of an array fails", R"({"a":[1]})",
+     R"([{"op":"copy","from":"/a/5","path":"/y"}])", nullptr},
+    // replace "": errors.Wrapf(err, ...) with err == nil is nil, so a scalar is ignored.
+    {"replace of the whole document with a scalar does nothing", R"({"a":1})",
+     R"([{"op":"replace","path":"","value":3}])", R"({"a":1})"},
+    // findObject splits on '/' and drops what precedes the first one.
+    {"text before the first slash is ignored", R"({"a":1})",
+     R"([{"op":"add","path":"x/b","value":2}])", R"({"a":1,"b":2})"},
+    // lazyNode.equal compares scalars by their JSON text.
+    {"test compares numbers by their text", R"({"a":1})",
+     R"([{"op":"test","path":"/a","value":1.0}])", nullptr},
+    {"test of an equal object passes", R"({"a":{"x":[1,"s"],"y":true}})",
+     R"([{"op":"test","path":"/a","value":{"y":true,"x":[1,"s"]}}])",
+     R"({"a":{"x":[1,"s"],"y":true}})"},
 };
 
 void run(const Case& c) {
@@ -114,6 +133,19 @@ TEST(JsonPatchTest, Rfc6902AppendixA) {
 
 TEST(JsonPatchTest, ApiserverDeparturesFromTheRfc) {
   for (const Case& c : kApiserver) run(c);
+}
+
+// test without "value" on a missing member: json-patch v4 reads op.value().raw through a nil
+// pointer and panics, which the apiserver answers with a 500.
+TEST(JsonPatchTest, TestWithoutValueOnAMissingMemberIsAServerError) {
+  auto doc = json(R"({"a":1})");
+  auto error = apply_json_patch(doc, json(R"([{"op":"test","path":"/b"}])"));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->failure, PatchFailure::Unknown) << error->message;
+  // On a present member it is an ordinary failed test.
+  error = apply_json_patch(doc, json(R"([{"op":"test","path":"/a"}])"));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->failure, PatchFailure::Rejected) << error->message;
 }
 
 TEST(JsonPatchTest, MalformedPatchesAreBadRequestsAndTooManyOperationsTooLarge) {
