@@ -90,26 +90,21 @@ class JsonPatcher {
  public:
   explicit JsonPatcher(rapidjson::Document& doc) : doc_(doc), alloc_(doc.GetAllocator()) {}
 
-  // Applies one operation; an error message if it does not apply.
-  std::optional<std::string> apply(const Value& op);
+  // Applies one operation; why it does not apply, if it does not.
+  std::optional<PatchError> apply(const Value& op);
 
  private:
   std::optional<std::string> add(const std::string& path, Value value);
   std::optional<std::string> remove(const std::string& path, Value* removed);
   std::optional<std::string> replace(const std::string& path, Value value);
-  std::optional<std::string> test(const std::string& path, const Value& value);
+  // `given`: the operation's "value", nullptr when it has none.
+  std::optional<PatchError> test(const std::string& path, const Value* given);
   std::optional<std::string> copy(const std::string& from, const std::string& path);
   std::optional<std::string> move(const std::string& from, const std::string& path);
 
   rapidjson::Document& doc_;
   Allocator& alloc_;
   std::size_t copied_bytes_ = 0;
-
- public:
-  // An operation on which evanphx/json-patch v4 dereferences a nil value and panics (a "test"
-  // without "value" on a missing or null member): the apiserver answers 500.
-  bool panicked = false;
-  bool has_value = false;  // the current operation has a "value" member
 };
 
 // Equality as evanphx/json-patch's lazyNode.equal: objects by their members, arrays element by
@@ -148,7 +143,7 @@ std::string string_member(const Value& op, const char* name, bool* present) {
   return *present ? std::string(v->GetString(), v->GetStringLength()) : "";
 }
 
-std::optional<std::string> JsonPatcher::apply(const Value& op) {
+std::optional<PatchError> JsonPatcher::apply(const Value& op) {
   bool has_op = false, has_path = false, has_from = false;
   std::string kind = string_member(op, "op", &has_op);
   std::string path = string_member(op, "path", &has_path);
@@ -156,21 +151,28 @@ std::optional<std::string> JsonPatcher::apply(const Value& op) {
   if (!has_op) kind = "unknown";
   if (kind != "add" && kind != "remove" && kind != "replace" && kind != "move" && kind != "test" &&
       kind != "copy") {
-    return "Unexpected kind: " + kind;
+    return rejected("Unexpected kind: " + kind);
   }
-  if (!has_path) return kind + " operation failed to decode path";
+  if (!has_path) return rejected(kind + " operation failed to decode path");
   if ((kind == "move" || kind == "copy") && !has_from)
-    return kind + " operation failed to decode from";
-  Value value;  // an absent "value" is null, as in evanphx/json-patch
+    return rejected(kind + " operation failed to decode from");
   const Value* given = last_member(op, "value");
-  has_value = given != nullptr;
+  if (kind == "test") return test(path, given);
+  Value value;  // an absent "value" is null, as in evanphx/json-patch
   if (given != nullptr) value.CopyFrom(*given, alloc_);
-  if (kind == "add") return add(path, std::move(value));
-  if (kind == "remove") return remove(path, nullptr);
-  if (kind == "replace") return replace(path, std::move(value));
-  if (kind == "test") return test(path, value);
-  if (kind == "copy") return copy(from, path);
-  return move(from, path);
+  std::optional<std::string> error;
+  if (kind == "add")
+    error = add(path, std::move(value));
+  else if (kind == "remove")
+    error = remove(path, nullptr);
+  else if (kind == "replace")
+    error = replace(path, std::move(value));
+  else if (kind == "copy")
+    error = copy(from, path);
+  else
+    error = move(from, path);
+  if (error) return rejected(std::move(*error));
+  return std::nullopt;
 }
 
 std::optional<std::string> JsonPatcher::add(const std::string& path, Value value) {
@@ -247,23 +249,28 @@ std::optional<std::string> JsonPatcher::replace(const std::string& path, Value v
   return add(path, std::move(value));
 }
 
-std::optional<std::string> JsonPatcher::test(const std::string& path, const Value& value) {
+std::optional<PatchError> JsonPatcher::test(const std::string& path, const Value* given) {
   const Value* target = &doc_;
   if (!path.empty()) {
     auto tokens = split_pointer(path);
     Value* parent = tokens ? parent_of(doc_, *tokens) : nullptr;
-    if (parent == nullptr) return "test operation does not apply: is missing path: " + path;
+    if (parent == nullptr)
+      return rejected("test operation does not apply: is missing path: " + path);
     target = child(*parent, tokens->back());
     if (target == nullptr && parent->IsArray()) {
-      return "error in test for path: '" + path + "': Unable to access invalid index";
+      return rejected("error in test for path: '" + path + "': Unable to access invalid index");
     }
   }
-  if ((target == nullptr || target->IsNull()) && !has_value) {
-    panicked = true;
-    return "test of " + path + " without a value (json-patch v4 dereferences nil)";
+  const bool target_null = target == nullptr || target->IsNull();
+  if (target_null && given == nullptr) {
+    // json-patch v4 reads op.value().raw through a nil pointer and panics: the apiserver's 500.
+    return PatchError{PatchFailure::Unknown,
+                      "test of " + path + " without a value (json-patch v4 dereferences nil)"};
   }
-  bool equal = target == nullptr || target->IsNull() ? value.IsNull() : patch_equal(*target, value);
-  if (!equal) return "testing value " + path + " failed: test failed";
+  const Value null_value;  // an absent "value" is null
+  const Value& value = given != nullptr ? *given : null_value;
+  const bool equal = target_null ? value.IsNull() : patch_equal(*target, value);
+  if (!equal) return rejected("testing value " + path + " failed: test failed");
   return std::nullopt;
 }
 
@@ -347,10 +354,7 @@ std::optional<PatchError> apply_json_patch(rapidjson::Document& doc, const Value
   JsonPatcher patcher(work);
   Value empty(rapidjson::kObjectType);
   for (const auto& op : patch.GetArray()) {
-    if (auto error = patcher.apply(op.IsNull() ? empty : op)) {
-      if (patcher.panicked) return PatchError{PatchFailure::Unknown, std::move(*error)};
-      return rejected(std::move(*error));
-    }
+    if (auto error = patcher.apply(op.IsNull() ? empty : op)) return error;
   }
   doc.Swap(work);
   return std::nullopt;
