@@ -39,16 +39,39 @@ FieldSelector must_parse_fields(const std::string& text) {
 
 // ---- Label selectors ----
 
-struct LabelParseCase {
+// One selector text and what parsing it must give (label and field selectors alike).
+struct ParseCase {
   std::string text;
   std::string canonical;  // expected canonical() when the parse succeeds
   std::string error;      // non-empty: the parse must fail with a message containing this
 };
 
+// Parses every case with Selector::parse; a selector that parses must also parse back from its
+// canonical() to the same requirements.
+template <class Selector>
+void check_parse_cases(const std::vector<ParseCase>& cases) {
+  for (const auto& c : cases) {
+    SCOPED_TRACE("selector: " + c.text);
+    auto selector = Selector::parse(c.text);
+    if (!c.error.empty()) {
+      ASSERT_FALSE(selector.ok()) << "parsed as " << selector->canonical();
+      EXPECT_NE(selector.error().message.find(c.error), std::string::npos)
+          << selector.error().message;
+      continue;
+    }
+    ASSERT_TRUE(selector.ok()) << selector.error().message;
+    EXPECT_EQ(selector->canonical(), c.canonical);
+    EXPECT_EQ(selector->empty(), c.canonical.empty());
+    auto again = Selector::parse(selector->canonical());
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->requirements(), selector->requirements());
+  }
+}
+
 const std::string k63(63, 'a');
 const std::string k64(64, 'a');
 
-const std::vector<LabelParseCase> kLabelParseCases = {
+const std::vector<ParseCase> kLabelParseCases = {
     {"", "", ""},
     {"  \t ", "", ""},
     {"a=b", "a=b", ""},
@@ -116,25 +139,7 @@ const std::vector<LabelParseCase> kLabelParseCases = {
     {std::string("a=b\0c", 5), "", "NUL byte"},
 };
 
-TEST(LabelSelectorTest, Parse) {
-  for (const auto& c : kLabelParseCases) {
-    SCOPED_TRACE("selector: " + c.text);
-    auto selector = LabelSelector::parse(c.text);
-    if (!c.error.empty()) {
-      ASSERT_FALSE(selector.ok()) << "parsed as " << selector->canonical();
-      EXPECT_NE(selector.error().message.find(c.error), std::string::npos)
-          << selector.error().message;
-      continue;
-    }
-    ASSERT_TRUE(selector.ok()) << selector.error().message;
-    EXPECT_EQ(selector->canonical(), c.canonical);
-    EXPECT_EQ(selector->empty(), c.canonical.empty());
-    // canonical() parses back to the same selector.
-    auto again = LabelSelector::parse(selector->canonical());
-    ASSERT_TRUE(again.ok()) << again.error().message;
-    EXPECT_EQ(again->requirements(), selector->requirements());
-  }
-}
+TEST(LabelSelectorTest, Parse) { check_parse_cases<LabelSelector>(kLabelParseCases); }
 
 TEST(LabelSelectorTest, ParseErrorNamesTheSelector) {
   auto selector = LabelSelector::parse("a in x");
@@ -339,13 +344,7 @@ TEST(LabelSelectorTest, CoversIsSound) {
 
 // ---- Field selectors ----
 
-struct FieldParseCase {
-  std::string text;
-  std::string canonical;
-  std::string error;
-};
-
-const std::vector<FieldParseCase> kFieldParseCases = {
+const std::vector<ParseCase> kFieldParseCases = {
     {"", "", ""},
     {",", "", ""},
     {"metadata.name=foo", "metadata.name=foo", ""},
@@ -371,24 +370,7 @@ const std::vector<FieldParseCase> kFieldParseCases = {
     {R"(a=x\)", "", R"(invalid escape sequence: \)"},
 };
 
-TEST(FieldSelectorTest, Parse) {
-  for (const auto& c : kFieldParseCases) {
-    SCOPED_TRACE("selector: " + c.text);
-    auto selector = FieldSelector::parse(c.text);
-    if (!c.error.empty()) {
-      ASSERT_FALSE(selector.ok()) << "parsed as " << selector->canonical();
-      EXPECT_NE(selector.error().message.find(c.error), std::string::npos)
-          << selector.error().message;
-      continue;
-    }
-    ASSERT_TRUE(selector.ok()) << selector.error().message;
-    EXPECT_EQ(selector->canonical(), c.canonical);
-    EXPECT_EQ(selector->empty(), c.canonical.empty());
-    auto again = FieldSelector::parse(selector->canonical());
-    ASSERT_TRUE(again.ok()) << again.error().message;
-    EXPECT_EQ(again->requirements(), selector->requirements());
-  }
-}
+TEST(FieldSelectorTest, Parse) { check_parse_cases<FieldSelector>(kFieldParseCases); }
 
 TEST(FieldSelectorTest, ParsedRequirements) {
   FieldSelector selector = must_parse_fields(R"(spec.nodeName!=,metadata.name==a\,b\=c\\d)");
