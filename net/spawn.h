@@ -5,7 +5,6 @@
 // coroutine's own errors are values (Result, error_code), never exceptions.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <utility>
