@@ -7,16 +7,6 @@
 namespace yurthub::cache {
 namespace {
 
-// Only plain JSON is cached: the Forwarder asks for it, but an apiserver may still answer with
-// something else (a Table from an aggregated API, protobuf from an old one).
-bool is_plain_json(std::string_view content_type) {
-  const auto semicolon = content_type.find(';');
-  const std::string_view media = content_type.substr(0, semicolon);
-  if (media != "application/json") return false;
-  return semicolon == std::string_view::npos ||
-         content_type.find("as=", semicolon) == std::string_view::npos;
-}
-
 // LMDB keys are at most 511 bytes. A list identity past this (a huge selector) is not cached at
 // all: one unwritable list record would otherwise fail every group commit it is part of.
 constexpr std::size_t kMaxIdentityKeyBytes = 400;
@@ -90,12 +80,11 @@ bool NodeCache::cacheable(const kube::RequestInfo& info) const {
 }
 
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,
-                                                 std::string_view content_type,
                                                  std::string_view request_body) {
   if (keeps_answer(info)) {
     // kubelet's lease answers (so the lease is known offline after a restart) and TokenRequest
     // answers (so pods mount their tokens after an offline reboot).
-    if ((status != 200 && status != 201) || !is_plain_json(content_type)) return nullptr;
+    if (status != 200 && status != 201) return nullptr;
     if (wants_request_body(info)) {
       auto key = read_token_request(info, std::string_view(info.content_type), request_body);
       return key && status == 201 ? tokens_.tap(std::move(*key)) : nullptr;
@@ -105,7 +94,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
         ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}
             .get_set());
   }
-  if (status != 200 || !is_plain_json(content_type)) return nullptr;
+  if (status != 200) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
   auto identity = policy_.identity(info);
   if (!identity) return nullptr;

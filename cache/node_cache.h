@@ -48,7 +48,6 @@ class NodeCache : public hub::CacheHooks {
   bool cacheable(const kube::RequestInfo& info) const override;
   bool wants_request_body(const kube::RequestInfo& info) const override;
   std::unique_ptr<hub::ResponseTap> tap(const kube::RequestInfo& info, unsigned status,
-                                        std::string_view content_type,
                                         std::string_view request_body) override;
   bool serves_offline(const kube::RequestInfo& info) const override;
   boost::asio::awaitable<unsigned> serve_offline(const kube::RequestInfo& info,

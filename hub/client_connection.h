@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +14,7 @@
 
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
+#include "hub/hooks/stream_end.h"
 #include "hub/upstream_pool.h"
 #include "net/streams.h"
 
@@ -35,7 +37,7 @@ struct ActiveUpstream {
   std::size_t server = 0;
   bool streaming = false;                     // relaying a watch or another long-running response
   bool offline = false;                       // answered by the cache (no upstream connection)
-  const char* stop_reason = nullptr;          // set by stop(); the relay ends and reports it
+  std::optional<StreamEnd> stop_reason;       // set by stop(); the relay ends and reports it
   boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
 
   // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
@@ -48,8 +50,8 @@ struct ActiveUpstream {
   bool correction_pending = false;  // the relay must correct after its current write
 
   // Ends the exchange from outside: records why and aborts whatever it is waiting on.
-  void stop(const char* reason) {
-    if (stop_reason == nullptr) stop_reason = reason;
+  void stop(StreamEnd reason) {
+    if (!stop_reason) stop_reason = reason;
     if (connection != nullptr) net::cancel_socket(connection->stream);
     if (wake != nullptr) wake->cancel();
   }

@@ -77,13 +77,13 @@ asio::awaitable<bool> ClientResponseWriter<Stream>::finish() {
 }
 
 template <class Stream>
-asio::awaitable<std::optional<std::string>> ClientResponseWriter<Stream>::wait_until(
+asio::awaitable<std::optional<StreamEnd>> ClientResponseWriter<Stream>::wait_until(
     std::chrono::steady_clock::time_point deadline) {
   auto& active = client_->active;
-  if (active.stop_reason) co_return std::string(active.stop_reason);
+  if (active.stop_reason) co_return active.stop_reason;
   client_->wake_timer.expires_at(deadline);
   co_await client_->wake_timer.async_wait(net::kNoThrow);
-  if (active.stop_reason) co_return std::string(active.stop_reason);
+  if (active.stop_reason) co_return active.stop_reason;
   co_return std::nullopt;
 }
 

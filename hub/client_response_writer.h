@@ -24,7 +24,7 @@ class ClientResponseWriter : public ResponseWriter {
   boost::asio::awaitable<bool> start(unsigned status, std::string_view content_type) override;
   boost::asio::awaitable<bool> write(std::string_view bytes) override;
   boost::asio::awaitable<bool> finish() override;
-  boost::asio::awaitable<std::optional<std::string>> wait_until(
+  boost::asio::awaitable<std::optional<StreamEnd>> wait_until(
       std::chrono::steady_clock::time_point deadline) override;
   std::function<void()> waker() override;
 

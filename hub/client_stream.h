@@ -30,7 +30,7 @@ boost::asio::awaitable<void> watch_client(std::shared_ptr<ClientConnection<Strea
         co_await client->stream.async_read_some(boost::asio::buffer(sink), net::kNoThrow);
     if (!client->watching_client) co_return;
     if (ec) {
-      client->active.stop("client_gone");
+      client->active.stop(StreamEnd::ClientGone);
       co_return;
     }
   }

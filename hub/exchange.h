@@ -8,6 +8,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include "hub/hooks/stream_end.h"
 #include "kube/status.h"
 
 namespace yurthub::hub {
@@ -23,7 +24,7 @@ struct ForwardResult {
   std::uint64_t request_bytes = 0;
   std::uint64_t response_bytes = 0;
   std::optional<kube::Failure> failure;  // set when the hub answered with its own error
-  const char* stream_end = nullptr;      // why a stream ended before the apiserver ended it
+  std::optional<StreamEnd> stream_end;   // why a response ended before its source ended it
 };
 
 }  // namespace yurthub::hub

@@ -96,17 +96,44 @@ template <class Stream>
 asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                                                           const kube::RequestInfo& info,
                                                           bool client_keep_alive) {
+  prepare(parser, info);
+  if (framing_doubt_) client_keep_alive = false;
+  std::optional<Refusal> refusal = co_await wait_for_filters();
+  if (refusal) {
+    co_return co_await fail(refusal->failure, refusal->detail, parser, client_keep_alive,
+                            ForwardResult{});
+  }
+  if (plan_.keyed_body) {
+    const BodyRead read = co_await read_whole_body(parser, kMaxKeyedBodyBytes);
+    if (read.failure) {
+      co_return co_await fail(*read.failure, "while reading the request body", parser, false,
+                              ForwardResult{});
+    }
+    if (!read.complete) co_return ForwardResult{};  // the client went away
+    body_read_ = true;
+    // Sent whole, framed by its length.
+    net::set_body_framing(parser.get(), false, request_body_.size());
+  }
+  refusal = co_await wait_for_servers(info);
+  if (refusal) {
+    co_return co_await fail(refusal->failure, refusal->detail, parser, client_keep_alive,
+                            ForwardResult{});
+  }
+  co_return co_await exchange(parser, info, client_keep_alive);
+}
+
+template <class Stream>
+void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& info) {
   auto& req = parser.get();
   client_version_ = req.version();
   // A body has this long to arrive, whatever its pace: a fresh timeout per read would let a
   // client trickling a byte at a time hold a slot for ever.
   body_deadline_ = std::chrono::steady_clock::now() + shared_.options.request_body_timeout;
-  const bool upgrade = net::is_upgrade_request(req);
-  const bool has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
-  const Identity identity = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
-  const bool framing_doubt = names_framing_in_connection(req);
-  if (framing_doubt) client_keep_alive = false;
-  if (identity == Identity::Bearer)
+  upgrade_ = net::is_upgrade_request(req);
+  has_body_ = parser.chunked() || parser.content_length().value_or(0) > 0;
+  identity_ = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
+  framing_doubt_ = names_framing_in_connection(req);
+  if (identity_ == Identity::Bearer)
     client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
   if (auto replay = req.find(kReplayHeader); replay != req.end()) {
@@ -116,48 +143,43 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   CacheHooks* cache = shared_.cache;
   // A HEAD's response has no body for the cache or the filters to read.
   const bool head_only = req.method() == http::verb::head;
-  const bool cached = cache && !head_only && cache->cacheable(info);
-  FilterHooks* filters = shared_.filters;
-  std::unique_ptr<ResponseFilter> filter = filters && !head_only ? filters->filter(info) : nullptr;
-  const bool filtered = filter != nullptr;
-  if (filtered && !filters->ready()) {
-    // Polled: readiness flips once per process, so a waiter list would buy nothing.
-    const bool ready = co_await poll_until([filters] { return filters->ready(); },
-                                           kFiltersReadyWait, std::chrono::milliseconds(100));
-    if (!ready) {
-      co_return co_await fail(kube::Failure::FiltersNotReady,
-                              "the informers of nodes, nodepools and services have not synced",
-                              parser, client_keep_alive, ForwardResult{});
-    }
-  }
-  net::strip_hop_by_hop(req, upgrade);
+  if (shared_.filters && !head_only) filter_ = shared_.filters->filter(info);
+  const bool cacheable = cache && cache->cacheable(info);
+  plan_ = plan_request(head_only, cacheable, filter_ != nullptr,
+                       cacheable && cache->wants_request_body(info));
+
+  net::strip_hop_by_hop(req, upgrade_);
   const auto length = parser.content_length();
   net::set_body_framing(req, parser.chunked(),
                         length ? std::optional<std::uint64_t>(*length) : std::nullopt);
   req.version(11);
-  if (framing_doubt) req.keep_alive(false);  // the apiserver closes it: never back in the pool
-  if (identity == Identity::Hub) {
+  if (framing_doubt_) req.keep_alive(false);  // the apiserver closes it: never back in the pool
+  if (identity_ == Identity::Hub) {
     // The node's identity is lent to local clients as it is, never with their own additions.
     strip_borrowed_identity(req);
     if (!shared_.tls.hub_token.empty()) {
       req.set(http::field::authorization, "Bearer " + shared_.tls.hub_token);
     }
   }
-  // The cache reads JSON: kubelet and kube-proxy ask for protobuf but accept JSON (and kubectl's
-  // Table and aggregated-discovery forms fall back to plain JSON). docs/offline-semantics.md.
-  if (cached || filtered) req.set(http::field::accept, "application/json");
-  if (cached && cache->wants_request_body(info)) {
-    const BodyRead read = co_await read_whole_body(parser, kMaxKeyedBodyBytes);
-    if (read.failure) {
-      co_return co_await fail(*read.failure, "while reading the request body", parser, false,
-                              ForwardResult{});
-    }
-    if (!read.complete) co_return ForwardResult{};  // the client went away
-    body_read_ = true;
-    // Sent whole, framed by its length.
-    net::set_body_framing(req, false, request_body_.size());
-  }
+  if (plan_.ask_json()) req.set(http::field::accept, "application/json");
+}
 
+template <class Stream>
+asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
+Forwarder<Stream>::wait_for_filters() {
+  FilterHooks* filters = shared_.filters;
+  if (!plan_.filter || filters->ready()) co_return std::nullopt;
+  // Polled: readiness flips once per process, so a waiter list would buy nothing.
+  const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
+                                         std::chrono::milliseconds(100));
+  if (ready) co_return std::nullopt;
+  co_return Refusal{kube::Failure::FiltersNotReady,
+                    "the informers of nodes, nodepools and services have not synced"};
+}
+
+template <class Stream>
+asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
+Forwarder<Stream>::wait_for_servers(const kube::RequestInfo& info) {
   if (shared_.health && !shared_.health->initial_probes_done()) {
     // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
     // from the cache although the apiserver is fine. One probe takes at most its attempts'
@@ -168,35 +190,39 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
         std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
         std::chrono::milliseconds(20));
   }
-  if (cache && !replaying_ && kube::is_write_verb(info.verb) && cache->write_pending(info) &&
-      shared_.servers.any_healthy()) {
-    // Writes made offline to this object go first, in order (design §6).
-    const bool replayed = co_await poll_until(
-        [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); }, kReplayWait,
-        std::chrono::milliseconds(100));
-    if (!replayed) {
-      co_return co_await fail(kube::Failure::ReplayPending,
-                              info.resource + " \"" + info.name + "\"", parser, client_keep_alive,
-                              ForwardResult{});
-    }
+  CacheHooks* cache = shared_.cache;
+  if (!cache || replaying_ || !kube::is_write_verb(info.verb) || !cache->write_pending(info) ||
+      !shared_.servers.any_healthy()) {
+    co_return std::nullopt;
   }
+  // Writes made offline to this object go first, in order (design §6).
+  const bool replayed = co_await poll_until(
+      [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); }, kReplayWait,
+      std::chrono::milliseconds(100));
+  if (replayed) co_return std::nullopt;
+  co_return Refusal{kube::Failure::ReplayPending, info.resource + " \"" + info.name + "\""};
+}
+
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser,
+                                                           const kube::RequestInfo& info,
+                                                           bool keep_alive) {
+  auto& req = parser.get();
   ForwardResult result;
   std::vector<bool> tried(shared_.servers.size());
   std::string last_error;
   bool fresh_retry_used = false;
   for (;;) {
     auto server = shared_.servers.pick(tried);
-    if (!server) {
-      if (last_error.empty()) {
-        co_return co_await unreachable(kube::Failure::NoHealthyServer,
-                                       "every apiserver is unhealthy", parser, info,
-                                       client_keep_alive, result);
-      }
-      co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
-                                     client_keep_alive, result);
+    if (!server && last_error.empty()) {
+      co_return co_await unreachable(kube::Failure::NoHealthyServer, "every apiserver is unhealthy",
+                                     parser, info, keep_alive, result);
     }
-    const ServerAddress& address = shared_.servers.address(*server);
-    auto acquired = co_await worker_.pool().acquire(*server, identity);
+    if (!server) {
+      co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
+                                     keep_alive, result);
+    }
+    auto acquired = co_await worker_.pool().acquire(*server, identity_);
     if (!acquired) {
       // Nothing was sent: trying another healthy server is safe for any method.
       upstream_failed(*server, "connect");
@@ -206,71 +232,105 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
       continue;
     }
     UpstreamConnectionPtr up = std::move(*acquired);
+    const ServerAddress& address = shared_.servers.address(*server);
     req.set(http::field::host, base::host_port(address.host, address.port));
     ActiveScope scope(client_->active, up.get(), *server);
+    ResponseParser rp;
+    boost::system::error_code ec;
+    const Attempt outcome = co_await attempt(*up, parser, rp, info, result, ec);
+    if (outcome == Attempt::Header) {
+      co_return co_await relay_response(std::move(up), rp, parser, info, keep_alive, result);
+    }
+    // A pooled connection the apiserver had closed: retry once on a fresh one if the request
+    // had no body (nothing is lost by sending it again).
+    if (outcome != Attempt::ClientFailed && outcome != Attempt::Timeout && up->reused &&
+        !has_body_ && !fresh_retry_used) {
+      fresh_retry_used = true;
+      continue;
+    }
+    co_return co_await attempt_failed(outcome, *server, ec, parser, info, result);
+  }
+}
 
-    bool client_failed = false;
-    const bool sent = co_await send_request(*up, parser, result, client_failed);
-    if (!sent && client_failed) {
+template <class Stream>
+asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
+    UpstreamConnection& up, RequestParser& parser, ResponseParser& rp,
+    const kube::RequestInfo& info, ForwardResult& result, boost::system::error_code& ec) {
+  bool client_failed = false;
+  const bool sent = co_await send_request(up, parser, result, client_failed);
+  if (!sent) co_return client_failed ? Attempt::ClientFailed : Attempt::Closed;
+  rp.header_limit(kMaxResponseHeaderBytes);
+  rp.body_limit(boost::none);
+  if (parser.get().method() == http::verb::head) rp.skip(true);
+  beast::get_lowest_layer(up.stream).expires_after(response_header_timeout(info));
+  auto [rec, rn] = co_await http::async_read_header(up.stream, up.buffer, rp, net::kNoThrow);
+  ec = rec;
+  if (!ec) co_return Attempt::Header;
+  if (ec == beast::error::timeout) co_return Attempt::Timeout;
+  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    co_return Attempt::BadResponse;
+  }
+  co_return Attempt::Closed;
+}
+
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::attempt_failed(
+    Attempt outcome, std::size_t server, const boost::system::error_code& ec, RequestParser& parser,
+    const kube::RequestInfo& info, ForwardResult result) {
+  const std::string& url = shared_.servers.address(server).url;
+  switch (outcome) {
+    case Attempt::ClientFailed:
       if (result.failure) {
         co_return co_await fail(*result.failure, "while reading the request body", parser, false,
                                 result);
       }
       result.keep_alive = false;
       co_return result;
-    }
-
-    ResponseParser rp;
-    rp.header_limit(kMaxResponseHeaderBytes);
-    rp.body_limit(boost::none);
-    if (head_only) rp.skip(true);
-    boost::system::error_code ec;
-    if (sent) {
-      beast::get_lowest_layer(up->stream).expires_after(response_header_timeout(info));
-      auto [rec, rn] = co_await http::async_read_header(up->stream, up->buffer, rp, net::kNoThrow);
-      ec = rec;
-    }
-    if (!sent || ec) {
-      // A pooled connection the apiserver had closed: retry once on a fresh one if the request
-      // had no body (nothing is lost by sending it again).
-      if (up->reused && !has_body && !fresh_retry_used && ec != beast::error::timeout) {
-        fresh_retry_used = true;
-        continue;
-      }
-      if (ec == beast::error::timeout) {
-        upstream_failed(*server, "timeout");
-        co_return co_await unreachable(kube::Failure::UpstreamTimeout, address.url, parser, info,
-                                       false, result);
-      }
-      if (ec && ec.category() == http::make_error_code(http::error::bad_version).category() &&
-          ec != http::error::end_of_stream && ec != http::error::partial_message) {
-        upstream_failed(*server, "bad_response");
-        co_return co_await fail(kube::Failure::BadUpstreamResponse,
-                                address.url + ": " + ec.message(), parser, false, result);
-      }
-      upstream_failed(*server, "closed");
-      co_return co_await unreachable(kube::Failure::UpstreamClosed, address.url, parser, info,
-                                     false, result);
-    }
-    ResponseRelay<Stream> relay(client_, worker_);
-    if (upgrade && rp.get().result() == http::status::switching_protocols) {
-      co_return co_await relay.tunnel(std::move(up), rp, result);
-    }
-    std::unique_ptr<ResponseTap> tap;
-    if (cached) {
-      tap = cache->tap(info, rp.get().result_int(),
-                       std::string_view(rp.get()[http::field::content_type]), request_body_);
-    }
-    // Only a successful JSON body is what the filters read; a Status error passes as sent.
-    const unsigned code = rp.get().result_int();
-    if (filter &&
-        (code / 100 != 2 || code == 204 ||
-         !std::string_view(rp.get()[http::field::content_type]).starts_with("application/json"))) {
-      filter.reset();
-    }
-    co_return co_await relay.relay(std::move(up), rp, info, client_keep_alive && parser.is_done(),
-                                   client_version_, tap.get(), filter.get(), result);
+    case Attempt::Timeout:
+      upstream_failed(server, "timeout");
+      co_return co_await unreachable(kube::Failure::UpstreamTimeout, url, parser, info, false,
+                                     result);
+    case Attempt::BadResponse:
+      upstream_failed(server, "bad_response");
+      co_return co_await fail(kube::Failure::BadUpstreamResponse, url + ": " + ec.message(), parser,
+                              false, result);
+    default:
+      upstream_failed(server, "closed");
+      co_return co_await unreachable(kube::Failure::UpstreamClosed, url, parser, info, false,
+                                     result);
   }
+}
+
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
+    UpstreamConnectionPtr up, ResponseParser& rp, RequestParser& parser,
+    const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
+  ResponseRelay<Stream> relay(client_, worker_, info, std::move(up), rp);
+  const auto& res = rp.get();
+  if (upgrade_ && res.result() == http::status::switching_protocols) {
+    co_return co_await relay.tunnel(std::move(result));
+  }
+  const ResponseHead head{res.result_int(),
+                          std::string_view(res[http::field::content_type]),
+                          std::string_view(res[http::field::content_encoding]),
+                          rp.chunked(),
+                          rp.content_length().has_value(),
+                          rp.is_done()};
+  const ClientSide client{client_version_, keep_alive && parser.is_done(), info.is_long_running(),
+                          shared_.draining};
+  const ResponsePlan plan = plan_response(plan_, head, client);
+  if (plan.unread_because) {
+    YH_LOG(Warning) << (plan_.filter ? "filters" : "cache") << ": the response to "
+                    << kube::verb_name(info.verb) << " " << info.path << " is "
+                    << plan.unread_because << "; relayed as sent";
+  }
+  std::unique_ptr<ResponseTap> tap;
+  if (plan.tap) {
+    tap = shared_.cache->tap(info, head.code, request_body_);
+  }
+  co_return co_await relay.relay(plan, tap.get(), filter_.get(), client_version_,
+                                 std::move(result));
 }
 
 template <class Stream>

@@ -1,8 +1,8 @@
 // Forwarder: serves one client request. Picks a healthy apiserver (rr | priority), sends the
 // request over a pooled TLS connection with the right identity (the hub's certificate, or none
 // when the caller brings a bearer token), streaming the request body as it arrives, then hands the
-// response to the ResponseRelay. When the node cache will keep the response, it asks the
-// apiserver for JSON and taps the body. When no apiserver can be reached, reads the cache can
+// response to the ResponseRelay. What the cache and the filters do with the response is decided
+// by its ResponsePlan (hub/response_plan.h). When no apiserver can be reached, reads the cache can
 // answer are answered from it (ClientResponseWriter), and so are the writes the cache journals;
 // anything else gets a 503 Status. A write to an object whose offline writes are still being
 // replayed waits for them first.
@@ -19,6 +19,7 @@
 
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
+#include "hub/response_plan.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
 
@@ -36,6 +37,45 @@ class Forwarder {
                                                 bool client_keep_alive);
 
  private:
+  // What the hub refuses a request with before sending it, and why.
+  struct Refusal {
+    kube::Failure failure;
+    std::string detail;
+  };
+  // How one attempt at an apiserver went.
+  enum class Attempt {
+    Header,        // the response header arrived
+    ClientFailed,  // the client's request body broke off (result.failure says if it was bad)
+    Timeout,       // no response header in time
+    BadResponse,   // the apiserver's response is not HTTP
+    Closed,        // the connection broke while sending or before the header
+  };
+
+  // Reads what the request asks for and rewrites its header for the apiserver: hop-by-hop
+  // headers, body framing, the identity the hub lends, Accept. Decides the RequestPlan.
+  void prepare(RequestParser& parser, const kube::RequestInfo& info);
+  // The filters' first sync, for a filtered request.
+  boost::asio::awaitable<std::optional<Refusal>> wait_for_filters();
+  // The first health probes; then, for a write, the replay of its object's offline writes.
+  boost::asio::awaitable<std::optional<Refusal>> wait_for_servers(const kube::RequestInfo& info);
+  // Tries the healthy apiservers in turn until one answers; falls back to the cache or a Status.
+  boost::asio::awaitable<ForwardResult> exchange(RequestParser& parser,
+                                                 const kube::RequestInfo& info, bool keep_alive);
+  // Sends the request on `up` and reads the response header into `rp`.
+  boost::asio::awaitable<Attempt> attempt(UpstreamConnection& up, RequestParser& parser,
+                                          ResponseParser& rp, const kube::RequestInfo& info,
+                                          ForwardResult& result, boost::system::error_code& ec);
+  // An attempt that got no response: the client's error, the cache, or a Status.
+  boost::asio::awaitable<ForwardResult> attempt_failed(Attempt attempt, std::size_t server,
+                                                       const boost::system::error_code& ec,
+                                                       RequestParser& parser,
+                                                       const kube::RequestInfo& info,
+                                                       ForwardResult result);
+  // The response header arrived: plans the response and relays it.
+  boost::asio::awaitable<ForwardResult> relay_response(UpstreamConnectionPtr up, ResponseParser& rp,
+                                                       RequestParser& parser,
+                                                       const kube::RequestInfo& info,
+                                                       bool keep_alive, ForwardResult result);
   // Checks `done` every `period` until it holds (true) or `limit` passes or the hub drains
   // (false). For conditions that flip once per process: the first health probes, the filters'
   // first sync.
@@ -78,8 +118,14 @@ class Forwarder {
   Worker& worker_;
   SharedState& shared_;
   unsigned client_version_ = 11;
-  std::string client_authorization_;  // the client's own Authorization header, if it sent one
-  bool replaying_ = false;            // the request is the journal's replay of an offline write
+  std::string client_authorization_;   // the client's own Authorization header, if it sent one
+  bool replaying_ = false;             // the request is the journal's replay of an offline write
+  Identity identity_ = Identity::Hub;  // whose credentials go upstream
+  bool upgrade_ = false;               // an Upgrade request (exec, attach, port-forward)
+  bool has_body_ = false;
+  bool framing_doubt_ = false;  // Connection names a framing header: no connection is reused
+  RequestPlan plan_;
+  std::unique_ptr<ResponseFilter> filter_;  // when plan_.filter
   // The request body, when it was read whole (a keyed or offline write) instead of streamed.
   std::string request_body_;
   bool body_read_ = false;

@@ -29,7 +29,8 @@ struct HubMetrics {
   base::CounterFamily& failures;
   // node_yurthub_upstream_errors_total{server,kind}: connect, TLS, timeout, broken stream.
   base::CounterFamily& upstream_errors;
-  // node_yurthub_streams_ended_total{reason}: why watches/long responses ended early.
+  // node_yurthub_streams_ended_total{reason}: why responses (mostly watches, relayed or offline)
+  // ended before their source ended them; reason = stream_end_name().
   base::CounterFamily& streams_ended;
   // node_yurthub_health_probes_total{server,result}.
   base::CounterFamily& probes;

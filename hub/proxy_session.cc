@@ -221,6 +221,7 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
   }
   if (result.request_bytes) m.bytes.with({"request"}).inc(result.request_bytes);
   if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();
+  if (result.stream_end) m.streams_ended.with({stream_end_name(*result.stream_end)}).inc();
 }
 
 template <class Stream>
@@ -228,9 +229,9 @@ void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
   auto& active = client_->active;
   if (!active.streaming) return;
   if (!healthy && active.connection != nullptr && active.server == server) {
-    active.stop("server_unhealthy");
+    active.stop(StreamEnd::ServerUnhealthy);
   } else if (healthy && active.offline) {
-    active.stop("server_healthy");  // the client re-watches, now through the apiserver
+    active.stop(StreamEnd::ServerHealthy);  // the client re-watches, now through the apiserver
   }
 }
 
@@ -239,7 +240,7 @@ void ProxySession<Stream>::on_drain() {
   if (idle_) {
     net::cancel_socket(client_->stream);  // ends the wait for the next request
   } else if (client_->active.streaming) {
-    client_->active.stop("hub_draining");
+    client_->active.stop(StreamEnd::HubDraining);
   }
   // A short request in progress finishes; its response carries Connection: close.
 }

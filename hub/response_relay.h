@@ -1,60 +1,79 @@
-// ResponseRelay: streams an apiserver's response to the client, body pieces forwarded as they
-// arrive (never held whole). A short response fills the relay buffer before each write; a stream
-// (watch, logs -f) writes every piece at once and ends promptly when its apiserver stream
-// breaks, its server turns unhealthy, the client leaves or the hub drains. When the cache taps the
-// response, every piece is also handed to the tap (decompressed if the apiserver gzipped it); a
-// watch whose cache writes failed is ended with a 410 Expired event so the client re-lists.
-// Upgrades (exec, attach, port-forward) are tunnelled. Used by the Forwarder; worker-thread only.
+// ResponseRelay: streams one apiserver response to the client, body pieces forwarded as they
+// arrive (never held whole), as its ResponsePlan says. A short response fills the relay buffer
+// before each write; a stream (watch, logs -f) writes every piece at once and ends promptly when
+// its apiserver stream breaks, its server turns unhealthy, the client leaves or the hub drains,
+// reporting why (StreamEnd). The body also goes through a BodyTransform to the filter and the
+// cache's tap; a watch whose cache writes failed, or whose filter cannot correct it, is ended
+// with a 410 Expired event so the client re-lists. Upgrades (exec, attach, port-forward) are
+// tunnelled. Created by the Forwarder per response; worker-thread only.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include <boost/asio/awaitable.hpp>
 
+#include "hub/body_transform.h"
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
-#include "hub/hooks/cache_hooks.h"
-#include "hub/hooks/filter_hooks.h"
+#include "hub/response_plan.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
 #include "net/http_framing.h"
 
 namespace yurthub::hub {
 
-// Hands relayed pieces to the filter and the cache's tap, decompressing them first when needed
-// (defined in response_relay.cc).
-class BodyTransform;
-
 template <class Stream>
 class ResponseRelay {
  public:
-  ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker);
+  // The response whose header `rp` has read from `up`.
+  ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
+                const kube::RequestInfo& info, UpstreamConnectionPtr up, ResponseParser& rp);
 
-  // Relays the response whose header `rp` has read from `up`. `keep_alive`: the client may
-  // reuse the connection if the response completes. `tap` and `filter` may be null; a filtered
-  // body is sent re-framed (chunked) and decoded, and the tap gets what the client gets.
-  boost::asio::awaitable<ForwardResult> relay(UpstreamConnectionPtr up, ResponseParser& rp,
-                                              const kube::RequestInfo& info, bool keep_alive,
-                                              unsigned client_version, ResponseTap* tap,
-                                              ResponseFilter* filter, ForwardResult result);
+  // Relays the response as `plan` says. `tap` and `filter` are used only when the plan says so;
+  // a filtered body is sent re-framed (chunked) and decoded, and the tap gets what the client
+  // gets. Returns `result` completed.
+  boost::asio::awaitable<ForwardResult> relay(const ResponsePlan& plan, ResponseTap* tap,
+                                              ResponseFilter* filter, unsigned client_version,
+                                              ForwardResult result);
   // After 101 Switching Protocols: relays the header, then copies bytes both ways until one
   // side closes.
-  boost::asio::awaitable<ForwardResult> tunnel(UpstreamConnectionPtr up, ResponseParser& rp,
-                                               ForwardResult result);
+  boost::asio::awaitable<ForwardResult> tunnel(ForwardResult result);
 
  private:
-  // Ends a watch with a 410 Expired `event` so the client re-lists (its list's cache is stale,
-  // or its filtered view could not be corrected).
-  boost::asio::awaitable<ForwardResult> end_with_relist(net::BodyFramer& framer,
-                                                        BodyTransform& feed, std::string_view event,
-                                                        const char* reason, ForwardResult result);
-  // The relay ended early for `reason`: ends the tap and the client watch.
-  ForwardResult finish(BodyTransform& feed, bool complete, const char* reason,
-                       ForwardResult result);
+  // Edits the response header for the client as the plan says.
+  void shape_head(unsigned client_version);
+  // A stream: registers it on the connection (so it can be ended from outside) and sends the
+  // header at once. A reason to end it already, if any.
+  boost::asio::awaitable<std::optional<StreamEnd>> start_stream();
+  // A filtered watch whose filters' inputs changed: sends the corrections asked for.
+  boost::asio::awaitable<std::optional<StreamEnd>> send_corrections();
+  // The next piece for the client into `piece` (empty while the filter holds the bytes so far).
+  boost::asio::awaitable<std::optional<StreamEnd>> next_piece(std::string_view& piece);
+  // Reads body bytes into the relay buffer: whatever arrives for a stream, else until it is full.
+  boost::asio::awaitable<boost::system::error_code> read_body();
+  void arm_upstream_timer();
+  // Ends the response early: tells the client as the reason requires (a 410 event, a clean last
+  // chunk, or a cut) and reports it.
+  boost::asio::awaitable<ForwardResult> end_early(StreamEnd end);
+  // The response was relayed whole: the upstream connection goes back to the pool if clean.
+  ForwardResult complete(bool upstream_keep_alive);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;
   SharedState& shared_;
+  const kube::RequestInfo& info_;
+  UpstreamConnectionPtr up_;
+  ResponseParser& rp_;
+  ResponsePlan plan_;
+  ResponseTap* tap_ = nullptr;
+  ResponseFilter* filter_ = nullptr;
+  std::optional<BodyTransform> feed_;
+  std::optional<net::BodyFramer> framer_;
+  char* buf_ = nullptr;
+  std::chrono::steady_clock::time_point stream_deadline_;
+  ForwardResult result_;
 };
 
 extern template class ResponseRelay<net::PlainStream>;

@@ -24,26 +24,23 @@
 
 namespace yurthub::hub {
 
-// The stop reason of a watch whose filter could not correct itself.
-inline constexpr const char* kFilterRelist = "filter_relist";
-
 namespace watch_corrections_detail {
 template <class Stream>
 boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<Stream>> client) {
   ActiveUpstream& a = client->active;
   std::string events;
-  while (a.correction_pending && a.stop_reason == nullptr && a.filter != nullptr) {
+  while (a.correction_pending && !a.stop_reason && a.filter != nullptr) {
     a.correction_pending = false;
     events.clear();
     if (!a.filter->correct(&events)) {
-      a.stop(kFilterRelist);  // the relay sends the 410 event once its read is aborted
+      a.stop(StreamEnd::FilterRelist);  // the relay sends the 410 event once its read is aborted
       break;
     }
     if (events.empty()) continue;
     if (a.tap) a.tap->body(events);
     const std::string framed = a.chunked ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
-      a.stop("client_gone");
+      a.stop(StreamEnd::ClientGone);
       break;
     }
   }

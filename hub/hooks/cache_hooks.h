@@ -23,6 +23,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "hub/hooks/stream_end.h"
 #include "kube/request_info.h"
 
 namespace yurthub::hub {
@@ -48,9 +49,9 @@ class ResponseWriter {
   virtual boost::asio::awaitable<bool> write(std::string_view bytes) = 0;
   virtual boost::asio::awaitable<bool> finish() = 0;
   // Waits until `deadline` or until the response should end early; returns the reason for
-  // ending early ("server_healthy", "client_gone", "hub_draining", ...) or nullopt at the
-  // deadline. Used by held-open offline watches.
-  virtual boost::asio::awaitable<std::optional<std::string>> wait_until(
+  // ending early (an apiserver is healthy again, the client left, the hub drains) or nullopt at
+  // the deadline. Used by held-open offline watches.
+  virtual boost::asio::awaitable<std::optional<StreamEnd>> wait_until(
       std::chrono::steady_clock::time_point deadline) = 0;
   // A callable, safe to call from any thread and after the writer is gone, that makes a pending
   // wait_until() return nullopt early: an offline watch has a local change to send.
@@ -95,15 +96,16 @@ class CacheHooks {
   virtual ~CacheHooks() = default;
 
   // Whether the response to this request should be cached. The Forwarder then rewrites Accept to
-  // JSON (clients such as kubelet ask for protobuf but accept JSON) and calls tap() on a 2xx.
+  // JSON (clients such as kubelet ask for protobuf but accept JSON) and calls tap() on a
+  // successful JSON response.
   virtual bool cacheable(const kube::RequestInfo& info) const = 0;
   // Whether the cache keys this request's response by its body (a TokenRequest): the Forwarder
   // then reads the body whole (it is small) before sending it, and hands it to tap().
   virtual bool wants_request_body(const kube::RequestInfo& info) const = 0;
-  // A tap for one cacheable response with this status and content type; nullptr to skip it.
-  // `request_body`: the request's body when wants_request_body() said so, else empty.
+  // A tap for one cacheable response with this status; nullptr to skip it. The hub asks only for
+  // a successful plain-JSON body (its ResponsePlan). `request_body`: the request's body when
+  // wants_request_body() said so, else empty.
   virtual std::unique_ptr<ResponseTap> tap(const kube::RequestInfo& info, unsigned status,
-                                           std::string_view content_type,
                                            std::string_view request_body = {}) = 0;
   // Whether this request can be answered locally (offline): a cacheable read, or discovery.
   virtual bool serves_offline(const kube::RequestInfo& info) const = 0;

@@ -103,9 +103,9 @@ class SinkWriter : public hub::ResponseWriter {
     co_return true;
   }
   boost::asio::awaitable<bool> finish() override { co_return true; }
-  boost::asio::awaitable<std::optional<std::string>> wait_until(
+  boost::asio::awaitable<std::optional<hub::StreamEnd>> wait_until(
       std::chrono::steady_clock::time_point) override {
-    co_return std::optional<std::string>("client_gone");
+    co_return std::optional<hub::StreamEnd>(hub::StreamEnd::ClientGone);
   }
   std::function<void()> waker() override {
     return [] {};

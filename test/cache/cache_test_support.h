@@ -92,8 +92,8 @@ class RecordingWriter : public hub::ResponseWriter {
   std::string body;
   bool finished = false;
   int waits = 0;
-  std::function<std::optional<std::string>(int call)> on_wait = [](int) {
-    return std::optional<std::string>("client_gone");
+  std::function<std::optional<hub::StreamEnd>(int call)> on_wait = [](int) {
+    return std::optional<hub::StreamEnd>(hub::StreamEnd::ClientGone);
   };
 
   boost::asio::awaitable<bool> start(unsigned s, std::string_view ct) override {
@@ -109,7 +109,7 @@ class RecordingWriter : public hub::ResponseWriter {
     finished = true;
     co_return true;
   }
-  boost::asio::awaitable<std::optional<std::string>> wait_until(
+  boost::asio::awaitable<std::optional<hub::StreamEnd>> wait_until(
       std::chrono::steady_clock::time_point) override {
     co_return on_wait(++waits);
   }

@@ -80,7 +80,7 @@ class OfflineTest : public StoreFixture {
     writer_->flush();
   }
   RecordingWriter serve(const char* target,
-                        std::function<std::optional<std::string>(int)> on_wait = {}) {
+                        std::function<std::optional<hub::StreamEnd>(int)> on_wait = {}) {
     auto info = kubelet("GET", target);
     RecordingWriter out;
     if (on_wait) out.on_wait = std::move(on_wait);
@@ -314,9 +314,9 @@ TEST_F(OfflineTest, WatchIsHeldWithBookmarksUntilTheCloudReturns) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto out = serve(
       "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1&allowWatchBookmarks=true",
-      [](int call) -> std::optional<std::string> {
+      [](int call) -> std::optional<hub::StreamEnd> {
         if (call < 3) return std::nullopt;  // two bookmark periods pass
-        return "server_healthy";
+        return hub::StreamEnd::ServerHealthy;
       });
   EXPECT_EQ(out.status, 200u);
   EXPECT_TRUE(out.finished);
@@ -329,7 +329,7 @@ TEST_F(OfflineTest, WatchIsHeldWithBookmarksUntilTheCloudReturns) {
 TEST_F(OfflineTest, WatchWithoutBookmarksSendsNothing) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=1",
-                   [](int) -> std::optional<std::string> { return "client_gone"; });
+                   [](int) -> std::optional<hub::StreamEnd> { return hub::StreamEnd::ClientGone; });
   EXPECT_EQ(out.status, 200u);
   EXPECT_EQ(out.body, "");
 }

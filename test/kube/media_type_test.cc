@@ -1,0 +1,26 @@
+// Which response bodies the hub reads as JSON (kube/media_type.h).
+#include "kube/media_type.h"
+
+#include <gtest/gtest.h>
+
+namespace yurthub::kube {
+namespace {
+
+TEST(MediaTypeTest, PlainJsonWithOrWithoutParameters) {
+  EXPECT_TRUE(is_plain_json("application/json"));
+  EXPECT_TRUE(is_plain_json("application/json;charset=utf-8"));
+  EXPECT_TRUE(is_plain_json("application/json; charset=utf-8"));
+}
+
+TEST(MediaTypeTest, ConversionsAndOtherTypesAreNot) {
+  EXPECT_FALSE(is_plain_json("application/json;as=Table;v=v1;g=meta.k8s.io"));
+  EXPECT_FALSE(
+      is_plain_json("application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"));
+  EXPECT_FALSE(is_plain_json("application/vnd.kubernetes.protobuf"));
+  EXPECT_FALSE(is_plain_json("application/json-patch+json"));
+  EXPECT_FALSE(is_plain_json("text/plain"));
+  EXPECT_FALSE(is_plain_json(""));
+}
+
+}  // namespace
+}  // namespace yurthub::kube
