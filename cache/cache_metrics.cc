@@ -31,6 +31,8 @@ CacheMetrics::CacheMetrics(base::MetricsRegistry& r)
                       {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1})),
       queue_bytes(r.gauge("node_yurthub_cache_queue_bytes",
                           "Bytes of cache operations waiting for the writer.", {})),
+      pending_ops(r.gauge("node_yurthub_cache_pending_ops",
+                          "Cache operations queued or being committed (0: all committed).", {})),
       evicted(r.counter("node_yurthub_cache_evicted_lists_total",
                         "Cached lists dropped, least recently written first, because the cache "
                         "was over its bound on lists (count) or on its map size (size).",

@@ -29,6 +29,9 @@ struct CacheMetrics {
   base::HistogramFamily& commit_duration;
   // node_yurthub_cache_queue_bytes: bytes waiting for the writer.
   base::GaugeFamily& queue_bytes;
+  // node_yurthub_cache_pending_ops: operations queued or being committed; 0 once everything
+  // relayed so far is on disk.
+  base::GaugeFamily& pending_ops;
   // node_yurthub_cache_evicted_lists_total{reason="count"|"size"}: lists dropped at the bounds.
   base::CounterFamily& evicted;
 };

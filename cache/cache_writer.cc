@@ -88,6 +88,7 @@ void CacheWriter::enqueue(std::vector<CacheOp>& ops, std::size_t bytes) {
   queue_bytes_ += bytes;
   submitted_ += ops.size();
   metrics_.queue_bytes.with({}).set(static_cast<std::int64_t>(queue_bytes_));
+  metrics_.pending_ops.with({}).set(static_cast<std::int64_t>(submitted_ - committed_));
 }
 
 void CacheWriter::mark_stale(const std::string& identity) {
@@ -164,6 +165,7 @@ void CacheWriter::run() {
 
     lock.lock();
     committed_ = upto;
+    metrics_.pending_ops.with({}).set(static_cast<std::int64_t>(submitted_ - committed_));
     tasks_running_ = false;
     committed_cv_.notify_all();
   }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -165,6 +166,16 @@ std::string raw_http(int port, const std::string& request, std::chrono::millisec
   }
   if (fd >= 0) ::close(fd);
   return response;
+}
+
+double Cluster::cache_ops() const {
+  return std::max(0.0, metric("node_yurthub_cache_written_ops_total"));
+}
+
+bool Cluster::wait_cache_committed(double ops_before, std::chrono::milliseconds timeout) const {
+  return eventually(
+      [&] { return cache_ops() > ops_before && metric("node_yurthub_cache_pending_ops") <= 0; },
+      timeout);
 }
 
 bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds timeout) const {

@@ -72,6 +72,13 @@ class Cluster {
   // The value of one metric series from /metrics, or -1 if absent. `series` is the full series
   // text as rendered, e.g. `node_yurthub_in_flight_requests_total`.
   double metric(const std::string& series) const;
+  // Cache operations the hub has committed so far (node_yurthub_cache_written_ops_total; 0 if
+  // none yet).
+  double cache_ops() const;
+  // Waits until the cache has committed more than `ops_before` operations and has none pending:
+  // what was relayed before the call is on disk (a kill -9 now loses none of it).
+  bool wait_cache_committed(double ops_before,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
   // Waits until the hub's health metric for the fake apiserver says `healthy`; false on timeout.
   bool wait_hub_sees_apiserver(bool healthy,
                                std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;

@@ -148,8 +148,8 @@ TEST_F(Filters, OpenWatchIsCorrectedWhenPoolsOrAnnotationsChange) {
       cluster_.proxy_port(),
       kSlices + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv(list.body),
       kKubeProxy);
-  ASSERT_TRUE(watch.wait_for_events(0, std::chrono::seconds(5)));
-  usleep(300000);
+  ASSERT_TRUE(watch.wait_for_header(std::chrono::seconds(5)));
+  ASSERT_EQ(watch.status(), 200);
 
   // edge-node-3 moves into pool-a: the pool-scoped slices now include it.
   patch_direct({"patch", "nodepools.apps.openyurt.io", "pool-a", "--subresource=status",

@@ -156,6 +156,15 @@ bool WatchStream::wait_for_events(std::size_t n, std::chrono::milliseconds timeo
   return event_count() >= n;
 }
 
+bool WatchStream::wait_for_header(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (status_ == 0 && !ended_) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return status_ != 0;
+}
+
 bool WatchStream::wait_ended(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!ended_) {

@@ -47,6 +47,9 @@ class WatchStream {
   std::size_t event_count() const;
   bool ended() const { return ended_.load(); }
   bool wait_for_events(std::size_t n, std::chrono::milliseconds timeout) const;
+  // Waits for the response header: the hub has then registered the watch (a relayed one is open
+  // at the apiserver). False on timeout or if the stream ended first.
+  bool wait_for_header(std::chrono::milliseconds timeout) const;
   bool wait_ended(std::chrono::milliseconds timeout) const;
 
  private:

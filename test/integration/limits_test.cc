@@ -130,7 +130,9 @@ TEST(HubLimits, KubeletsHeartbeatsKeepSlotsOfTheirOwn) {
   // One request holds the only slot: its body never comes.
   const int fd = start_slow_post(cluster.proxy_port(), "kubectl/1", "{");
   ASSERT_GE(fd, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(
+      eventually([&] { return cluster.metric("node_yurthub_in_flight_requests_total") >= 1; },
+                 std::chrono::seconds(5)));
   EXPECT_EQ(http_request(cluster.proxy_port(), "GET", "/api/v1/namespaces/default/pods",
                          {{"User-Agent", "kube-proxy/v1.26.1"}})
                 .status,

@@ -83,12 +83,13 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
       parse(kubelet_get(port(), kNodePods).body)["metadata"]["resourceVersion"].GetString();
   WatchStream watch(port(),
                     kNodePods + "&watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv);
+  const double ops_before = cluster_.cache_ops();
   auto patched =
       cluster_.kubectl_direct({"label", "pod", "web-0", "-n", "default", "offline-test=yes"});
   ASSERT_EQ(patched.exit_code, 0) << patched.err;
   ASSERT_TRUE(watch.wait_for_events(1, std::chrono::seconds(10)));
   EXPECT_THAT(watch.events()[0], HasSubstr("\"type\":\"MODIFIED\""));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // > the 50 ms group commit
+  ASSERT_TRUE(cluster_.wait_cache_committed(ops_before));
 
   cluster_.stop_apiserver(SIGKILL);
   // At once, before the health checker has judged the server: a failed connection to a server
@@ -145,9 +146,10 @@ TEST_F(OfflineHub, KubectlGetPodsWorksOfflineOnceItIsACacheAgent) {
 
 TEST_F(OfflineHub, RestartedWhileOfflineServesAtOnce) {
   cluster_.start_hub();
+  const double ops_before = cluster_.cache_ops();
   auto online = kubelet_get(port(), kNodePods);
   ASSERT_EQ(online.status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(cluster_.wait_cache_committed(ops_before));
   go_offline();
   cluster_.hub().signal(SIGKILL);
   cluster_.hub().wait_exit(std::chrono::seconds(5));
@@ -208,9 +210,9 @@ TEST_F(OfflineHub, CloudComingBackEndsOfflineWatches) {
   ASSERT_EQ(kubelet_get(port(), kNodePods).status, 200);
   go_offline();
   WatchStream offline_watch(port(), kNodePods + "&watch=true");  // no timeout: held
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_FALSE(offline_watch.ended());
+  ASSERT_TRUE(offline_watch.wait_for_header(std::chrono::seconds(5)));
   EXPECT_EQ(offline_watch.status(), 200);
+  EXPECT_FALSE(offline_watch.wait_ended(std::chrono::milliseconds(500)));  // held open
 
   cluster_.start_apiserver();
   // --heartbeat-interval-seconds=1 and the default healthy threshold of 2: a few seconds.

@@ -79,7 +79,9 @@ TEST_F(HubResilience, ApiserverDyingEndsTheWatchAndTheNextRequestGets503Status) 
   ASSERT_TRUE(watch);
   // kubectl prints the list, then opens the watch.
   ASSERT_TRUE(watch->wait_for_log("edge-node-2", std::chrono::seconds(20))) << watch->log();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(cluster_->apiserver().wait_for_log("GET /api/v1/nodes\\?.*watch=true",
+                                                 std::chrono::seconds(20)))
+      << "kubectl's watch did not reach the apiserver";
   ASSERT_TRUE(watch->running()) << watch->log();
 
   cluster_->stop_apiserver(SIGKILL);
@@ -208,7 +210,9 @@ TEST_F(HubResilience, ClientThatStopsReadingDoesNotBlockOthers) {
   const std::string request =
       "GET /api/v1/namespaces/bulk/pods HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n";
   ::send(stalled, request.data(), request.size(), MSG_NOSIGNAL);
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(cluster_->apiserver().wait_for_log("GET /api/v1/namespaces/bulk/pods",
+                                                 std::chrono::seconds(10)))
+      << "the stalled request did not reach the apiserver";
 
   auto nodes = cluster_->kubectl({"get", "nodes", "-o", "name"});
   EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
