@@ -1,6 +1,7 @@
 // Result<T>: the value-or-error type every fallible function in the hub returns (LevelDB's Status
 // with a payload). No exceptions cross module boundaries or the data plane; errors carry a message
-// written for an operator reading the log. Header-only; used by every unit.
+// written for an operator reading the log, and a code for a caller that must tell one kind of
+// failure from another (never the message's text). Header-only; used by every unit.
 #pragma once
 
 #include <string>
@@ -9,11 +10,27 @@
 
 namespace yurthub {
 
+// What kind of failure an Error is, for callers that act differently on it (absl::StatusCode's
+// names, the few the hub needs).
+enum class ErrorCode {
+  Unknown,            // nothing more is known than the message
+  InvalidArgument,    // the input is malformed or out of its bounds
+  NotFound,           // what was asked for does not exist
+  Busy,               // in use already (a cache directory another store holds open)
+  ResourceExhausted,  // a bound was reached (the cache's map is full)
+  DataLoss,           // stored data is unreadable (a corrupt cache file)
+  Unavailable,        // a peer cannot be reached now; trying again later may work
+};
+
 struct Error {
   std::string message;
+  ErrorCode code = ErrorCode::Unknown;
 };
 
 inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(ErrorCode code, std::string message) {
+  return Error{std::move(message), code};
+}
 
 template <class T>
 class [[nodiscard]] Result {

@@ -204,7 +204,7 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
     return {};
   });
   if (!written) {
-    fail_batch(ops, written.error().message);
+    fail_batch(ops, written.error());
     // A full map fails every commit until something is dropped: check the bounds now.
     refresh_size_metrics();
     return;
@@ -351,10 +351,12 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
   return txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
 }
 
-void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const std::string& why) {
-  YH_LOG(Error) << "cache: a group commit of " << ops.size() << " operations failed (" << why
-                << "); the lists involved are marked stale and will be re-listed";
-  metrics_.failures.with({"commit"}).inc();
+void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
+  YH_LOG(Error) << "cache: a group commit of " << ops.size() << " operations failed ("
+                << why.message << "); the lists involved are marked stale and will be re-listed";
+  // A full cache (at --disk-cache-size-mb) is an operator's sizing decision; any other commit
+  // failure is the disk's or the file's.
+  metrics_.failures.with({why.code == ErrorCode::ResourceExhausted ? "full" : "commit"}).inc();
   // In-memory state may describe the aborted transaction: forget it and reload from the store.
   records_.clear();
   staging_.clear();

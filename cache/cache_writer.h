@@ -116,7 +116,7 @@ class CacheWriter {
   Status upsert(WriteTxn& txn, CacheOp& op, Batch& batch);
   ListRecord* record(WriteTxn& txn, const std::string& identity, bool create, Batch& batch,
                      Status& error);
-  void fail_batch(std::vector<CacheOp>& ops, const std::string& why);
+  void fail_batch(std::vector<CacheOp>& ops, const Error& why);
   void refresh_size_metrics();
   // Drops least recently written lists while over the bounds (cache_eviction.cc).
   struct ListUsage {

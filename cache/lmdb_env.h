@@ -33,8 +33,16 @@ inline std::string_view from_val(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
+// An LMDB failure, with the code callers act on: a full map (the cache is at its bound) and an
+// unreadable file (the cache is corrupt) are told apart from the rest.
 inline Error lmdb_error(const std::string& what, int rc) {
-  return make_error(what + ": " + mdb_strerror(rc));
+  ErrorCode code = ErrorCode::Unknown;
+  if (rc == MDB_MAP_FULL) code = ErrorCode::ResourceExhausted;
+  if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
+      rc == MDB_VERSION_MISMATCH) {
+    code = ErrorCode::DataLoss;
+  }
+  return make_error(code, what + ": " + mdb_strerror(rc));
 }
 
 // ---- environment -----------------------------------------------------------------------------

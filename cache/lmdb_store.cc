@@ -486,8 +486,7 @@ Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options) {
   const std::string dir = strip_trailing_slashes(options.directory);
   struct stat st {};
   // Nothing to move aside (the failure is not the files'), or the store is simply open already.
-  if (::stat((dir + "/data.mdb").c_str(), &st) != 0 ||
-      first.error().message.find("already open in this process") != std::string::npos) {
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0 || first.error().code == ErrorCode::Busy) {
     return first.error();
   }
   const std::string aside = dir + "/unusable-" + std::to_string(::time(nullptr));

@@ -69,7 +69,7 @@ Result<DirectoryId> register_open_directory(const std::string& dir) {
   std::lock_guard lock(open_directories().mutex);
   const DirectoryId id{st.st_dev, st.st_ino};
   if (!open_directories().ids.insert(id).second) {
-    return make_error("cache " + dir + " is already open in this process");
+    return make_error(ErrorCode::Busy, "cache " + dir + " is already open in this process");
   }
   return id;
 }

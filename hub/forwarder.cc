@@ -256,9 +256,8 @@ template <class Stream>
 asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
     UpstreamConnection& up, RequestParser& parser, ResponseParser& rp,
     const kube::RequestInfo& info, ForwardResult& result, boost::system::error_code& ec) {
-  bool client_failed = false;
-  const bool sent = co_await send_request(up, parser, result, client_failed);
-  if (!sent) co_return client_failed ? Attempt::ClientFailed : Attempt::Closed;
+  const Attempt sent = co_await send_request(up, parser, result);
+  if (sent != Attempt::Sent) co_return sent;
   rp.header_limit(kMaxResponseHeaderBytes);
   rp.body_limit(boost::none);
   if (parser.get().method() == http::verb::head) rp.skip(true);
@@ -348,8 +347,8 @@ asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
 }
 
 template <class Stream>
-asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, RequestParser& parser,
-                                                      ForwardResult& result, bool& client_failed) {
+asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::send_request(
+    UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
   auto& req = parser.get();
   net::BodyFramer framer(net::message_head(req), req.chunked());
   if (body_read_) {
@@ -357,7 +356,7 @@ asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Re
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
     auto [wec, wn] =
         co_await asio::async_write(up.stream, framer.frame(request_body_, true), net::kNoThrow);
-    co_return !wec;
+    co_return wec ? Attempt::Closed : Attempt::Sent;
   }
   char* buf = client_->relay();
   do {
@@ -365,9 +364,8 @@ asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Re
     if (!parser.is_done()) {
       const auto rec = co_await read_body_piece(parser, buf);
       if (rec) {
-        client_failed = true;
         result.failure = client_body_failure(rec);
-        co_return false;
+        co_return Attempt::ClientFailed;
       }
       piece = {buf, kRelayBufferBytes - req.body().size};
       result.request_bytes += piece.size();
@@ -376,9 +374,9 @@ asio::awaitable<bool> Forwarder<Stream>::send_request(UpstreamConnection& up, Re
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
     auto [wec, wn] =
         co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
-    if (wec) co_return false;
+    if (wec) co_return Attempt::Closed;
   } while (!framer.done());
-  co_return true;
+  co_return Attempt::Sent;
 }
 
 template <class Stream>

@@ -44,6 +44,7 @@ class Forwarder {
   };
   // How one attempt at an apiserver went.
   enum class Attempt {
+    Sent,          // the whole request went out (send_request's success)
     Header,        // the response header arrived
     ClientFailed,  // the client's request body broke off (result.failure says if it was bad)
     Timeout,       // no response header in time
@@ -92,8 +93,10 @@ class Forwarder {
     std::optional<kube::Failure> failure;  // what to answer; neither: the client went away
   };
   boost::asio::awaitable<BodyRead> read_whole_body(RequestParser& parser, std::size_t limit);
-  boost::asio::awaitable<bool> send_request(UpstreamConnection& up, RequestParser& parser,
-                                            ForwardResult& result, bool& client_failed);
+  // Sends the request header and body: Sent, ClientFailed when the client's body broke off, or
+  // Closed when the apiserver's connection did.
+  boost::asio::awaitable<Attempt> send_request(UpstreamConnection& up, RequestParser& parser,
+                                               ForwardResult& result);
   // No apiserver answered: the cache if it can, else a 503 Status.
   boost::asio::awaitable<ForwardResult> unreachable(kube::Failure failure,
                                                     const std::string& detail,

@@ -220,9 +220,13 @@ TEST_F(CacheWriterTest, NearAFullMapTheLeastRecentlyWrittenListsGo) {
   }
   const StoreStats stats = store_->stats();
   EXPECT_LE(stats.used_bytes, stats.map_size * 9 / 10) << stats.used_bytes;
-  EXPECT_EQ(registry_.render().find(R"(node_yurthub_cache_write_failures_total{reason="commit"})"),
-            std::string::npos)
-      << registry_.render();
+  for (const char* reason : {"commit", "full"}) {
+    EXPECT_EQ(
+        registry_.render().find(std::string("node_yurthub_cache_write_failures_total{reason=\"") +
+                                reason + "\"}"),
+        std::string::npos)
+        << registry_.render();
+  }
   EXPECT_NE(registry_.render().find(R"(node_yurthub_cache_evicted_lists_total{reason="size"})"),
             std::string::npos);
   // The newest is there.

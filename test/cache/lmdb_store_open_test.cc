@@ -153,10 +153,22 @@ TEST_F(LmdbStoreTest, OversizedKeysAreErrorsAndTheTransactionGoesOn) {
   EXPECT_FALSE(view->object(1, "default", long_name).has_value());
 }
 
+TEST_F(LmdbStoreTest, AStoreOpenAlreadyIsNeverMovedAside) {
+  put_objects(1, {{"a", "p1"}});
+  auto second = open_lmdb_store_or_reset(options());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::Busy);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with("unusable-")) << entry.path();
+  }
+  EXPECT_EQ(scan_all(*store_->read(), 1).size(), 1u);
+}
+
 TEST_F(LmdbStoreTest, OpeningTwiceInOneProcessIsRefusedAndViewsOutliveTheStore) {
   auto second = open_lmdb_store(options(true));
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.error().message.find("already open"), std::string::npos);
+  EXPECT_EQ(second.error().code, ErrorCode::Busy);  // never mistaken for a corrupt file
   put_objects(1, {{"a", "p1"}});
   auto view = store_->read();
   store_.reset();

@@ -298,6 +298,8 @@ TEST_F(LmdbStoreTest, MapFullIsAnErrorAndTheStoreStaysUsable) {
   ASSERT_FALSE(status.ok()) << "a 256 KiB map never filled up";
   EXPECT_NE(status.error().message.find("MDB_MAP_FULL"), std::string::npos)
       << status.error().message;
+  // The cache writer counts it as the cache being full, not as a broken disk.
+  EXPECT_EQ(status.error().code, ErrorCode::ResourceExhausted);
   ASSERT_GT(committed, 0);
   // A caller that ignores the failed put still gets the error from write(), and nothing commits.
   Status ignored = store_->write([&](WriteTxn& txn) -> Status {

@@ -238,7 +238,7 @@ TEST(CacheFailure, AFullDiskMakesTheClientRelistInsteadOfLosingWritesSilently) {
   EXPECT_GT(listed.body.size(), 30u * 1000 * 1000);
   double failures = 0;
   for (int i = 0; i < 200 && failures < 1; ++i) {
-    failures = cluster.metric(R"(node_yurthub_cache_write_failures_total{reason="commit"})");
+    failures = cluster.metric(R"(node_yurthub_cache_write_failures_total{reason="full"})");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_GE(failures, 1) << cluster.hub().log();
