@@ -98,7 +98,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                                                           bool client_keep_alive) {
   prepare(parser, info);
   if (framing_doubt_) client_keep_alive = false;
-  std::optional<Refusal> refusal = co_await wait_for_filters();
+  // The waits are coroutines, called only when there is something to wait for: a coroutine
+  // frame per request costs as much as a header lookup.
+  std::optional<Refusal> refusal;
+  if (plan_.filter && !shared_.filters->ready()) refusal = co_await wait_for_filters();
   if (refusal) {
     co_return co_await fail(refusal->failure, refusal->detail, parser, client_keep_alive,
                             ForwardResult{});
@@ -114,7 +117,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     // Sent whole, framed by its length.
     net::set_body_framing(parser.get(), false, request_body_.size());
   }
-  refusal = co_await wait_for_servers(info);
+  if (must_wait_for_servers(info)) refusal = co_await wait_for_servers(info);
   if (refusal) {
     co_return co_await fail(refusal->failure, refusal->detail, parser, client_keep_alive,
                             ForwardResult{});
@@ -168,13 +171,20 @@ template <class Stream>
 asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
 Forwarder<Stream>::wait_for_filters() {
   FilterHooks* filters = shared_.filters;
-  if (!plan_.filter || filters->ready()) co_return std::nullopt;
   // Polled: readiness flips once per process, so a waiter list would buy nothing.
   const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
                                          std::chrono::milliseconds(100));
   if (ready) co_return std::nullopt;
   co_return Refusal{kube::Failure::FiltersNotReady,
                     "the informers of nodes, nodepools and services have not synced"};
+}
+
+template <class Stream>
+bool Forwarder<Stream>::must_wait_for_servers(const kube::RequestInfo& info) const {
+  if (shared_.health && !shared_.health->initial_probes_done()) return true;
+  CacheHooks* cache = shared_.cache;
+  return cache && !replaying_ && kube::is_write_verb(info.verb) && cache->write_pending(info) &&
+         shared_.servers.any_healthy();
 }
 
 template <class Stream>
@@ -310,12 +320,12 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   if (upgrade_ && res.result() == http::status::switching_protocols) {
     co_return co_await relay.tunnel(std::move(result));
   }
-  const ResponseHead head{res.result_int(),
-                          std::string_view(res[http::field::content_type]),
-                          std::string_view(res[http::field::content_encoding]),
-                          rp.chunked(),
-                          rp.content_length().has_value(),
-                          rp.is_done()};
+  ResponseHead head{res.result_int(), {}, {}, rp.chunked(), rp.content_length().has_value(),
+                    rp.is_done()};
+  if (plan_.cache || plan_.filter) {  // two lookups in Beast's field tree otherwise wasted
+    head.content_type = std::string_view(res[http::field::content_type]);
+    head.content_encoding = std::string_view(res[http::field::content_encoding]);
+  }
   const ClientSide client{client_version_, keep_alive && parser.is_done(), info.is_long_running(),
                           shared_.draining};
   const ResponsePlan plan = plan_response(plan_, head, client);

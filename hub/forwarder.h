@@ -55,8 +55,10 @@ class Forwarder {
   // Reads what the request asks for and rewrites its header for the apiserver: hop-by-hop
   // headers, body framing, the identity the hub lends, Accept. Decides the RequestPlan.
   void prepare(RequestParser& parser, const kube::RequestInfo& info);
-  // The filters' first sync, for a filtered request.
+  // The filters' first sync, for a filtered request while the filters are not ready.
   boost::asio::awaitable<std::optional<Refusal>> wait_for_filters();
+  // Whether wait_for_servers has anything to wait for.
+  bool must_wait_for_servers(const kube::RequestInfo& info) const;
   // The first health probes; then, for a write, the replay of its object's offline writes.
   boost::asio::awaitable<std::optional<Refusal>> wait_for_servers(const kube::RequestInfo& info);
   // Tries the healthy apiservers in turn until one answers; falls back to the cache or a Status.

@@ -25,7 +25,8 @@ struct RequestPlan {
 // keys this request's answer by its body (CacheHooks::wants_request_body).
 RequestPlan plan_request(bool head_only, bool cacheable, bool has_filter, bool wants_body);
 
-// What the apiserver's response header says.
+// What the apiserver's response header says. The content type and encoding matter only when the
+// RequestPlan has a reader (the cache or a filter); the Forwarder leaves them empty otherwise.
 struct ResponseHead {
   unsigned code = 0;
   std::string_view content_type;

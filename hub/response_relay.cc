@@ -74,11 +74,20 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
     const std::optional<StreamEnd> end = co_await start_stream();
     if (end) co_return co_await end_early(*end);
   }
+  // Each step is a coroutine only where it may wait: a coroutine frame per piece costs as much as
+  // a header lookup, and a small response's body is usually here already.
   for (;;) {
-    std::optional<StreamEnd> end = co_await send_corrections();
+    std::optional<StreamEnd> end;
+    if (corrections_due()) end = co_await send_corrections();
     if (end) co_return co_await end_early(*end);
     std::string_view piece;
-    end = co_await next_piece(piece);
+    if (!rp_.is_done()) {
+      boost::system::error_code ec = take_ready_body();
+      if (!ec && needs_read()) ec = co_await read_body();
+      end = ec ? read_failure(ec) : take_piece(piece);
+    } else {
+      end = last_piece(piece);  // no body, or it ended with the last piece
+    }
     if (end) co_return co_await end_early(*end);
     const bool body_done = rp_.is_done();
     if (plan_.streaming && feed_->failed() && !plan_.client_encoded && !body_done) {
@@ -137,14 +146,16 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::start_stream() 
 }
 
 template <class Stream>
-asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_corrections() {
-  auto& active = client_->active;
+bool ResponseRelay<Stream>::corrections_due() const {
   // Corrections asked for while the last write was in progress (or at the start).
-  if (!plan_.streaming || !filter_ || !active.correction_pending || active.correcting ||
-      active.stop_reason) {
-    co_return std::nullopt;
-  }
-  active.correction_pending = false;
+  const auto& active = client_->active;
+  return plan_.streaming && filter_ && active.correction_pending && !active.correcting &&
+         !active.stop_reason;
+}
+
+template <class Stream>
+asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_corrections() {
+  client_->active.correction_pending = false;
   std::string events;
   if (!filter_->correct(&events)) co_return StreamEnd::FilterRelist;
   if (events.empty()) co_return std::nullopt;
@@ -154,43 +165,34 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_correction
 }
 
 template <class Stream>
-asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::next_piece(
-    std::string_view& piece) {
-  if (rp_.is_done()) {  // no body, or it ended with the last piece
-    feed_->out().clear();
-    if (!feed_->finish()) co_return StreamEnd::FilterError;
-    if (filter_) piece = feed_->out();
-    co_return std::nullopt;
-  }
-  const boost::system::error_code ec = co_await read_body();
-  if (ec) {
-    if (client_->active.stop_reason) co_return client_->active.stop_reason;
-    co_return ec == beast::error::timeout ? StreamEnd::UpstreamTimeout : StreamEnd::UpstreamClosed;
-  }
-  const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
-  result_.response_bytes += received.size();
-  if (!feed_->feed(received) || (rp_.is_done() && !feed_->finish())) {
-    co_return StreamEnd::FilterError;
-  }
-  piece = filter_ ? std::string_view(feed_->out()) : received;
-  co_return std::nullopt;
+boost::system::error_code ResponseRelay<Stream>::take_ready_body() {
+  auto& res = rp_.get();
+  res.body().data = buf_;
+  res.body().size = kRelayBufferBytes;
+  arm_upstream_timer();
+  if (client_->active.stop_reason) return asio::error::operation_aborted;
+  // Body bytes that came with the header (a small response's whole body) or with the last read
+  // are taken first: an async read that needs no I/O still costs a trip through the event loop
+  // before the client's write.
+  return take_buffered_body(rp_, up_->buffer);
+}
+
+template <class Stream>
+bool ResponseRelay<Stream>::needs_read() const {
+  // A stream is written as each piece arrives; any other body fills the relay buffer first (an
+  // apiserver may send one small TLS record per chunk, and a write per record is slow).
+  const std::size_t room = rp_.get().body().size;
+  return !rp_.is_done() && (room == kRelayBufferBytes || (!plan_.streaming && room > 0));
 }
 
 template <class Stream>
 asio::awaitable<boost::system::error_code> ResponseRelay<Stream>::read_body() {
   auto& res = rp_.get();
   auto& active = client_->active;
-  res.body().data = buf_;
-  res.body().size = kRelayBufferBytes;
   boost::system::error_code ec;
-  // A stream is written as each piece arrives; any other body fills the relay buffer first (an
-  // apiserver may send one small TLS record per chunk, and a write per record is slow).
   do {
     arm_upstream_timer();
     if (active.stop_reason) co_return asio::error::operation_aborted;
-    // Body bytes that came with the header (a small response's whole body) or with the last read
-    // are taken first: an async read that needs no I/O still costs a trip through the event loop
-    // before the client's write.
     const std::size_t room = res.body().size;
     ec = take_buffered_body(rp_, up_->buffer);
     if (!ec && res.body().size == room && !rp_.is_done()) {
@@ -203,6 +205,31 @@ asio::awaitable<boost::system::error_code> ResponseRelay<Stream>::read_body() {
     }
   } while (!ec && !plan_.streaming && !rp_.is_done() && res.body().size > 0);
   co_return ec;
+}
+
+template <class Stream>
+StreamEnd ResponseRelay<Stream>::read_failure(const boost::system::error_code& ec) const {
+  if (client_->active.stop_reason) return *client_->active.stop_reason;
+  return ec == beast::error::timeout ? StreamEnd::UpstreamTimeout : StreamEnd::UpstreamClosed;
+}
+
+template <class Stream>
+std::optional<StreamEnd> ResponseRelay<Stream>::take_piece(std::string_view& piece) {
+  const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
+  result_.response_bytes += received.size();
+  if (!feed_->feed(received) || (rp_.is_done() && !feed_->finish())) {
+    return StreamEnd::FilterError;
+  }
+  piece = filter_ ? std::string_view(feed_->out()) : received;
+  return std::nullopt;
+}
+
+template <class Stream>
+std::optional<StreamEnd> ResponseRelay<Stream>::last_piece(std::string_view& piece) {
+  feed_->out().clear();
+  if (!feed_->finish()) return StreamEnd::FilterError;
+  if (filter_) piece = feed_->out();
+  return std::nullopt;
 }
 
 template <class Stream>

@@ -47,12 +47,20 @@ class ResponseRelay {
   // A stream: registers it on the connection (so it can be ended from outside) and sends the
   // header at once. A reason to end it already, if any.
   boost::asio::awaitable<std::optional<StreamEnd>> start_stream();
-  // A filtered watch whose filters' inputs changed: sends the corrections asked for.
+  // A filtered watch whose filters' inputs changed: whether corrections are due, and sending them.
+  bool corrections_due() const;
   boost::asio::awaitable<std::optional<StreamEnd>> send_corrections();
-  // The next piece for the client into `piece` (empty while the filter holds the bytes so far).
-  boost::asio::awaitable<std::optional<StreamEnd>> next_piece(std::string_view& piece);
-  // Reads body bytes into the relay buffer: whatever arrives for a stream, else until it is full.
+  // Reading the body into the relay buffer: first what is buffered already, without I/O; then,
+  // if needs_read(), reads until a stream has a piece or any other body fills the buffer.
+  boost::system::error_code take_ready_body();
+  bool needs_read() const;
   boost::asio::awaitable<boost::system::error_code> read_body();
+  // Why a read failed: the reason the exchange was stopped for, or the apiserver's failure.
+  StreamEnd read_failure(const boost::system::error_code& ec) const;
+  // The next piece for the client, from the bytes read (or, when the body is done without them,
+  // the filter's last output). Empty while the filter holds the bytes so far.
+  std::optional<StreamEnd> take_piece(std::string_view& piece);
+  std::optional<StreamEnd> last_piece(std::string_view& piece);
   void arm_upstream_timer();
   // Ends the response early: tells the client as the reason requires (a 410 event, a clean last
   // chunk, or a cut) and reports it.
