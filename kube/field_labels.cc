@@ -12,6 +12,9 @@ namespace {
 struct Conversion {
   std::string_view group, resource;
   std::vector<std::string_view> fields;  // besides metadata.name and metadata.namespace
+  // Cluster-scoped kinds' conversions refuse metadata.namespace (Node, Namespace and
+  // CertificateSigningRequest list only metadata.name).
+  bool namespaced = true;
 };
 
 // The kinds with their own conversion function (their error says "field label not supported").
@@ -39,17 +42,25 @@ const std::vector<Conversion>& conversions() {
                                                              "reportingComponent",
                                                              "source",
                                                              "type"};
+  // events.k8s.io/v1 maps its own names onto the core Event's field set; the cache keeps the v1
+  // object, so it selects on these names directly.
+  static const std::vector<std::string_view> kEventsV1Fields = {
+      "regarding.kind",       "regarding.namespace",
+      "regarding.name",       "regarding.uid",
+      "regarding.apiVersion", "regarding.resourceVersion",
+      "regarding.fieldPath",  "reason",
+      "reportingController",  "type"};
   static const std::vector<Conversion> kConversions = {
       {"", "pods", kPodFields},
-      {"", "nodes", {"spec.unschedulable"}},
+      {"", "nodes", {"spec.unschedulable"}, false},
       {"", "events", kEventFields},
-      {"events.k8s.io", "events", kEventFields},
-      {"", "namespaces", {"status.phase"}},
+      {"events.k8s.io", "events", kEventsV1Fields},
+      {"", "namespaces", {"status.phase"}, false},
       {"", "secrets", {"type"}},
       {"", "replicationcontrollers", {"status.replicas"}},
       {"apps", "replicasets", {"status.replicas"}},
       {"batch", "jobs", {"status.successful"}},
-      {"certificates.k8s.io", "certificatesigningrequests", {"spec.signerName"}},
+      {"certificates.k8s.io", "certificatesigningrequests", {"spec.signerName"}, false},
   };
   return kConversions;
 }
@@ -103,7 +114,10 @@ std::optional<std::string> unsupported_field_label(std::string_view group,
     if (c.group == group && c.resource == resource) conversion = &c;
   }
   for (const FieldRequirement& r : selector.requirements()) {
-    if (r.path == "metadata.name" || r.path == "metadata.namespace") continue;
+    if (r.path == "metadata.name") continue;
+    if (r.path == "metadata.namespace" && (conversion == nullptr || conversion->namespaced)) {
+      continue;
+    }
     if (conversion == nullptr) {
       return "\"" + r.path +
              "\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";

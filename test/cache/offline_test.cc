@@ -159,6 +159,9 @@ TEST_F(OfflineTest, SelectorsTheApiserverRefusesGet400) {
        R"(\"spec.clusterIP\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\")"},
       {"/api/v1/pods?fieldSelector=spec.bogus%3Dx&watch=true",
        "field label not supported: spec.bogus"},
+      // A cluster-scoped kind's conversion knows no namespace (v1.26's Node conversion).
+      {"/api/v1/nodes?fieldSelector=metadata.namespace%3Dx",
+       "field label not supported: metadata.namespace"},
   };
   for (const Case& c : cases) {
     auto out = serve(c.target);
@@ -171,6 +174,10 @@ TEST_F(OfflineTest, SelectorsTheApiserverRefusesGet400) {
   EXPECT_EQ(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,status.phase%21%3DFailed")
                 .status,
             200u);
+  EXPECT_EQ(
+      serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1,metadata.namespace%3Ddefault")
+          .status,
+      200u);
 }
 
 // A store that counts the read views open, so a test can see whether one is held while the
