@@ -143,6 +143,12 @@ std::string selectable_field(std::string_view group, std::string_view resource,
     if (path == "spec.host") return json_text(member_at(object, "spec.nodeName"));  // conversion
     if (path == "spec.hostNetwork") return scalar_text(member_at(object, path), "false");
   }
+  if (group.empty() && resource == "events" && path == "source") {
+    // ToSelectableFields (pkg/registry/core/event/strategy.go): Source.Component, else
+    // ReportingController (reportingComponent in v1's JSON).
+    std::string component = json_text(member_at(object, "source.component"));
+    return component.empty() ? json_text(member_at(object, "reportingComponent")) : component;
+  }
   if (path == "status.replicas" && ((group.empty() && resource == "replicationcontrollers") ||
                                     (group == "apps" && resource == "replicasets"))) {
     return scalar_text(member_at(object, path), "0");  // strconv.Itoa(int(Status.Replicas))

@@ -456,6 +456,19 @@ TEST(FieldSelectorTest, NodeWithoutUnschedulableIsFalse) {
   EXPECT_FALSE(schedulable.matches(plain, "", "configmaps"));
 }
 
+// The core Event's field set (pkg/registry/core/event/strategy.go): "source" is the source's
+// component, or the reporting controller when the event has none.
+TEST(FieldSelectorTest, EventSourceIsItsComponent) {
+  rapidjson::Document kubelet = parse_json(
+      R"({"involvedObject":{"kind":"Pod"},"source":{"component":"kubelet","host":"edge-1"}})");
+  rapidjson::Document reported =
+      parse_json(R"({"involvedObject":{"kind":"Pod"},"reportingComponent":"my-controller"})");
+  EXPECT_TRUE(must_parse_fields("source=kubelet").matches(kubelet, "", "events"));
+  EXPECT_FALSE(must_parse_fields("source=my-controller").matches(kubelet, "", "events"));
+  EXPECT_TRUE(must_parse_fields("source=my-controller").matches(reported, "", "events"));
+  EXPECT_TRUE(must_parse_fields("source!=kubelet").matches(reported, "", "events"));
+}
+
 // The pod field set (ToSelectableFields, pkg/registry/core/pod/strategy.go): status.podIP is
 // PodIPs[0].IP of the internal pod ("" without one), whose v1 status.podIP, when set, is the
 // first; spec.host is converted to spec.nodeName; status.podIPs is no field of the set;
