@@ -17,6 +17,13 @@ RequestPlan plan_request(bool head_only, bool cacheable, bool has_filter, bool w
 
 namespace {
 
+bool is_gzip(std::string_view encoding) { return boost::algorithm::iequals(encoding, "gzip"); }
+
+// No content coding: none named, or `identity` (RFC 9110 §8.4.1).
+bool is_plain(std::string_view encoding) {
+  return encoding.empty() || boost::algorithm::iequals(encoding, "identity");
+}
+
 // A successful response with a body: what the cache and the filters read. A Status error
 // passes as sent.
 bool successful_with_body(const ResponseHead& head) {
@@ -27,7 +34,7 @@ bool successful_with_body(const ResponseHead& head) {
 // JSON, sent as is or gzipped.
 const char* unreadable(const ResponseHead& head) {
   if (!kube::is_plain_json(head.content_type)) return "not plain JSON";
-  if (!head.content_encoding.empty() && !boost::algorithm::iequals(head.content_encoding, "gzip"))
+  if (!is_plain(head.content_encoding) && !is_gzip(head.content_encoding))
     return "an encoding other than gzip";
   return nullptr;
 }
@@ -43,9 +50,9 @@ ResponsePlan plan_response(const RequestPlan& request, const ResponseHead& head,
     const bool readable = plan.unread_because == nullptr;
     plan.tap = request.cache && readable;
     plan.filter = request.filter && readable;
-    plan.decode_gzip = readable && !head.content_encoding.empty();
+    plan.decode_gzip = readable && is_gzip(head.content_encoding);
   }
-  plan.client_encoded = !head.content_encoding.empty() && !plan.filter;
+  plan.client_encoded = !is_plain(head.content_encoding) && !plan.filter;
   plan.drop_body_headers = plan.filter;
   plan.keep_alive = client.keep_alive && !plan.streaming && !client.draining;
   if (client.version < 11) {

@@ -130,6 +130,16 @@ TEST(ResponsePlanTest, AnEncodingTheHubCannotDecodeIsRelayedUnreadAndUnfiltered)
   EXPECT_TRUE(plan_response(kBoth, head, http11()).decode_gzip);
 }
 
+TEST(ResponsePlanTest, TheIdentityCodingIsNoCoding) {
+  ResponseHead head = json_200();
+  head.content_encoding = "identity";
+  const ResponsePlan plan = plan_response(kBoth, head, http11());
+  EXPECT_TRUE(plan.tap);
+  EXPECT_TRUE(plan.filter);
+  EXPECT_FALSE(plan.decode_gzip);
+  EXPECT_FALSE(plan_response(kCached, head, http11()).client_encoded);
+}
+
 TEST(ResponsePlanTest, AStreamKeepsItsConnectionToItselfAndIsWrittenAsItArrives) {
   ResponseHead head = json_200();
   head.has_length = false;
