@@ -59,16 +59,6 @@ std::chrono::seconds response_header_timeout(const kube::RequestInfo& info) {
   return kUpstreamResponseTimeout;
 }
 
-// Errors reading from a client while relaying its request body.
-std::optional<kube::Failure> client_body_failure(const boost::system::error_code& ec) {
-  if (ec == http::error::body_limit) return kube::Failure::BodyTooLarge;
-  if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return kube::Failure::BadRequest;
-  }
-  return std::nullopt;  // the client went away or timed out: nobody to answer
-}
-
 // An exchange's registration on its client connection, cleared however the exchange ends.
 struct ActiveScope {
   ActiveUpstream& active;
@@ -107,15 +97,14 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                             ForwardResult{});
   }
   if (plan_.keyed_body) {
-    const BodyRead read = co_await read_whole_body(parser, kMaxKeyedBodyBytes);
+    const auto read = co_await body_->read_whole(parser, kMaxKeyedBodyBytes);
     if (read.failure) {
       co_return co_await fail(*read.failure, "while reading the request body", parser, false,
                               ForwardResult{});
     }
     if (!read.complete) co_return ForwardResult{};  // the client went away
-    body_read_ = true;
     // Sent whole, framed by its length.
-    net::set_body_framing(parser.get(), false, request_body_.size());
+    net::set_body_framing(parser.get(), false, body_->bytes().size());
   }
   if (must_wait_for_servers(info)) refusal = co_await wait_for_servers(info);
   if (refusal) {
@@ -129,9 +118,7 @@ template <class Stream>
 void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& info) {
   auto& req = parser.get();
   client_version_ = req.version();
-  // A body has this long to arrive, whatever its pace: a fresh timeout per read would let a
-  // client trickling a byte at a time hold a slot for ever.
-  body_deadline_ = std::chrono::steady_clock::now() + shared_.options.request_body_timeout;
+  body_.emplace(client_, std::chrono::steady_clock::now() + shared_.options.request_body_timeout);
   upgrade_ = net::is_upgrade_request(req);
   has_body_ = parser.chunked() || parser.content_length().value_or(0) > 0;
   identity_ = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
@@ -266,8 +253,9 @@ template <class Stream>
 asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
     UpstreamConnection& up, RequestParser& parser, ResponseParser& rp,
     const kube::RequestInfo& info, ForwardResult& result, boost::system::error_code& ec) {
-  const Attempt sent = co_await send_request(up, parser, result);
-  if (sent != Attempt::Sent) co_return sent;
+  const auto sent = co_await body_->send(up, parser, result);
+  if (sent == RequestBody<Stream>::Sent::ClientFailed) co_return Attempt::ClientFailed;
+  if (sent == RequestBody<Stream>::Sent::UpstreamFailed) co_return Attempt::Closed;
   rp.header_limit(kMaxResponseHeaderBytes);
   rp.body_limit(boost::none);
   if (parser.get().method() == http::verb::head) rp.skip(true);
@@ -336,7 +324,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   }
   std::unique_ptr<ResponseTap> tap;
   if (plan.tap) {
-    tap = shared_.cache->tap(info, head.code, request_body_);
+    tap = shared_.cache->tap(info, head.code, body_->bytes());
   }
   co_return co_await relay.relay(plan, tap.get(), filter_.get(), client_version_,
                                  std::move(result));
@@ -354,53 +342,6 @@ asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
     co_await timer.async_wait(net::kNoThrow);
   }
   co_return true;
-}
-
-template <class Stream>
-asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::send_request(
-    UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
-  auto& req = parser.get();
-  net::BodyFramer framer(net::message_head(req), req.chunked());
-  if (body_read_) {
-    result.request_bytes += request_body_.size();
-    beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] =
-        co_await asio::async_write(up.stream, framer.frame(request_body_, true), net::kNoThrow);
-    co_return wec ? Attempt::Closed : Attempt::Sent;
-  }
-  char* buf = client_->relay();
-  do {
-    std::string_view piece;
-    if (!parser.is_done()) {
-      const auto rec = co_await read_body_piece(parser, buf);
-      if (rec) {
-        result.failure = client_body_failure(rec);
-        co_return Attempt::ClientFailed;
-      }
-      piece = {buf, kRelayBufferBytes - req.body().size};
-      result.request_bytes += piece.size();
-      if (piece.empty() && !parser.is_done()) continue;  // a chunk header, no data yet
-    }
-    beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
-    auto [wec, wn] =
-        co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
-    if (wec) co_return Attempt::Closed;
-  } while (!framer.done());
-  co_return Attempt::Sent;
-}
-
-template <class Stream>
-asio::awaitable<boost::system::error_code> Forwarder<Stream>::read_body_piece(RequestParser& parser,
-                                                                              char* buf) {
-  auto& req = parser.get();
-  req.body().data = buf;
-  req.body().size = kRelayBufferBytes;
-  beast::get_lowest_layer(client_->stream)
-      .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, body_deadline_));
-  auto [ec, n] =
-      co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
-  if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
-  co_return ec;
 }
 
 template <class Stream>
@@ -450,25 +391,11 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& 
 }
 
 template <class Stream>
-asio::awaitable<typename Forwarder<Stream>::BodyRead> Forwarder<Stream>::read_whole_body(
-    RequestParser& parser, std::size_t limit) {
-  auto& req = parser.get();
-  char* buf = client_->relay();
-  while (!parser.is_done()) {
-    const auto ec = co_await read_body_piece(parser, buf);
-    if (ec) co_return BodyRead{false, client_body_failure(ec)};
-    request_body_.append(buf, kRelayBufferBytes - req.body().size);
-    if (request_body_.size() > limit) co_return BodyRead{false, kube::Failure::BodyTooLarge};
-  }
-  co_return BodyRead{true, std::nullopt};
-}
-
-template <class Stream>
 asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
     RequestParser& parser, const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   auto& req = parser.get();
-  if (!body_read_) {
-    const BodyRead read = co_await read_whole_body(parser, kMaxOfflineWriteBytes);
+  if (!body_->read_whole_already()) {
+    const auto read = co_await body_->read_whole(parser, kMaxOfflineWriteBytes);
     if (read.failure) {
       // Named: g++ 12 destroys a conditional's temporary in a co_await expression twice.
       const std::string why = *read.failure == kube::Failure::BodyTooLarge
@@ -481,10 +408,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
       result.keep_alive = false;
       co_return result;
     }
-    body_read_ = true;
   }
   OfflineWrite write;
-  write.body = request_body_;
+  write.body = body_->bytes();
   result.request_bytes += write.body.size();
   const std::string method(req.method_string());
   write.method = method;

@@ -19,6 +19,7 @@
 
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
+#include "hub/request_body.h"
 #include "hub/response_plan.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
@@ -44,7 +45,6 @@ class Forwarder {
   };
   // How one attempt at an apiserver went.
   enum class Attempt {
-    Sent,          // the whole request went out (send_request's success)
     Header,        // the response header arrived
     ClientFailed,  // the client's request body broke off (result.failure says if it was bad)
     Timeout,       // no response header in time
@@ -85,20 +85,6 @@ class Forwarder {
   boost::asio::awaitable<bool> poll_until(std::function<bool()> done,
                                           std::chrono::steady_clock::duration limit,
                                           std::chrono::milliseconds period);
-  // Reads the next piece of the client's request body into `buf` (kRelayBufferBytes);
-  // req.body().size is then what is left unused of it.
-  boost::asio::awaitable<boost::system::error_code> read_body_piece(RequestParser& parser,
-                                                                    char* buf);
-  // Reads the rest of the request body into request_body_, at most `limit` bytes.
-  struct BodyRead {
-    bool complete = false;                 // read to its end
-    std::optional<kube::Failure> failure;  // what to answer; neither: the client went away
-  };
-  boost::asio::awaitable<BodyRead> read_whole_body(RequestParser& parser, std::size_t limit);
-  // Sends the request header and body: Sent, ClientFailed when the client's body broke off, or
-  // Closed when the apiserver's connection did.
-  boost::asio::awaitable<Attempt> send_request(UpstreamConnection& up, RequestParser& parser,
-                                               ForwardResult& result);
   // No apiserver answered: the cache if it can, else a 503 Status.
   boost::asio::awaitable<ForwardResult> unreachable(kube::Failure failure,
                                                     const std::string& detail,
@@ -130,11 +116,8 @@ class Forwarder {
   bool has_body_ = false;
   bool framing_doubt_ = false;  // Connection names a framing header: no connection is reused
   RequestPlan plan_;
-  std::unique_ptr<ResponseFilter> filter_;  // when plan_.filter
-  // The request body, when it was read whole (a keyed or offline write) instead of streamed.
-  std::string request_body_;
-  bool body_read_ = false;
-  std::chrono::steady_clock::time_point body_deadline_;  // the whole body by then
+  std::unique_ptr<ResponseFilter> filter_;   // when plan_.filter
+  std::optional<RequestBody<Stream>> body_;  // from prepare()
 };
 
 extern template class Forwarder<net::PlainStream>;

@@ -1,0 +1,97 @@
+// Reading and sending a client's request body; see request_body.h.
+#include "hub/request_body.h"
+
+#include <algorithm>
+
+#include "net/http_framing.h"
+#include "net/http_io.h"
+
+namespace yurthub::hub {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+
+namespace {
+
+// Errors reading from a client while relaying its request body.
+std::optional<kube::Failure> client_body_failure(const boost::system::error_code& ec) {
+  if (ec == http::error::body_limit) return kube::Failure::BodyTooLarge;
+  if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return kube::Failure::BadRequest;
+  }
+  return std::nullopt;  // the client went away or timed out: nobody to answer
+}
+
+}  // namespace
+
+template <class Stream>
+RequestBody<Stream>::RequestBody(std::shared_ptr<ClientConnection<Stream>> client,
+                                 std::chrono::steady_clock::time_point deadline)
+    : client_(std::move(client)), deadline_(deadline) {}
+
+template <class Stream>
+asio::awaitable<typename RequestBody<Stream>::WholeRead> RequestBody<Stream>::read_whole(
+    RequestParser& parser, std::size_t limit) {
+  auto& req = parser.get();
+  char* buf = client_->relay();
+  while (!parser.is_done()) {
+    const auto ec = co_await read_piece(parser, buf);
+    if (ec) co_return WholeRead{false, client_body_failure(ec)};
+    bytes_.append(buf, kRelayBufferBytes - req.body().size);
+    if (bytes_.size() > limit) co_return WholeRead{false, kube::Failure::BodyTooLarge};
+  }
+  whole_ = true;
+  co_return WholeRead{true, std::nullopt};
+}
+
+template <class Stream>
+asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
+    UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
+  auto& req = parser.get();
+  net::BodyFramer framer(net::message_head(req), req.chunked());
+  if (whole_) {
+    result.request_bytes += bytes_.size();
+    beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
+    auto [wec, wn] =
+        co_await asio::async_write(up.stream, framer.frame(bytes_, true), net::kNoThrow);
+    co_return wec ? Sent::UpstreamFailed : Sent::All;
+  }
+  char* buf = client_->relay();
+  do {
+    std::string_view piece;
+    if (!parser.is_done()) {
+      const auto rec = co_await read_piece(parser, buf);
+      if (rec) {
+        result.failure = client_body_failure(rec);
+        co_return Sent::ClientFailed;
+      }
+      piece = {buf, kRelayBufferBytes - req.body().size};
+      result.request_bytes += piece.size();
+      if (piece.empty() && !parser.is_done()) continue;  // a chunk header, no data yet
+    }
+    beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);
+    auto [wec, wn] =
+        co_await asio::async_write(up.stream, framer.frame(piece, parser.is_done()), net::kNoThrow);
+    if (wec) co_return Sent::UpstreamFailed;
+  } while (!framer.done());
+  co_return Sent::All;
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> RequestBody<Stream>::read_piece(RequestParser& parser,
+                                                                           char* buf) {
+  auto& req = parser.get();
+  req.body().data = buf;
+  req.body().size = kRelayBufferBytes;
+  beast::get_lowest_layer(client_->stream)
+      .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, deadline_));
+  auto [ec, n] =
+      co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
+  if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
+  co_return ec;
+}
+
+template class RequestBody<net::PlainStream>;
+template class RequestBody<net::TlsStream>;
+
+}  // namespace yurthub::hub
