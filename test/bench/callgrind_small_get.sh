@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+source test/bench/bench_lib.sh
 hub_bin=${1:-$root/build/release/cmd/yurthub}
 api_bin=${2:-$root/build/release/test/fake_apiserver/fake_apiserver}
 seconds=${CALLGRIND_SECONDS:-8}
@@ -19,13 +20,6 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 target=/api/v1/namespaces/default/pods/web-0
 
-wait_log() {  # wait_log FILE REGEX: prints the first capture group once the line appears
-  for _ in $(seq 1 600); do
-    if [[ $(cat "$1" 2>/dev/null) =~ $2 ]]; then echo "${BASH_REMATCH[1]}"; return 0; fi
-    sleep 0.1
-  done
-  echo "callgrind: timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
-}
 requests() { awk '/ requests in / { print $1 }'; }
 # total_ir OUTFILE: the summed Ir of a callgrind dump.
 total_ir() { awk '/^summary:|^totals:/ { print $2; exit }' "$1"; }
@@ -35,7 +29,7 @@ bash scripts/gen-certs.sh "$work/pki" edge-node-1 >/dev/null
   --client-ca="$work/pki/ca.crt" --token-file="$work/pki/tokens.csv" --port=0 \
   --seed="$root/test/testdata/fake_apiserver/demo-objects.json" >"$work/apiserver.log" 2>&1 &
 pids+=("$!")
-api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)')
+api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)' 60)
 
 # measure NAME URL HEADER COMMAND...: runs COMMAND (a proxy) under callgrind with instrumentation
 # off, warms it up, counts N requests, prints "NAME instructions_per_request".
@@ -69,35 +63,7 @@ measure hub "http://127.0.0.1:$port$target" "User-Agent: bench/1.0" "${hub[@]}"
 sleep 1
 measure hub-cached "http://127.0.0.1:$port$target" "User-Agent: kubelet/v1.32.4" "${hub[@]}"
 if command -v nginx >/dev/null; then
-  mkdir -p "$work/nginx"
-  cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-master_process off;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  upstream apiserver { server 127.0.0.1:$api_port; keepalive 8; }
-  server {
-    listen 127.0.0.1:$(( port + 1 ));
-    location / {
-      proxy_pass https://apiserver;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_ssl_certificate $work/pki/hub-client.crt;
-      proxy_ssl_certificate_key $work/pki/hub-client.key;
-      proxy_ssl_trusted_certificate $work/pki/ca.crt;
-      proxy_ssl_verify on;
-      proxy_ssl_name localhost;
-      proxy_ssl_session_reuse off;
-    }
-  }
-}
-NGINX
+  write_nginx_conf "$work" "$api_port" "$(( port + 1 ))" "master_process off;"
   measure nginx "http://127.0.0.1:$(( port + 1 ))$target" "User-Agent: bench/1.0" \
     nginx -c "$work/nginx.conf" -p "$work/nginx"
 fi

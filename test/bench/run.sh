@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
+source test/bench/bench_lib.sh
 bash scripts/setup.sh
 missing=()
 for p in wrk nginx-light; do
@@ -39,15 +40,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-wait_log() {  # wait_log FILE REGEX: prints the first capture group once the line appears
-  local text
-  for _ in $(seq 1 200); do
-    text=$(cat "$1" 2>/dev/null || true)
-    if [[ $text =~ $2 ]]; then echo "${BASH_REMATCH[1]}"; return 0; fi
-    sleep 0.05
-  done
-  echo "bench: timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
-}
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }  # status_kb PID VmRSS
 rss_kb() { status_kb "$1" VmRSS; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
@@ -69,34 +61,7 @@ wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null
 sleep 5
 hub_idle_rss=$(rss_kb "$hub_pid")
 
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  upstream apiserver { server 127.0.0.1:$api_port; keepalive 64; }
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      proxy_pass https://apiserver;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_ssl_certificate $work/pki/hub-client.crt;
-      proxy_ssl_certificate_key $work/pki/hub-client.key;
-      proxy_ssl_trusted_certificate $work/pki/ca.crt;
-      proxy_ssl_verify on;
-      proxy_ssl_name localhost;  # nginx matches DNS names, not IP SANs
-      proxy_ssl_session_reuse off;  # resumed sessions fail now and then against the fake (alert 80)
-    }
-  }
-}
-NGINX
+write_nginx_conf "$work" "$api_port" "$nginx_port"
 nginx -c "$work/nginx.conf" -p "$work/nginx" >"$work/nginx/stdout.log" 2>&1 &
 pids+=("$!")
 for _ in $(seq 1 100); do [ -s "$work/nginx/nginx.pid" ] && break; sleep 0.05; done
