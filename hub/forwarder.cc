@@ -264,11 +264,7 @@ asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
   ec = rec;
   if (!ec) co_return Attempt::Header;
   if (ec == beast::error::timeout) co_return Attempt::Timeout;
-  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    co_return Attempt::BadResponse;
-  }
-  co_return Attempt::Closed;
+  co_return net::is_malformed_http(ec) ? Attempt::BadResponse : Attempt::Closed;
 }
 
 template <class Stream>

@@ -118,8 +118,7 @@ asio::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::syste
     failure = kube::Failure::HeaderTooLarge;
   } else if (ec == http::error::body_limit) {
     failure = kube::Failure::BodyTooLarge;
-  } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-             ec != http::error::end_of_stream && ec != http::error::partial_message) {
+  } else if (net::is_malformed_http(ec)) {
     failure = kube::Failure::BadRequest;
   }
   if (!failure) co_return;

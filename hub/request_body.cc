@@ -15,10 +15,7 @@ namespace {
 // Errors reading from a client while relaying its request body.
 std::optional<kube::Failure> client_body_failure(const boost::system::error_code& ec) {
   if (ec == http::error::body_limit) return kube::Failure::BodyTooLarge;
-  if (ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return kube::Failure::BadRequest;
-  }
+  if (net::is_malformed_http(ec)) return kube::Failure::BadRequest;
   return std::nullopt;  // the client went away or timed out: nobody to answer
 }
 

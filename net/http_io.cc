@@ -10,6 +10,11 @@
 namespace yurthub::net {
 namespace http = boost::beast::http;
 
+bool is_malformed_http(const boost::system::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_version).category() &&
+         ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
 bool is_upgrade_request(const http::fields& fields) {
   auto upgrade = fields.find(http::field::upgrade);
   if (upgrade == fields.end() || upgrade->value().empty()) return false;

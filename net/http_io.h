@@ -40,6 +40,11 @@ bool carries_bearer_token(const boost::beast::http::fields& fields);
 // True for `Connection: upgrade` + `Upgrade: ...` requests (exec, attach, port-forward).
 bool is_upgrade_request(const boost::beast::http::fields& fields);
 
+// Whether a read failed because Beast's parser found the message malformed (bad chunking, a bad
+// header or status line), not because the peer closed or went quiet: the peer then gets a
+// Status, where a peer that left gets nothing.
+bool is_malformed_http(const boost::system::error_code& ec);
+
 // Writes a complete response with `body`; returns false if the write failed.
 template <class Stream>
 boost::asio::awaitable<bool> write_simple_response(Stream& stream, unsigned version,
