@@ -106,7 +106,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
     // Sent whole, framed by its length.
     net::set_body_framing(parser.get(), false, body_->bytes().size());
   }
-  if (must_wait_for_servers(info)) refusal = co_await wait_for_servers(info);
+  if (probes_pending() || replay_pending(info)) refusal = co_await wait_for_servers(info);
   if (refusal) {
     co_return co_await fail(refusal->failure, refusal->detail, parser, client_keep_alive,
                             ForwardResult{});
@@ -167,8 +167,12 @@ Forwarder<Stream>::wait_for_filters() {
 }
 
 template <class Stream>
-bool Forwarder<Stream>::must_wait_for_servers(const kube::RequestInfo& info) const {
-  if (shared_.health && !shared_.health->initial_probes_done()) return true;
+bool Forwarder<Stream>::probes_pending() const {
+  return shared_.health && !shared_.health->initial_probes_done();
+}
+
+template <class Stream>
+bool Forwarder<Stream>::replay_pending(const kube::RequestInfo& info) const {
   CacheHooks* cache = shared_.cache;
   return cache && !replaying_ && kube::is_write_verb(info.verb) && cache->write_pending(info) &&
          shared_.servers.any_healthy();
@@ -177,7 +181,7 @@ bool Forwarder<Stream>::must_wait_for_servers(const kube::RequestInfo& info) con
 template <class Stream>
 asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
 Forwarder<Stream>::wait_for_servers(const kube::RequestInfo& info) {
-  if (shared_.health && !shared_.health->initial_probes_done()) {
+  if (probes_pending()) {
     // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
     // from the cache although the apiserver is fine. One probe takes at most its attempts'
     // timeouts.
@@ -187,15 +191,10 @@ Forwarder<Stream>::wait_for_servers(const kube::RequestInfo& info) {
         std::chrono::seconds(o.heartbeat_timeout_seconds * o.heartbeat_failed_retry + 1),
         std::chrono::milliseconds(20));
   }
-  CacheHooks* cache = shared_.cache;
-  if (!cache || replaying_ || !kube::is_write_verb(info.verb) || !cache->write_pending(info) ||
-      !shared_.servers.any_healthy()) {
-    co_return std::nullopt;
-  }
+  if (!replay_pending(info)) co_return std::nullopt;
   // Writes made offline to this object go first, in order (design §6).
-  const bool replayed = co_await poll_until(
-      [&] { return !cache->write_pending(info) || !shared_.servers.any_healthy(); }, kReplayWait,
-      std::chrono::milliseconds(100));
+  const bool replayed = co_await poll_until([&] { return !replay_pending(info); }, kReplayWait,
+                                            std::chrono::milliseconds(100));
   if (replayed) co_return std::nullopt;
   co_return Refusal{kube::Failure::ReplayPending, info.resource + " \"" + info.name + "\""};
 }

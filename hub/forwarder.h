@@ -57,8 +57,10 @@ class Forwarder {
   void prepare(RequestParser& parser, const kube::RequestInfo& info);
   // The filters' first sync, for a filtered request while the filters are not ready.
   boost::asio::awaitable<std::optional<Refusal>> wait_for_filters();
-  // Whether wait_for_servers has anything to wait for.
-  bool must_wait_for_servers(const kube::RequestInfo& info) const;
+  // What wait_for_servers waits for: the first health probes, and, for a write, the replay of its
+  // object's offline writes (only while an apiserver is healthy to replay them to).
+  bool probes_pending() const;
+  bool replay_pending(const kube::RequestInfo& info) const;
   // The first health probes; then, for a write, the replay of its object's offline writes.
   boost::asio::awaitable<std::optional<Refusal>> wait_for_servers(const kube::RequestInfo& info);
   // Tries the healthy apiservers in turn until one answers; falls back to the cache or a Status.

@@ -116,14 +116,14 @@ void ResponseRelay<Stream>::shape_head(unsigned client_version) {
   res.version(client_version);
   res.keep_alive(plan_.keep_alive);
   result_.status = res.result_int();
-  // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
-  stream_deadline_ = std::chrono::steady_clock::now() +
-                     (info_.timeout_seconds ? std::chrono::seconds(*info_.timeout_seconds + 60)
-                                            : 2 * shared_.options.min_request_timeout);
 }
 
 template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::start_stream() {
+  // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
+  stream_deadline_ = std::chrono::steady_clock::now() +
+                     (info_.timeout_seconds ? std::chrono::seconds(*info_.timeout_seconds + 60)
+                                            : 2 * shared_.options.min_request_timeout);
   auto& active = client_->active;
   active.streaming = true;
   active.filter = filter_;

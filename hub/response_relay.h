@@ -80,7 +80,7 @@ class ResponseRelay {
   std::optional<BodyTransform> feed_;
   std::optional<net::BodyFramer> framer_;
   char* buf_ = nullptr;
-  std::chrono::steady_clock::time_point stream_deadline_;
+  std::chrono::steady_clock::time_point stream_deadline_;  // a stream's, from start_stream()
   ForwardResult result_;
 };
 
