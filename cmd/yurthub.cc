@@ -13,6 +13,8 @@
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
+#include "hub/certificate/client_certificate_manager.h"
+#include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/hub.h"
 #include "hub/options.h"
 #include "hub/version.h"
@@ -64,6 +66,19 @@ std::unique_ptr<yurthub::cache::NodeCache> open_cache(const yurthub::hub::HubOpt
   return std::move(*opened);
 }
 
+yurthub::hub::ClientCertificateSettings certificate_settings(const yurthub::hub::HubOptions& o) {
+  yurthub::hub::ClientCertificateSettings settings;
+  settings.root_dir = o.root_dir;
+  settings.node_name = o.node_name;
+  settings.extra_organizations = o.hub_cert_organizations;
+  settings.bootstrap_file = o.bootstrap_file;
+  settings.discovery.join_token = o.join_token;
+  settings.discovery.ca_cert_hashes = o.discovery_token_ca_cert_hashes;
+  settings.discovery.unsafe_skip_ca_verification = o.discovery_token_unsafe_skip_ca_verification;
+  settings.servers = o.servers;
+  return settings;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,10 +101,20 @@ int main(int argc, char** argv) {
   for (const auto& flag : options->ignored_flags) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
-  auto credentials = kube::load_kubeconfig(options->kubeconfig);
+  base::MetricsRegistry registry;
+  std::unique_ptr<hub::ClientCertificateManager> certificates;
+  Result<kube::Credentials> credentials = make_error("not loaded");
+  if (hub::manages_own_certificate(*options)) {
+    certificates =
+        std::make_unique<hub::ClientCertificateManager>(certificate_settings(*options), registry);
+    credentials = certificates->obtain();
+  } else {
+    credentials = kube::load_kubeconfig(options->kubeconfig);
+  }
   if (!credentials) return fail(credentials.error().message, 2);
   auto upstream_tls = net::make_upstream_tls(*credentials);
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
+  const auto hub_identity = upstream_tls->hub_identity;
   std::shared_ptr<boost::asio::ssl::context> server_tls;
   if (!options->tls_cert_file.empty() || !options->tls_private_key_file.empty()) {
     auto loaded = net::make_server_tls(options->tls_cert_file, options->tls_private_key_file);
@@ -98,7 +123,6 @@ int main(int argc, char** argv) {
   }
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
-  base::MetricsRegistry registry;
   std::unique_ptr<cache::NodeCache> node_cache;
   if (options->working_mode == hub::WorkingMode::Edge) {
     std::string error;
@@ -133,8 +157,14 @@ int main(int argc, char** argv) {
   }
   filters::FilterManager filter_manager(filter_settings, registry);
 
+  const std::string kubeconfig = options->kubeconfig;
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
+  if (certificates) {
+    hub.on_join_token([&certificates](const std::string& token) {
+      return certificates->update_join_token(token);
+    });
+  }
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
     filter_manager.set_config(data);
@@ -149,6 +179,15 @@ int main(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
+  // The hub's certificate is renewed by the manager, or followed in the kubeconfig when someone
+  // else (kubelet, an operator's tooling) renews it.
+  std::unique_ptr<hub::KubeconfigReloader> reloader;
+  if (certificates) {
+    certificates->start(hub_identity);
+  } else if (credentials->has_client_certificate()) {
+    reloader =
+        std::make_unique<hub::KubeconfigReloader>(kubeconfig, *credentials, hub_identity, registry);
+  }
   filter_manager.set_hub_port(hub.secure_port());
   filter_manager.start(
       [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
@@ -156,6 +195,8 @@ int main(int argc, char** argv) {
       },
       [&hub] { hub.notify_filters_changed(); });
   const int code = hub.run();
+  if (certificates) certificates->stop();
+  reloader.reset();
   filter_manager.stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;

@@ -11,6 +11,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
+#include "base/json_parse.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
 
@@ -78,15 +79,36 @@ std::string render_process_metrics() {
   return out.str();
 }
 
-AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness)
-    : registry_(registry), readiness_(std::move(readiness)) {}
+AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
+                         TokenUpdate token_update)
+    : registry_(registry),
+      readiness_(std::move(readiness)),
+      token_update_(std::move(token_update)) {}
+
+std::pair<unsigned, std::string> AdminServer::update_token(const std::string& body) const {
+  if (!token_update_) {
+    return {400,
+            "the hub does not use a join token (--bootstrap-mode=token with "
+            "--bootstrap-file or --join-token)\n"};
+  }
+  rapidjson::Document doc;
+  if (!base::parse_json(body, doc) || !doc.IsObject() || !doc.HasMember("jointoken") ||
+      !doc["jointoken"].IsString() || doc["jointoken"].GetStringLength() == 0) {
+    return {400, "the body must be {\"jointoken\":\"<token>\"}\n"};
+  }
+  if (Status updated = token_update_(doc["jointoken"].GetString()); !updated) {
+    return {400, updated.error().message + "\n"};
+  }
+  return {200, "update bootstrap token successfully"};
+}
 
 asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer(64 * 1024);
   for (;;) {
-    http::request_parser<http::empty_body> parser;
+    http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
+    parser.body_limit(4 * 1024);
     stream.expires_after(std::chrono::seconds(60));
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, net::kNoThrow);
     if (ec) break;
@@ -103,6 +125,10 @@ asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
       const unsigned code = not_ready ? 500 : 200;
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
                                                     "text/plain", not_ready.value_or("OK"));
+    } else if (path == "/v1/token" && req.method() == http::verb::post) {
+      const std::pair<unsigned, std::string> answer = update_token(req.body());
+      written = co_await net::write_simple_response(stream, req.version(), keep_alive, answer.first,
+                                                    "text/plain", answer.second);
     } else if (path == "/metrics") {
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200,
                                                     "text/plain; version=0.0.4; charset=utf-8",

@@ -1,6 +1,8 @@
 // AdminServer: the plain-HTTP admin port (--bind-address:--serve-port, 10267): `/v1/healthz`
 // (always 200 OK), `/v1/readyz` (200 OK, or 500 with the reason, as YurtHub), and `/metrics`
-// (the registry plus process_* metrics in Prometheus text format). Serves one connection per
+// (the registry plus process_* metrics in Prometheus text format), and `POST /v1/token` (a new
+// join token, `{"jointoken":"..."}`, as YurtHub's endpoint) when the hub manages its own
+// certificate. Serves one connection per
 // call to serve(); the Hub's admin Listener calls it on the first worker.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "base/metrics.h"
+#include "base/result.h"
 
 namespace yurthub::hub {
 
@@ -20,12 +23,20 @@ class AdminServer {
   // Returns nullopt when ready, else why not.
   using ReadinessCheck = std::function<std::optional<std::string>()>;
 
-  AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness);
+  // Takes a new join token; empty when the hub has no bootstrap token to replace.
+  using TokenUpdate = std::function<Status(const std::string& token)>;
+
+  AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
+              TokenUpdate token_update = {});
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
 
  private:
+  // The status and text answering POST /v1/token with `body`.
+  std::pair<unsigned, std::string> update_token(const std::string& body) const;
+
   const base::MetricsRegistry& registry_;
   ReadinessCheck readiness_;
+  TokenUpdate token_update_;
 };
 
 // process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,

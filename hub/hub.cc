@@ -81,7 +81,8 @@ Status Hub::start() {
     YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file";
   }
 
-  admin_server_ = std::make_unique<AdminServer>(registry_, [this] { return not_ready_reason(); });
+  admin_server_ = std::make_unique<AdminServer>(
+      registry_, [this] { return not_ready_reason(); }, token_update_);
   auto admin = Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin");
   if (!admin) return admin.error();
   (*admin)->start({workers_[0].get()},

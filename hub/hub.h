@@ -42,6 +42,8 @@ class Hub {
   using ConfigListener = std::function<void(const std::map<std::string, std::string>& data)>;
   // REQUIRES: called before start(). Listeners run on the first worker's thread.
   void on_config(ConfigListener listener) { config_listeners_.push_back(std::move(listener)); }
+  // POST /v1/token on the admin port hands a new join token to `update`. Before start().
+  void on_join_token(AdminServer::TokenUpdate update) { token_update_ = std::move(update); }
   ~Hub();
 
   // The response filters, and why they are not ready (nullopt when ready). REQUIRES: called
@@ -87,6 +89,7 @@ class Hub {
   std::unique_ptr<HealthChecker> health_;
   std::unique_ptr<net::Informer> config_informer_;
   std::unique_ptr<AdminServer> admin_server_;
+  AdminServer::TokenUpdate token_update_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<boost::asio::steady_timer> drain_timer_;

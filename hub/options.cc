@@ -45,6 +45,7 @@ struct FlagSpec {
 Status set_server_addr(std::string_view value, HubOptions& options);
 Status set_lb_mode(std::string_view value, HubOptions& options);
 Status set_working_mode(std::string_view value, HubOptions& options);
+Status set_bootstrap_mode(std::string_view value, HubOptions& options);
 
 using K = Kind;
 using G = Group;
@@ -69,7 +70,23 @@ constexpr FlagSpec kFlags[] = {
   {"heartbeat-interval-seconds", K::Int, G::Upstream, &O::heartbeat_interval_seconds, "10",
    "Period between health probes, in seconds.", 1},
   {"kubeconfig", K::String, G::Upstream, &O::kubeconfig, "<root-dir>/yurthub.conf",
-   "Kubeconfig holding the hub's own identity (CA, client certificate/key or token)."},
+   "Kubeconfig holding the hub's own identity (CA, client certificate/key or token); with "
+   "--bootstrap-mode=kubeletcertificate, kubelet's (default /etc/kubernetes/kubelet.conf)."},
+  {"bootstrap-mode", K::String, G::Upstream, &set_bootstrap_mode, "token",
+   "token: the hub's own certificate by CSR, renewed; kubeletcertificate: kubelet's client "
+   "certificate, re-read when kubelet rotates it."},
+  {"bootstrap-file", K::String, G::Upstream, &O::bootstrap_file, "",
+   "Kubeconfig with a bootstrap token, used to request the hub's certificate."},
+  {"join-token", K::String, G::Upstream, &O::join_token, "",
+   "Bootstrap token (cluster-info discovery, then a CSR for the hub's certificate)."},
+  {"discovery-token-ca-cert-hash", K::StringSlice, G::Upstream,
+   &O::discovery_token_ca_cert_hashes, "[]",
+   "Pins of the cluster CA's public key for --join-token discovery (sha256:<hex>)."},
+  {"discovery-token-unsafe-skip-ca-verification", K::Bool, G::Upstream,
+   &O::discovery_token_unsafe_skip_ca_verification, "false",
+   "Trust the CA named by cluster-info without a pin."},
+  {"hub-cert-organizations", K::StringSlice, G::Upstream, &O::hub_cert_organizations, "[]",
+   "Extra organizations in the hub's client certificate."},
 
   {"bind-address", K::String, G::Serving, &O::bind_address, "127.0.0.1",
    "Address of the admin listener (healthz, readyz, metrics)."},
@@ -139,15 +156,6 @@ constexpr FlagSpec kFlags[] = {
   {"help", K::Bool, G::General, &O::show_help, "", "Print this help and exit (also -h)."},
   {"version", K::Bool, G::General, &O::show_version, "", "Print the version and exit."},
 
-  {"bootstrap-mode", K::String, G::Compat, kIgnored, "token", "Certificate bootstrap mode."},
-  {"bootstrap-file", K::String, G::Compat, kIgnored, "", "Bootstrap kubeconfig."},
-  {"join-token", K::String, G::Compat, kIgnored, "", "Bootstrap token."},
-  {"discovery-token-ca-cert-hash", K::StringSlice, G::Compat, kIgnored, "[]",
-   "CA public key pins for token discovery."},
-  {"discovery-token-unsafe-skip-ca-verification", K::Bool, G::Compat, kIgnored, "false",
-   "Token discovery without CA pinning."},
-  {"hub-cert-organizations", K::StringSlice, G::Compat, kIgnored, "[]",
-   "Extra organizations in the hub's client certificate."},
   {"dummy-if-name", K::String, G::Compat, kIgnored, "hub-dummy0", "Dummy interface name."},
   {"enable-iptables", K::Bool, G::Compat, kIgnored, "false", "Deprecated iptables rules."},
   {"enable-node-pool", K::Bool, G::Compat, kIgnored, "true", "Node pool membership."},
@@ -347,6 +355,17 @@ Status set_lb_mode(std::string_view value, HubOptions& options) {
   return {};
 }
 
+Status set_bootstrap_mode(std::string_view value, HubOptions& options) {
+  if (value == "token") {
+    options.bootstrap_mode = BootstrapMode::Token;
+  } else if (value == "kubeletcertificate") {
+    options.bootstrap_mode = BootstrapMode::KubeletCertificate;
+  } else {
+    return make_error("must be token or kubeletcertificate");
+  }
+  return {};
+}
+
 Status set_working_mode(std::string_view value, HubOptions& options) {
   if (value == "edge") {
     options.working_mode = WorkingMode::Edge;
@@ -427,8 +446,16 @@ Status complete_and_check(HubOptions& options) {
   if (options.bind_proxy_secure_address.empty()) {
     options.bind_proxy_secure_address = options.bind_proxy_address;
   }
+  const bool manages_certificate = manages_own_certificate(options);
+  const std::string own = (std::filesystem::path(options.root_dir) / "yurthub.conf").string();
+  if (manages_certificate && !options.kubeconfig.empty() && options.kubeconfig != own) {
+    return make_error("--kubeconfig names another file than the hub's own " + own +
+                      ", which --bootstrap-file/--join-token make the hub write");
+  }
   if (options.kubeconfig.empty()) {
-    options.kubeconfig = (std::filesystem::path(options.root_dir) / "yurthub.conf").string();
+    options.kubeconfig = options.bootstrap_mode == BootstrapMode::KubeletCertificate
+                             ? "/etc/kubernetes/kubelet.conf"
+                             : own;
   }
   if (options.show_help || options.show_version) return {};
   if (options.servers.empty()) return make_error("missing required flag --server-addr");
@@ -437,6 +464,11 @@ Status complete_and_check(HubOptions& options) {
 }
 
 }  // namespace
+
+bool manages_own_certificate(const HubOptions& options) {
+  return options.bootstrap_mode == BootstrapMode::Token &&
+         (!options.bootstrap_file.empty() || !options.join_token.empty());
+}
 
 Result<HubOptions> parse_flags(int argc, const char* const* argv) {
   HubOptions options;

@@ -23,6 +23,8 @@ enum class LbMode { RoundRobin, Priority };
 
 inline constexpr std::size_t kMaxServers = 64;  // --server-addr entries (ServerSet's bound)
 enum class WorkingMode { Edge, Cloud };
+// token: the hub's own certificate by CSR; kubeletcertificate: kubelet's client certificate.
+enum class BootstrapMode { Token, KubeletCertificate };
 
 struct HubOptions {
   std::vector<ServerAddress> servers;            // --server-addr (comma list, required)
@@ -51,8 +53,14 @@ struct HubOptions {
   std::string root_dir = "/var/lib/yurthub";     // --root-dir
   WorkingMode working_mode = WorkingMode::Edge;  // --working-mode edge|cloud
   std::string kubeconfig;  // --kubeconfig; empty = <root-dir>/yurthub.conf (YurtHub's own file)
-  std::chrono::seconds min_request_timeout{1800};  // --min-request-timeout (Go duration)
-  int max_requests_in_flight = 250;                // --max-requests-in-flight
+  BootstrapMode bootstrap_mode = BootstrapMode::Token;      // --bootstrap-mode
+  std::string bootstrap_file;                               // --bootstrap-file
+  std::string join_token;                                   // --join-token
+  std::vector<std::string> discovery_token_ca_cert_hashes;  // --discovery-token-ca-cert-hash
+  bool discovery_token_unsafe_skip_ca_verification = false;
+  std::vector<std::string> hub_cert_organizations;  // --hub-cert-organizations
+  std::chrono::seconds min_request_timeout{1800};   // --min-request-timeout (Go duration)
+  int max_requests_in_flight = 250;                 // --max-requests-in-flight
   int max_long_running_requests = 2000;  // --max-long-running-requests: watches, tunnels (ours)
   int max_connections = 4096;            // --max-connections: client connections, all (ours)
   int max_connections_per_peer = 1024;   // --max-connections-per-peer: per uid / address (ours)
@@ -76,6 +84,10 @@ struct HubOptions {
 // Parses argv[1..argc). Accepts `--name=value`, `--name value`, bare `--bool-flag` and
 // `--bool-flag=true|false`. Unknown flags, bad values and missing required flags (unless
 // --help/--version was given) are errors whose message names the flag.
+// --bootstrap-mode=token with --bootstrap-file or --join-token: the hub requests and renews its
+// own certificate (hub/certificate) and writes <root-dir>/yurthub.conf itself.
+bool manages_own_certificate(const HubOptions& options);
+
 Result<HubOptions> parse_flags(int argc, const char* const* argv);
 
 // The usage text printed for --help: every flag with its default and one line of help.

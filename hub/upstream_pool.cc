@@ -38,8 +38,8 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
                                                                 const net::UpstreamTls& tls,
                                                                 Identity identity,
                                                                 std::chrono::milliseconds timeout) {
-  auto& context = identity == Identity::Hub ? *tls.hub_identity : *tls.anonymous;
-  auto conn = std::make_unique<UpstreamConnection>(executor, context);
+  auto conn = std::make_unique<UpstreamConnection>(
+      executor, identity == Identity::Hub ? tls.hub_identity->get() : tls.anonymous);
   conn->identity = identity;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
 

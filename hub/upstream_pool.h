@@ -35,11 +35,15 @@ enum class Identity { Hub = 0, Bearer = 1 };
 inline constexpr std::size_t kUpstreamReadBytes = 16 * 1024;
 
 struct UpstreamConnection {
-  UpstreamConnection(boost::asio::any_io_executor executor, boost::asio::ssl::context& tls)
-      : stream(executor, tls) {
+  UpstreamConnection(boost::asio::any_io_executor executor,
+                     std::shared_ptr<boost::asio::ssl::context> tls)
+      : context(std::move(tls)), stream(executor, *context) {
     buffer.reserve(kUpstreamReadBytes);
   }
 
+  // Kept for the connection's life: a renewed certificate replaces the hub's context while
+  // connections made with the old one are still open.
+  std::shared_ptr<boost::asio::ssl::context> context;
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream;
   boost::beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   std::size_t server = 0;

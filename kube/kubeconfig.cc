@@ -266,7 +266,62 @@ Result<Credentials> parse(const YAML::Node& doc, const fs::path& dir) {
   return out;
 }
 
+// A YAML double-quoted scalar.
+std::string yaml_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
 }  // namespace
+
+Result<Credentials> parse_cluster_kubeconfig(const std::string& text) {
+  try {
+    const YAML::Node doc = YAML::Load(text);
+    auto root = as_map(doc, "the document");
+    if (!root) return root.error();
+    const YAML::Node clusters = (*root)["clusters"];
+    if (!clusters.IsDefined() || !clusters.IsSequence() || clusters.size() == 0) {
+      return make_error(ErrorCode::InvalidArgument, "the kubeconfig has no cluster");
+    }
+    auto entry = as_map(clusters[0], "clusters entry");
+    if (!entry) return entry.error();
+    auto cluster = as_map((*entry)["cluster"], "cluster");
+    if (!cluster) return cluster.error();
+    // Only -data fields: a kubeconfig from the network never names a local file to read.
+    if ((*cluster)["certificate-authority"].IsDefined()) {
+      return make_error(ErrorCode::InvalidArgument, "the kubeconfig names a CA file, not CA data");
+    }
+    Credentials out;
+    if (Status s = load_cluster(*cluster, Where{"cluster", ""}, fs::path(), out); !s) {
+      return s.error();
+    }
+    return out;
+  } catch (const YAML::Exception& e) {
+    return make_error(ErrorCode::InvalidArgument, std::string("invalid YAML: ") + e.what());
+  }
+}
+
+std::string write_kubeconfig(const KubeconfigFile& file) {
+  std::string out =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: default-cluster\n  cluster:\n";
+  out += "    server: " + yaml_quoted(file.server) + "\n";
+  if (!file.ca_file.empty())
+    out += "    certificate-authority: " + yaml_quoted(file.ca_file) + "\n";
+  out += "users:\n- name: " + yaml_quoted(file.user) + "\n  user:\n";
+  if (!file.client_file.empty()) {
+    out += "    client-certificate: " + yaml_quoted(file.client_file) + "\n";
+    out += "    client-key: " + yaml_quoted(file.client_file) + "\n";
+  }
+  if (!file.token.empty()) out += "    token: " + yaml_quoted(file.token) + "\n";
+  out += "contexts:\n- name: default-context\n  context:\n    cluster: default-cluster\n";
+  out += "    user: " + yaml_quoted(file.user) + "\n";
+  out += "current-context: default-context\n";
+  return out;
+}
 
 Result<Credentials> load_kubeconfig(const std::string& path) {
   const std::string prefix = "kubeconfig " + path + ": ";

@@ -27,4 +27,19 @@ struct Credentials {
 // key, neither cert nor token) name the file and the field.
 Result<Credentials> load_kubeconfig(const std::string& path);
 
+// The first cluster of a kubeconfig given as text, with no context or user needed: the
+// kube-public/cluster-info ConfigMap's kubeconfig (server and certificate-authority-data).
+Result<Credentials> parse_cluster_kubeconfig(const std::string& text);
+
+// A kubeconfig as the hub writes its own (<root-dir>/yurthub.conf, bootstrap-hub.conf): one
+// cluster, one user, one context. Empty fields are left out; file paths are written as given.
+struct KubeconfigFile {
+  std::string server;
+  std::string ca_file;      // certificate-authority
+  std::string client_file;  // client-certificate and client-key (one PEM holding both)
+  std::string token;
+  std::string user = "default-auth";
+};
+std::string write_kubeconfig(const KubeconfigFile& file);
+
 }  // namespace yurthub::kube

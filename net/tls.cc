@@ -44,12 +44,16 @@ Result<UpstreamTls> make_upstream_tls(const kube::Credentials& credentials) {
   if (!hub) return hub.error();
   auto anonymous = client_context(credentials, false);
   if (!anonymous) return anonymous.error();
-  tls.hub_identity = std::move(*hub);
+  tls.hub_identity = std::make_shared<ReplaceableContext>(std::move(*hub));
   tls.anonymous = std::move(*anonymous);
   tls.hub_token = credentials.has_client_certificate() ? "" : credentials.token;
   tls.server_name_override = credentials.tls_server_name;
   tls.verify_peer = !credentials.insecure_skip_tls_verify;
   return tls;
+}
+
+Result<std::shared_ptr<ssl::context>> make_client_context(const kube::Credentials& credentials) {
+  return client_context(credentials, true);
 }
 
 Result<std::shared_ptr<ssl::context>> make_server_tls(const std::string& cert_file,

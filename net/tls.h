@@ -4,6 +4,7 @@
 // shared, read-only, by all workers (OpenSSL's SSL_CTX is safe for concurrent SSL_new).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -14,9 +15,26 @@
 
 namespace yurthub::net {
 
+// The context presenting the hub's client certificate, replaced whole when the certificate is
+// renewed (hub/certificate): connections dialled after a replace() present the new certificate,
+// connections already open (an open watch) keep theirs, as each SSL holds its own SSL_CTX
+// reference. Read by every worker when it dials; replaced by the certificate manager.
+class ReplaceableContext {
+ public:
+  explicit ReplaceableContext(std::shared_ptr<boost::asio::ssl::context> context)
+      : current_(std::move(context)) {}
+  std::shared_ptr<boost::asio::ssl::context> get() const { return current_.load(); }
+  void replace(std::shared_ptr<boost::asio::ssl::context> context) {
+    current_.store(std::move(context));
+  }
+
+ private:
+  std::atomic<std::shared_ptr<boost::asio::ssl::context>> current_;
+};
+
 struct UpstreamTls {
   // Presents the hub's client certificate (when the kubeconfig has one).
-  std::shared_ptr<boost::asio::ssl::context> hub_identity;
+  std::shared_ptr<ReplaceableContext> hub_identity;
   // Presents no client certificate: requests carrying `Authorization: Bearer` use it, so the
   // apiserver authenticates the caller, not the hub.
   std::shared_ptr<boost::asio::ssl::context> anonymous;
@@ -28,6 +46,11 @@ struct UpstreamTls {
 };
 
 Result<UpstreamTls> make_upstream_tls(const kube::Credentials& credentials);
+
+// A client context presenting `credentials`' certificate (if any), verifying the cluster CA; for
+// ReplaceableContext::replace().
+Result<std::shared_ptr<boost::asio::ssl::context>> make_client_context(
+    const kube::Credentials& credentials);
 
 // 128 bits from OpenSSL's random generator, as 32 hex digits: a per-process secret. An error
 // when the generator fails (then no secret can be made).

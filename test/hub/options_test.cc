@@ -200,15 +200,41 @@ struct IgnoredCase {
   std::string flag;
 };
 
+TEST(ParseFlags, CertificateBootstrapFlags) {
+  auto token = parse_with_required({"--join-token=abcdef.0123456789abcdef",
+                                    "--discovery-token-ca-cert-hash=sha256:aa,sha256:bb",
+                                    "--hub-cert-organizations", "a,b", "--root-dir=/r"});
+  ASSERT_TRUE(token) << token.error().message;
+  EXPECT_TRUE(manages_own_certificate(*token));
+  EXPECT_EQ(token->join_token, "abcdef.0123456789abcdef");
+  EXPECT_EQ(token->discovery_token_ca_cert_hashes,
+            (std::vector<std::string>{"sha256:aa", "sha256:bb"}));
+  EXPECT_EQ(token->hub_cert_organizations, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(token->kubeconfig, "/r/yurthub.conf");
+  EXPECT_TRUE(token->ignored_flags.empty());
+
+  auto file = parse_with_required({"--bootstrap-file", "/var/lib/yurthub/bootstrap-hub.conf"});
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(manages_own_certificate(*file));
+  auto other = parse_with_required({"--bootstrap-file=/b.conf", "--kubeconfig=/elsewhere.conf"});
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("--kubeconfig"), std::string::npos);
+
+  auto kubelet = parse_with_required(
+      {"--bootstrap-mode=kubeletcertificate", "--join-token=abcdef.0123456789abcdef"});
+  ASSERT_TRUE(kubelet);
+  EXPECT_FALSE(manages_own_certificate(*kubelet));
+  EXPECT_EQ(kubelet->kubeconfig, "/etc/kubernetes/kubelet.conf");
+  EXPECT_FALSE(parse_with_required({"--bootstrap-mode=hubself"}));
+
+  auto plain = parse_with_required({});
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(manages_own_certificate(*plain));
+  EXPECT_EQ(plain->kubeconfig, "/var/lib/yurthub/yurthub.conf");
+}
+
 TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
   const IgnoredCase cases[] = {
-      {{"--bootstrap-mode=kubeletcertificate"}, "--bootstrap-mode"},
-      {{"--bootstrap-file", "/var/lib/yurthub/bootstrap-hub.conf"}, "--bootstrap-file"},
-      {{"--join-token=abcdef.0123456789abcdef"}, "--join-token"},
-      {{"--discovery-token-ca-cert-hash=sha256:aa,sha256:bb"}, "--discovery-token-ca-cert-hash"},
-      {{"--discovery-token-unsafe-skip-ca-verification"},
-       "--discovery-token-unsafe-skip-ca-verification"},
-      {{"--hub-cert-organizations", "a,b"}, "--hub-cert-organizations"},
       {{"--dummy-if-name", "hub-dummy0"}, "--dummy-if-name"},
       {{"--enable-iptables=false"}, "--enable-iptables"},
       {{"--enable-node-pool=true"}, "--enable-node-pool"},
@@ -511,27 +537,11 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
     EXPECT_NE(line.find(def), std::string::npos) << line;
     EXPECT_EQ(line.find("ignored"), std::string::npos) << line;
   }
-  for (const char* flag : {"bootstrap-mode",
-                           "bootstrap-file",
-                           "join-token",
-                           "discovery-token-ca-cert-hash",
-                           "discovery-token-unsafe-skip-ca-verification",
-                           "hub-cert-organizations",
-                           "dummy-if-name",
-                           "enable-iptables",
-                           "enable-node-pool",
-                           "enable-pool-service-topology",
-                           "pool-scope-resources",
-                           "profiling",
-                           "gc-frequency",
-                           "kubelet-health-grace-period",
-                           "multiplexer-port",
-                           "node-ip",
-                           "host-control-plane-address",
-                           "logtostderr",
-                           "alsologtostderr",
-                           "log-file",
-                           "add_dir_header"}) {
+  for (const char* flag :
+       {"dummy-if-name", "enable-iptables", "enable-node-pool", "enable-pool-service-topology",
+        "pool-scope-resources", "profiling", "gc-frequency", "kubelet-health-grace-period",
+        "multiplexer-port", "node-ip", "host-control-plane-address", "logtostderr",
+        "alsologtostderr", "log-file", "add_dir_header"}) {
     const std::string line = line_of(flag);
     ASSERT_FALSE(line.empty()) << "--" << flag << " missing from usage";
     EXPECT_NE(line.find("(accepted for compatibility; ignored)"), std::string::npos) << line;

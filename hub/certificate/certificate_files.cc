@@ -1,0 +1,125 @@
+// The hub's credential files; see certificate_files.h.
+#include "hub/certificate/certificate_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <system_error>
+#include <vector>
+
+#include "kube/kubeconfig.h"
+
+namespace yurthub::hub {
+namespace fs = std::filesystem;
+
+namespace {
+
+Error io_error(const std::string& what, const fs::path& path, int err) {
+  return make_error(what + " " + path.string() + ": " + std::strerror(err));
+}
+
+Status sync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open", dir, errno);
+  const bool ok = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return io_error("cannot sync", dir, err);
+  return {};
+}
+
+Status make_directory(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error("cannot create " + dir.string() + ": " + ec.message());
+  return {};
+}
+
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d-%H-%M-%S", &tm);
+  return text;
+}
+
+}  // namespace
+
+Status write_file_atomically(const fs::path& path, const std::string& contents, unsigned mode) {
+  if (Status made = make_directory(path.parent_path()); !made) return made;
+  const fs::path temporary = path.string() + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return io_error("cannot create", temporary, errno);
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return io_error("cannot write", temporary, err);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!synced) return io_error("cannot sync", temporary, err);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) return io_error("cannot rename", path, errno);
+  return sync_directory(path.parent_path());
+}
+
+Status CertificateFiles::save_pair(const std::string& certificate_pem,
+                                   const std::string& key_pem) const {
+  const fs::path dir = root_ / "pki";
+  const std::string name = "yurthub-" + timestamp() + ".pem";
+  if (Status s = write_file_atomically(dir / name, certificate_pem + key_pem, 0600); !s) return s;
+  std::error_code ec;
+  const fs::path previous = fs::read_symlink(current_pem(), ec);
+  // A new symlink under a temporary name, renamed over the old one: never a moment without it.
+  const fs::path link = dir / "yurthub-current.pem.tmp";
+  fs::remove(link, ec);
+  if (::symlink(name.c_str(), link.c_str()) != 0) return io_error("cannot link", link, errno);
+  if (::rename(link.c_str(), current_pem().c_str()) != 0) {
+    return io_error("cannot rename", current_pem(), errno);
+  }
+  if (Status s = sync_directory(dir); !s) return s;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    const bool pair = file.starts_with("yurthub-") && !file.starts_with("yurthub-server-") &&
+                      file.ends_with(".pem") && file != "yurthub-current.pem";
+    if (pair && file != name && entry.path().filename() != previous.filename()) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+  return {};
+}
+
+Status CertificateFiles::save_ca(const std::string& ca_pem) const {
+  return write_file_atomically(ca_file(), ca_pem, 0644);
+}
+
+Status CertificateFiles::save_kubeconfig(const std::string& server) const {
+  kube::KubeconfigFile file;
+  file.server = server;
+  file.ca_file = ca_file().string();
+  file.client_file = current_pem().string();
+  return write_file_atomically(kubeconfig(), kube::write_kubeconfig(file), 0600);
+}
+
+Status CertificateFiles::save_bootstrap_kubeconfig(const std::string& server,
+                                                   const std::string& token) const {
+  kube::KubeconfigFile file;
+  file.server = server;
+  file.ca_file = ca_file().string();
+  file.token = token;
+  file.user = "token-bootstrap-client";
+  return write_file_atomically(bootstrap_kubeconfig(), kube::write_kubeconfig(file), 0600);
+}
+
+}  // namespace yurthub::hub

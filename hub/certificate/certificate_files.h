@@ -1,0 +1,45 @@
+// Where the hub keeps its own credentials under --root-dir, as YurtHub lays them out:
+//   <root>/pki/ca.crt                    the cluster CA
+//   <root>/pki/yurthub-current.pem       symlink to the current yurthub-<time>.pem (certificate
+//                                        and key in one file, as client-go's FileStore writes it)
+//   <root>/yurthub.conf                  kubeconfig using the two above
+//   <root>/bootstrap-hub.conf            kubeconfig with the bootstrap token (--join-token,
+//   /v1/token)
+// Every file is written whole to a temporary name, synced, then renamed over the old one, so a
+// crash never leaves a half-written credential. Called by ClientCertificateManager.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "base/result.h"
+
+namespace yurthub::hub {
+
+class CertificateFiles {
+ public:
+  explicit CertificateFiles(std::filesystem::path root) : root_(std::move(root)) {}
+
+  std::filesystem::path ca_file() const { return root_ / "pki" / "ca.crt"; }
+  std::filesystem::path current_pem() const { return root_ / "pki" / "yurthub-current.pem"; }
+  std::filesystem::path kubeconfig() const { return root_ / "yurthub.conf"; }
+  std::filesystem::path bootstrap_kubeconfig() const { return root_ / "bootstrap-hub.conf"; }
+
+  // Stores a new certificate and key as pki/yurthub-<time>.pem and points yurthub-current.pem at
+  // it; keeps the one before (an open connection may still need its file) and removes older ones.
+  Status save_pair(const std::string& certificate_pem, const std::string& key_pem) const;
+  Status save_ca(const std::string& ca_pem) const;
+  // Writes yurthub.conf for `server` using ca.crt and yurthub-current.pem.
+  Status save_kubeconfig(const std::string& server) const;
+  Status save_bootstrap_kubeconfig(const std::string& server, const std::string& token) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+// Writes `contents` to `path` atomically (temporary file, fsync, rename, fsync of the directory),
+// with `mode` permissions.
+Status write_file_atomically(const std::filesystem::path& path, const std::string& contents,
+                             unsigned mode);
+
+}  // namespace yurthub::hub

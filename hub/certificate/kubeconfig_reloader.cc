@@ -1,0 +1,77 @@
+// Re-reading a kubeconfig renewed by someone else; see kubeconfig_reloader.h.
+#include "hub/certificate/kubeconfig_reloader.h"
+
+#include "base/log.h"
+#include "net/x509.h"
+
+namespace yurthub::hub {
+
+base::Gauge& client_certificate_expiry_gauge(base::MetricsRegistry& registry) {
+  return registry
+      .gauge("node_yurthub_client_certificate_expiry_timestamp_seconds",
+             "When the hub's client certificate expires (Unix time).", {})
+      .with({});
+}
+
+void set_certificate_expiry(base::Gauge& gauge, const kube::Credentials& credentials) {
+  if (!credentials.has_client_certificate()) return;
+  auto info = net::inspect_certificate(credentials.client_cert_pem);
+  if (!info) return;
+  gauge.set(
+      std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch()).count());
+}
+
+KubeconfigReloader::KubeconfigReloader(std::string path, kube::Credentials loaded,
+                                       std::shared_ptr<net::ReplaceableContext> context,
+                                       base::MetricsRegistry& registry,
+                                       std::chrono::milliseconds period)
+    : path_(std::move(path)),
+      current_(std::move(loaded)),
+      context_(std::move(context)),
+      expiry_(client_certificate_expiry_gauge(registry)),
+      period_(period) {
+  set_certificate_expiry(expiry_, current_);
+  thread_ = std::thread([this] { run(); });
+}
+
+KubeconfigReloader::~KubeconfigReloader() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+bool KubeconfigReloader::reload_once() {
+  auto loaded = kube::load_kubeconfig(path_);
+  if (!loaded) {
+    YH_LOG(Warning) << "keeping the current client certificate: " << loaded.error().message;
+    return false;
+  }
+  if (loaded->client_cert_pem == current_.client_cert_pem &&
+      loaded->client_key_pem == current_.client_key_pem && loaded->ca_pem == current_.ca_pem) {
+    return false;
+  }
+  auto context = net::make_client_context(*loaded);
+  if (!context) {
+    YH_LOG(Warning) << "keeping the current client certificate: " << context.error().message;
+    return false;
+  }
+  context_->replace(std::move(*context));
+  current_ = std::move(*loaded);
+  set_certificate_expiry(expiry_, current_);
+  YH_LOG(Info) << "the client certificate in " << path_ << " changed; new connections use it";
+  return true;
+}
+
+void KubeconfigReloader::run() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
+    lock.unlock();
+    reload_once();
+    lock.lock();
+  }
+}
+
+}  // namespace yurthub::hub

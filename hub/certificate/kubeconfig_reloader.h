@@ -1,0 +1,54 @@
+// Follows a kubeconfig whose certificate someone else renews: kubelet's
+// /etc/kubernetes/kubelet.conf in --bootstrap-mode=kubeletcertificate (kubelet rotates
+// kubelet-client-current.pem under it), or a --kubeconfig an operator's tooling renews. Every
+// `period` the file and the files it names are read again; a changed client certificate replaces
+// the hub's TLS context for new connections (open watches keep theirs). A file that does not load
+// (half-written, removed) is logged and the last good certificate kept. Created by cmd/yurthub.cc;
+// runs on its own thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/metrics.h"
+#include "kube/kubeconfig.h"
+#include "net/tls.h"
+
+namespace yurthub::hub {
+
+class KubeconfigReloader {
+ public:
+  KubeconfigReloader(std::string path, kube::Credentials loaded,
+                     std::shared_ptr<net::ReplaceableContext> context,
+                     base::MetricsRegistry& registry,
+                     std::chrono::milliseconds period = std::chrono::seconds(10));
+  ~KubeconfigReloader();
+
+  // Reads the kubeconfig once; true when the certificate changed and was put in use.
+  bool reload_once();
+
+ private:
+  void run();
+
+  std::string path_;
+  kube::Credentials current_;
+  std::shared_ptr<net::ReplaceableContext> context_;
+  base::Gauge& expiry_;
+  std::chrono::milliseconds period_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Sets `gauge` to the expiry (Unix seconds) of the certificate in `credentials`, if any.
+void set_certificate_expiry(base::Gauge& gauge, const kube::Credentials& credentials);
+
+// The gauge node_yurthub_client_certificate_expiry_timestamp_seconds.
+base::Gauge& client_certificate_expiry_gauge(base::MetricsRegistry& registry);
+
+}  // namespace yurthub::hub
