@@ -6,6 +6,7 @@
 // are this folder's own (json_patch.h, strategic_patch.h), not the hub's.
 #include "test/fake_apiserver/api_handlers.h"
 
+#include "test/fake_apiserver/csr_validation.h"
 #include "test/fake_apiserver/json_patch.h"
 #include "test/fake_apiserver/json_util.h"
 #include "test/fake_apiserver/strategic_patch.h"
@@ -78,6 +79,8 @@ Reply ApiHandlers::commit_update(const ApiRequest& req, const StoredObject& stor
                             "Precondition failed: UID in precondition: " + want_uid +
                                 ", UID in object meta: " + have_uid);
   }
+  if (req.path.subresource == "approval")
+    return commit_csr_approval(req, stored, *current, incoming);
   rapidjson::Document next;
   if (req.path.subresource == "status") {
     next.CopyFrom(*current, next.GetAllocator());
@@ -86,6 +89,9 @@ Reply ApiHandlers::commit_update(const ApiRequest& req, const StoredObject& stor
     next.Swap(incoming);
     ensure_metadata(next);
     if (r.has_status) copy_member(next, *current, "status");
+    // A CSR's spec is immutable: an update keeps the stored one (csrStrategy.PrepareForUpdate).
+    if (r.key() == kCsrResourceKey) copy_member(next, *current, "spec");
+    if (r.key() == "/secrets") merge_string_data(next);
   }
   // Identity fields are immutable; an update that omits them keeps them.
   for (const char* field : {"name", "namespace", "uid", "creationTimestamp"}) {
