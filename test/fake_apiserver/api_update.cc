@@ -6,6 +6,7 @@
 // are this folder's own (json_patch.h, strategic_patch.h), not the hub's.
 #include "test/fake_apiserver/api_handlers.h"
 
+#include "test/fake_apiserver/csr_protobuf.h"
 #include "test/fake_apiserver/csr_validation.h"
 #include "test/fake_apiserver/json_patch.h"
 #include "test/fake_apiserver/json_util.h"
@@ -13,6 +14,17 @@
 
 namespace yurthub::fake {
 Reply ApiHandlers::update(const ApiRequest& req) {
+  if (req.content_type == "application/vnd.kubernetes.protobuf") {
+    // Only `kubectl certificate approve` writes protobuf to the fake (csr_protobuf.h).
+    if (req.resource->key() != kCsrResourceKey || req.path.subresource != "approval") {
+      return unsupported_media_type(req.content_type);
+    }
+    auto doc = decode_csr_protobuf(req.body);
+    if (!doc) return bad_request(doc.error().message);
+    const StoredObject* stored = store_.get(req.resource->key(), "", req.path.name);
+    if (stored == nullptr) return missing(req);
+    return commit_update(req, *stored, std::move(*doc));
+  }
   auto doc = parse_json(req.body);
   if (!doc || !doc->IsObject()) {
     return bad_request(
