@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "test/fake_apiserver/csr_validation.h"
 #include "test/fake_apiserver/json_util.h"
 
 namespace yurthub::fake {
@@ -158,6 +159,7 @@ Reply ApiHandlers::create(const ApiRequest& req) {
         "the namespace of the provided object does not match the namespace sent "
         "on the request");
   }
+  if (req.resource->key() == kCsrResourceKey) return create_csr(req, std::move(*doc));
   return create_object(*req.resource, req.path.version, req.path.ns, std::move(*doc), false);
 }
 
@@ -188,6 +190,7 @@ Reply ApiHandlers::create_object(const ResourceInfo& r, std::string_view version
     set_meta_string(doc, "creationTimestamp", now_rfc3339());
   }
   remove_meta(doc, "deletionTimestamp");
+  if (r.key() == "/secrets") merge_string_data(doc);
   StoredObject obj = store_.put(r.key(), store_ns, name, doc);
   return Reply{201, "application/json", with_type_meta(r.kind, r.api_version(version), *obj.json)};
 }

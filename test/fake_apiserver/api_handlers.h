@@ -56,6 +56,12 @@ class ApiHandlers {
   // detection. `incoming` is the full new object (kind/apiVersion already stripped).
   Reply commit_update(const ApiRequest& req, const StoredObject& stored,
                       rapidjson::Document incoming);
+  // certificatesigningrequests (csr_handlers.cc): a create stamps the caller into the spec and
+  // is validated as the apiserver does; a write to the approval subresource changes only
+  // status.conditions. `current` is the stored object, parsed.
+  Reply create_csr(const ApiRequest& req, rapidjson::Document doc);
+  Reply commit_csr_approval(const ApiRequest& req, const StoredObject& stored,
+                            const rapidjson::Value& current, const rapidjson::Value& incoming);
   Reply full_object(const ApiRequest& req, unsigned code, const std::string& bare) const;
   Reply missing(const ApiRequest& req) const;
 

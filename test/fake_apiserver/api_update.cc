@@ -6,12 +6,25 @@
 // are this folder's own (json_patch.h, strategic_patch.h), not the hub's.
 #include "test/fake_apiserver/api_handlers.h"
 
+#include "test/fake_apiserver/csr_protobuf.h"
+#include "test/fake_apiserver/csr_validation.h"
 #include "test/fake_apiserver/json_patch.h"
 #include "test/fake_apiserver/json_util.h"
 #include "test/fake_apiserver/strategic_patch.h"
 
 namespace yurthub::fake {
 Reply ApiHandlers::update(const ApiRequest& req) {
+  if (req.content_type == "application/vnd.kubernetes.protobuf") {
+    // Only `kubectl certificate approve` writes protobuf to the fake (csr_protobuf.h).
+    if (req.resource->key() != kCsrResourceKey || req.path.subresource != "approval") {
+      return unsupported_media_type(req.content_type);
+    }
+    auto doc = decode_csr_protobuf(req.body);
+    if (!doc) return bad_request(doc.error().message);
+    const StoredObject* stored = store_.get(req.resource->key(), "", req.path.name);
+    if (stored == nullptr) return missing(req);
+    return commit_update(req, *stored, std::move(*doc));
+  }
   auto doc = parse_json(req.body);
   if (!doc || !doc->IsObject()) {
     return bad_request(
@@ -78,6 +91,8 @@ Reply ApiHandlers::commit_update(const ApiRequest& req, const StoredObject& stor
                             "Precondition failed: UID in precondition: " + want_uid +
                                 ", UID in object meta: " + have_uid);
   }
+  if (req.path.subresource == "approval")
+    return commit_csr_approval(req, stored, *current, incoming);
   rapidjson::Document next;
   if (req.path.subresource == "status") {
     next.CopyFrom(*current, next.GetAllocator());
@@ -86,6 +101,9 @@ Reply ApiHandlers::commit_update(const ApiRequest& req, const StoredObject& stor
     next.Swap(incoming);
     ensure_metadata(next);
     if (r.has_status) copy_member(next, *current, "status");
+    // A CSR's spec is immutable: an update keeps the stored one (csrStrategy.PrepareForUpdate).
+    if (r.key() == kCsrResourceKey) copy_member(next, *current, "spec");
+    if (r.key() == "/secrets") merge_string_data(next);
   }
   // Identity fields are immutable; an update that omits them keeps them.
   for (const char* field : {"name", "namespace", "uid", "creationTimestamp"}) {

@@ -43,6 +43,7 @@ const std::vector<Conversion>& conversions() {
       {"", "nodes", {"metadata.name", "spec.unschedulable"}},
       {"", "namespaces", {"metadata.name", "status.phase"}},
       {"", "secrets", {"metadata.name", "metadata.namespace", "type"}},
+      {"certificates.k8s.io", "certificatesigningrequests", {"metadata.name", "spec.signerName"}},
       {"", "events", kCoreEventFields},
       // events.k8s.io/v1 maps its own names onto the core Event's field set; the fake stores the
       // v1 object, so it selects on these names directly.

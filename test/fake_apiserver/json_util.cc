@@ -8,6 +8,8 @@
 
 #include <rapidjson/error/en.h>
 
+#include "base/base64.h"
+
 namespace yurthub::fake {
 namespace {
 
@@ -161,6 +163,26 @@ void copy_member(rapidjson::Document& to, const rapidjson::Value& from, const ch
   } else {
     to.AddMember(rapidjson::Value(member, alloc), rapidjson::Value(it->value, alloc), alloc);
   }
+}
+
+void merge_string_data(rapidjson::Document& secret) {
+  auto sd = secret.FindMember("stringData");
+  if (sd == secret.MemberEnd()) return;
+  if (sd->value.IsObject() && sd->value.MemberCount() > 0) {
+    auto& a = secret.GetAllocator();
+    if (!secret.HasMember("data") || !secret["data"].IsObject()) {
+      secret.RemoveMember("data");
+      secret.AddMember("data", rapidjson::Value(rapidjson::kObjectType), a);
+    }
+    rapidjson::Value& data = secret["data"];
+    for (const auto& m : secret["stringData"].GetObject()) {
+      if (!m.value.IsString()) continue;
+      std::string encoded = base::encode_base64({m.value.GetString(), m.value.GetStringLength()});
+      data.RemoveMember(m.name.GetString());
+      data.AddMember(rapidjson::Value(m.name, a), rapidjson::Value(encoded.c_str(), a), a);
+    }
+  }
+  secret.RemoveMember("stringData");
 }
 
 std::string random_uuid() {

@@ -41,6 +41,10 @@ void strip_type_meta(rapidjson::Document& obj);
 // Copies `from[member]` over `to[member]` (removing it from `to` when `from` lacks it).
 void copy_member(rapidjson::Document& to, const rapidjson::Value& from, const char* member);
 
+// Secret.stringData is write-only: as the v1 conversion does on every write, its entries are
+// base64-encoded into data (overriding data's) and stringData is dropped. REQUIRES: an object.
+void merge_string_data(rapidjson::Document& secret);
+
 // Structural JSON equality: members compared regardless of order, numbers by value.
 bool json_equal(const rapidjson::Value& a, const rapidjson::Value& b);
 

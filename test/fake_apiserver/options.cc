@@ -36,7 +36,22 @@ Status apply_flag(Options& o, std::string_view name, std::string_view value) {
     o.deny_users.push_back(v);
   else if (name == "generate-node")
     o.generate_node = v;
-  else if (name == "history")
+  else if (name == "csr-signing-cert")
+    o.csr_signing_cert = v;
+  else if (name == "csr-signing-key")
+    o.csr_signing_key = v;
+  else if (name == "cluster-info-server")
+    o.cluster_info_server = v;
+  else if (name == "csr-auto-approve") {
+    if (v != "true" && v != "false") return make_error("--csr-auto-approve: want true or false");
+    o.csr_auto_approve = v == "true";
+  } else if (name == "csr-cert-lifetime-seconds") {
+    long long seconds = 0;
+    Status s = parse_number(name, value, seconds);
+    if (!s.ok()) return s;
+    if (seconds <= 0) return make_error("--csr-cert-lifetime-seconds must be > 0");
+    o.csr_cert_lifetime = std::chrono::seconds(seconds);
+  } else if (name == "history")
     return parse_number(name, value, o.history);
   else if (name == "watch-queue")
     return parse_number(name, value, o.watch_queue);
@@ -83,6 +98,9 @@ Result<Options> parse_options(int argc, const char* const* argv) {
   if (o.cert_file.empty() || o.key_file.empty() || o.client_ca_file.empty()) {
     return make_error("--cert, --key and --client-ca are required");
   }
+  if (o.csr_signing_cert.empty() != o.csr_signing_key.empty()) {
+    return make_error("--csr-signing-cert and --csr-signing-key go together");
+  }
   if (o.history == 0) return make_error("--history must be at least 1");
   if (o.bookmark_interval.count() <= 0) return make_error("--bookmark-interval-ms must be > 0");
   return o;
@@ -92,7 +110,10 @@ const char* usage() {
   return "usage: fake_apiserver --cert=FILE --key=FILE --client-ca=FILE [--token-file=FILE]\n"
          "         [--bind=127.0.0.1] [--port=0] [--seed=FILE.json]... [--history=1000]\n"
          "         [--bookmark-interval-ms=60000] [--watch-queue=10000] [--deny-user=NAME]...\n"
-         "         [--generate-pods=N --generate-pod-bytes=B --generate-node=NODE] [--v=N]\n";
+         "         [--generate-pods=N --generate-pod-bytes=B --generate-node=NODE]\n"
+         "         [--csr-signing-cert=FILE --csr-signing-key=FILE] [--csr-auto-approve=false]\n"
+         "         [--csr-cert-lifetime-seconds=31536000] [--cluster-info-server=URL|self] "
+         "[--v=N]\n";
 }
 
 }  // namespace yurthub::fake

@@ -26,8 +26,13 @@ struct Options {
   std::size_t generate_pods = 0;              // --generate-pods
   std::size_t generate_pod_bytes = 1024;      // --generate-pod-bytes
   std::string generate_node = "edge-node-1";  // --generate-node
-  bool verbose = false;                       // --v=4 or higher: debug logging
-  bool help = false;                          // --help
+  std::string csr_signing_cert;               // --csr-signing-cert: CA that signs approved CSRs
+  std::string csr_signing_key;                // --csr-signing-key
+  bool csr_auto_approve = false;              // --csr-auto-approve=true: approve every new CSR
+  std::chrono::seconds csr_cert_lifetime{31536000};  // --csr-cert-lifetime-seconds: longest issued
+  std::string cluster_info_server;  // --cluster-info-server: URL, or "self"; "" = no cluster-info
+  bool verbose = false;             // --v=4 or higher: debug logging
+  bool help = false;                // --help
 };
 
 Result<Options> parse_options(int argc, const char* const* argv);

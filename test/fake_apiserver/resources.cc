@@ -164,6 +164,19 @@ std::vector<ResourceInfo> build_table() {
                .kind = "SelfSubjectReview",
                .verbs = {"create"},
                .stored = false});
+  // certificates.k8s.io/v1 as in a v1.26 apiserver's discovery: approval is the subresource
+  // `kubectl certificate approve` writes; status is what the signer writes.
+  t.push_back({.group = "certificates.k8s.io",
+               .versions = {"v1"},
+               .name = "certificatesigningrequests",
+               .singular = "certificatesigningrequest",
+               .namespaced = false,
+               .kind = "CertificateSigningRequest",
+               .verbs = kAllVerbs,
+               .short_names = {"csr"},
+               .subresources = {{"approval", "CertificateSigningRequest", kStatusVerbs},
+                                {"status", "CertificateSigningRequest", kStatusVerbs}},
+               .has_status = true});
   return t;
 }
 

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include "base/log.h"
+#include "test/fake_apiserver/bootstrap_token.h"
 #include "test/fake_apiserver/churn.h"
 #include "test/fake_apiserver/discovery.h"
 #include "test/fake_apiserver/exec.h"
@@ -16,6 +18,9 @@ namespace yurthub::fake {
 
 namespace asio = boost::asio;
 using Request = http::request<http::string_body>;
+
+constexpr std::string_view kClusterInfoPath =
+    "/api/v1/namespaces/kube-public/configmaps/cluster-info";
 
 enum class Verb {
   None,
@@ -135,16 +140,28 @@ Identity Router::authenticate(const Request& req, const Identity& cert) const {
   // the first success: a verified client certificate wins over any bearer token.
   if (!cert.user.empty()) return cert;
   std::string token = bearer_token(req[http::field::authorization]);
-  if (token.empty()) return cert;
+  if (token.empty()) {
+    // No credentials at all: the anonymous authenticator. kubeadm's RBAC lets system:anonymous
+    // get only the cluster-info ConfigMap (token discovery); the fake answers 401 elsewhere.
+    std::string_view path, query;
+    split_target(req.target(), path, query);
+    if (req.method() == http::verb::get && path == kClusterInfoPath) {
+      return Identity{"system:anonymous", "", {"system:unauthenticated"}};
+    }
+    return cert;
+  }
   const Identity* id = tokens_ != nullptr ? tokens_->find(token) : nullptr;
-  return id != nullptr ? *id : Identity{};
+  if (id != nullptr) return *id;
+  // Then the bootstrap token authenticator, over the kube-system Secrets in the store.
+  auto bootstrap = authenticate_bootstrap_token(store_, token, std::chrono::system_clock::now());
+  return bootstrap ? *bootstrap : Identity{};
 }
 
 Identity Router::impersonate(const Request& req, Identity who) const {
   // Impersonate-User / Impersonate-Group, as kube-apiserver's impersonation filter: this fake
   // authorizes every user, so every authenticated caller may impersonate.
   auto user = req.find("Impersonate-User");
-  if (!who.authenticated() || user == req.end()) return who;
+  if (!who.authenticated() || who.user == "system:anonymous" || user == req.end()) return who;
   Identity as;
   as.user = std::string(user->value());
   for (const auto& field : req) {

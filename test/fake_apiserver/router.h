@@ -1,5 +1,6 @@
 // Per-request dispatch for the fake apiserver: health and version endpoints (no authentication),
-// authentication (bearer token first, then the client certificate), discovery, the --deny-user
+// authentication (the client certificate first, then a static or bootstrap bearer token, and
+// anonymous for GET of kube-public/cluster-info only), discovery, the --deny-user
 // authorizer, and the mapping of method + path to a REST verb (api_handlers.h), a watch
 // (watch.h) or an exec upgrade (exec.h). Logs one line per request. Single-threaded.
 #pragma once

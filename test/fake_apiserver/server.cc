@@ -2,6 +2,8 @@
 #include "test/fake_apiserver/server.h"
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <openssl/ssl.h>
 #include <boost/asio/as_tuple.hpp>
@@ -11,6 +13,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 
 #include "base/log.h"
+#include "test/fake_apiserver/cluster_info.h"
 #include "test/fake_apiserver/seed.h"
 
 namespace yurthub::fake {
@@ -75,6 +78,16 @@ Status Server::load_data() {
     if (!tokens) return tokens.error();
     tokens_ = std::make_unique<TokenAuthenticator>(std::move(*tokens));
   }
+  // The controllers observe the store from the start, so seeded CSRs and tokens are handled too.
+  ControllerOptions co;
+  co.csr_auto_approve = options_.csr_auto_approve;
+  if (!options_.csr_signing_cert.empty()) {
+    auto signer = CsrSigner::load(options_.csr_signing_cert, options_.csr_signing_key,
+                                  options_.csr_cert_lifetime);
+    if (!signer) return signer.error();
+    co.signer = std::move(*signer);
+  }
+  controllers_ = std::make_unique<Controllers>(store_, std::move(co));
   for (const auto& seed : options_.seeds) {
     auto n = load_seed_file(api_, seed);
     if (!n) return n.error();
@@ -106,6 +119,8 @@ Status Server::start() {
     return make_error("listen on " + options_.bind + ":" + std::to_string(options_.port) + ": " +
                       ec.message());
   port_ = acceptor_.local_endpoint().port();
+  s = create_cluster_info();
+  if (!s.ok()) return s;
   RouterConfig config;
   config.watch.bookmark_interval = options_.bookmark_interval;
   config.watch.max_queue = options_.watch_queue;
@@ -114,6 +129,23 @@ Status Server::start() {
   router_ = std::make_unique<Router>(store_, api_, tokens_.get(), std::move(config));
   asio::co_spawn(ioc_, accept_loop(), asio::detached);
   return {};
+}
+
+Status Server::create_cluster_info() {
+  if (options_.cluster_info_server.empty()) return {};
+  std::string server = options_.cluster_info_server;
+  if (server == "self") {
+    std::string host =
+        options_.bind.find(':') != std::string::npos ? "[" + options_.bind + "]" : options_.bind;
+    server = "https://" + host + ":" + std::to_string(port_);
+  }
+  std::ifstream in(options_.client_ca_file);
+  std::stringstream ca;
+  ca << in.rdbuf();
+  if (!in) return make_error("--client-ca=" + options_.client_ca_file + ": cannot read");
+  Status s = ensure_cluster_info(api_, store_, server, ca.str());
+  if (s.ok()) YH_LOG(Info) << "kube-public/cluster-info names " << server;
+  return s;
 }
 
 asio::awaitable<void> Server::accept_loop() {

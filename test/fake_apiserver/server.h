@@ -20,6 +20,7 @@
 #include "base/result.h"
 #include "test/fake_apiserver/api_handlers.h"
 #include "test/fake_apiserver/auth.h"
+#include "test/fake_apiserver/controllers.h"
 #include "test/fake_apiserver/options.h"
 #include "test/fake_apiserver/router.h"
 #include "test/fake_apiserver/store.h"
@@ -42,6 +43,8 @@ class Server {
  private:
   Status setup_tls();
   Status load_data();
+  // kube-public/cluster-info for --cluster-info-server (after bind: "self" needs the port).
+  Status create_cluster_info();
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
   void close_connections();
@@ -53,6 +56,7 @@ class Server {
   Store store_;
   ApiHandlers api_;
   std::unique_ptr<TokenAuthenticator> tokens_;
+  std::unique_ptr<Controllers> controllers_;
   std::unique_ptr<Router> router_;
   unsigned short port_ = 0;
   // One closer per live connection; each aborts that connection's socket.

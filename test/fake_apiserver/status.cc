@@ -124,6 +124,65 @@ Reply invalid(std::string_view kind, std::string_view name, std::string_view mes
   return status_reply(422, "Invalid", msg, &d);
 }
 
+Reply invalid_fields(std::string_view kind, std::string_view group, std::string_view name,
+                     const std::vector<FieldCause>& causes) {
+  std::string qualified(kind);
+  if (!group.empty()) qualified += "." + std::string(group);
+  std::string list;
+  for (const auto& c : causes) {
+    if (!list.empty()) list += ", ";
+    list += c.field + ": " + c.message;
+  }
+  if (causes.size() > 1) list = "[" + list + "]";
+  std::string message = qualified + " " + quoted(name) + " is invalid: " + list;
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("kind");
+  w.String("Status");
+  w.Key("apiVersion");
+  w.String("v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.EndObject();
+  w.Key("status");
+  w.String("Failure");
+  w.Key("message");
+  w.String(message);
+  w.Key("reason");
+  w.String("Invalid");
+  w.Key("details");
+  w.StartObject();
+  if (!name.empty()) {
+    w.Key("name");
+    w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+  }
+  if (!group.empty()) {
+    w.Key("group");
+    w.String(group.data(), static_cast<rapidjson::SizeType>(group.size()));
+  }
+  w.Key("kind");
+  w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
+  w.Key("causes");
+  w.StartArray();
+  for (const auto& c : causes) {
+    w.StartObject();
+    w.Key("reason");
+    w.String(c.reason);
+    w.Key("message");
+    w.String(c.message);
+    w.Key("field");
+    w.String(c.field);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  w.Key("code");
+  w.Uint(422);
+  w.EndObject();
+  return Reply{422, "application/json", std::string(buf.GetString(), buf.GetSize())};
+}
+
 Reply method_not_allowed(std::string_view message) {
   return status_reply(405, "MethodNotAllowed", message);
 }

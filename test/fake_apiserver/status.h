@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace yurthub::fake {
 
@@ -50,6 +51,18 @@ Reply unauthorized();
 Reply forbidden(std::string_view user, std::string_view verb, std::string_view group,
                 std::string_view resource, std::string_view ns, std::string_view name);
 Reply invalid(std::string_view kind, std::string_view name, std::string_view message);
+// One field.Error of an Invalid Status: reason ("FieldValueInvalid", "FieldValueRequired",
+// "FieldValueNotSupported", "FieldValueDuplicate", "FieldValueForbidden"), its message without
+// the field ("Required value", "Invalid value: ...: why") and the field path.
+struct FieldCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+};
+// 422 Invalid as NewInvalid builds it: `Kind.group "name" is invalid: field: message` (several
+// causes in `[a, b]`), details with name, group, kind and causes. REQUIRES: causes not empty.
+Reply invalid_fields(std::string_view kind, std::string_view group, std::string_view name,
+                     const std::vector<FieldCause>& causes);
 Reply method_not_allowed(std::string_view message);
 Reply unsupported_media_type(std::string_view content_type);
 Reply entity_too_large();

@@ -58,11 +58,14 @@ std::optional<StoredObject> Store::remove(const std::string& resource, const std
 
 void Store::record(Event event) {
   for (const auto& w : watchers_) w->offer(event);
+  std::optional<Event> observed;
+  if (observer_) observed = event;
   history_.push_back(std::move(event));
   while (history_.size() > history_limit_) {
     evicted_max_rv_ = history_.front().rv;
     history_.pop_front();
   }
+  if (observed) observer_(*observed);
 }
 
 std::string Store::relative_key(const ListOptions& options, const Key& key) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,11 @@ class Store {
   void close_all_watchers();
   std::size_t watcher_count() const { return watchers_.size(); }
 
+  // Called with every committed change, after the watchers were offered it: the fake's
+  // controllers (controllers.h) react here. The observer may write, which calls it again from
+  // inside put()/remove(); it must not keep pointers from get() across its own writes.
+  void set_observer(std::function<void(const Event&)> observer) { observer_ = std::move(observer); }
+
  private:
   using Key = std::pair<std::string, std::string>;  // (namespace, name)
   using Objects = std::map<Key, StoredObject>;
@@ -101,6 +107,7 @@ class Store {
   std::uint64_t evicted_max_rv_ = 0;        // highest resourceVersion dropped from history_
   std::map<std::string, Objects> objects_;  // by ResourceInfo::key()
   std::vector<std::shared_ptr<Watcher>> watchers_;
+  std::function<void(const Event&)> observer_;
 };
 
 }  // namespace yurthub::fake
