@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing yurthub needs on Debian 12, if missing: the toolchain, the
 # Debian -dev packages the project depends on, clang and its libFuzzer runtime (scripts/fuzz.sh),
-# and kubectl (used by the demo and the tests).
+# kubectl (used by the demo and the tests), and dpkg-dev and file, which CPack's DEB generator runs
+# (dpkg-shlibdeps) to compute the package's Depends (test/packaging).
 # Idempotent; runs apt only when something is missing. Needs root (or sudo).
 set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl
           libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
-          libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev)
+          libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev dpkg-dev file)
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@";
