@@ -98,10 +98,13 @@ std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Id
 UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity) {
   auto& idle = idle_for(server, identity);
   const auto now = std::chrono::steady_clock::now();
+  // A renewed certificate retires the connections made with the old one: the apiserver checks a
+  // client certificate's validity on every request, so they would fail once it expires.
+  const auto current = identity == Identity::Hub ? tls_.hub_identity->get() : tls_.anonymous;
   while (!idle.empty()) {
     UpstreamConnectionPtr conn = std::move(idle.back());
     idle.pop_back();
-    if (now - conn->idle_since < kIdleTimeout && looks_alive(*conn)) {
+    if (now - conn->idle_since < kIdleTimeout && conn->context == current && looks_alive(*conn)) {
       conn->reused = true;
       return conn;
     }

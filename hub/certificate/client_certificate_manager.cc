@@ -228,7 +228,14 @@ void ClientCertificateManager::publish(const kube::Credentials& credentials) {
 asio::awaitable<void> ClientCertificateManager::renew_forever() {
   for (;;) {
     auto info = net::inspect_certificate(current_ ? current_->client_cert_pem : "");
-    const auto when = info ? renewal_time(info->not_before, info->not_after) : system_clock::now();
+    auto when = system_clock::now();
+    if (info) {
+      // Never sooner than half the remaining validity: a signer backdates notBefore by five
+      // minutes, which would put a short certificate's 70-90 % point in the past, and the hub
+      // would renew in a loop.
+      when = std::max(renewal_time(info->not_before, info->not_after),
+                      when + (info->not_after - when) / 2);
+    }
     YH_LOG(Info) << "client certificate renewal at " << utc(when);
     // Waits in steps of at most a minute, so a wall clock that jumps is noticed.
     while (system_clock::now() < when) {

@@ -31,6 +31,14 @@ Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
   std::ofstream(dir() + "/empty.kubeconfig") << "apiVersion: v1\nkind: Config\n";
 }
 
+std::string Cluster::expand(const std::string& flag) const {
+  std::string out = flag;
+  for (auto at = out.find("{dir}"); at != std::string::npos; at = out.find("{dir}", at)) {
+    out.replace(at, 5, dir());
+  }
+  return out;
+}
+
 std::string Cluster::testdata(const std::string& relative) const {
   return std::string(YURTHUB_TESTDATA_DIR) + "/" + relative;
 }
@@ -44,7 +52,7 @@ void Cluster::start_apiserver() {
                                    "--token-file=" + pki + "tokens.csv",
                                    "--port=" + std::to_string(apiserver_port_)};
   for (const auto& seed : options_.seeds) argv.push_back("--seed=" + testdata(seed));
-  for (const auto& flag : options_.apiserver_flags) argv.push_back(flag);
+  for (const auto& flag : options_.apiserver_flags) argv.push_back(expand(flag));
   const std::string log = dir() + "/apiserver-" + std::to_string(++apiserver_starts_) + ".log";
   apiserver_ = Process::start(argv, log);
   ASSERT_TRUE(apiserver_);
@@ -66,18 +74,18 @@ void Cluster::start_hub(bool wait_ready) {
       YURTHUB_BIN,
       "--server-addr=https://" + options_.apiserver_host + ":" + std::to_string(apiserver_port_),
       "--node-name=" + kNode,
-      "--kubeconfig=" + pki + "hub.kubeconfig",
       "--proxy-port=" + std::to_string(proxy_port_),
       "--serve-port=" + std::to_string(admin_port_),
       "--disk-cache-path=" + dir() + "/cache",
       "--heartbeat-interval-seconds=1",
       "--heartbeat-timeout-seconds=1"};
+  if (options_.hub_kubeconfig) argv.push_back("--kubeconfig=" + pki + "hub.kubeconfig");
   if (options_.hub_https) {
     argv.push_back("--tls-cert-file=" + pki + "hub-server.crt");
     argv.push_back("--tls-private-key-file=" + pki + "hub-server.key");
     argv.push_back("--proxy-secure-port=" + std::to_string(secure_port_));
   }
-  for (const auto& flag : options_.hub_flags) argv.push_back(flag);
+  for (const auto& flag : options_.hub_flags) argv.push_back(expand(flag));
   const std::string log = dir() + "/hub-" + std::to_string(++hub_starts_) + ".log";
   hub_ = Process::start(argv, log);
   ASSERT_TRUE(hub_);

@@ -20,7 +20,9 @@ struct ClusterOptions {
   std::vector<std::string> seeds = {"fake_apiserver/sample-objects.json"};
   std::vector<std::string> apiserver_flags;
   std::vector<std::string> hub_flags;
-  bool hub_https = false;  // also serve the HTTPS proxy port with the generated serving cert
+  bool hub_https = false;      // also serve the HTTPS proxy port with the generated serving cert
+  bool hub_kubeconfig = true;  // pass --kubeconfig=<pki>/hub.kubeconfig (false: a bootstrap test)
+  // In apiserver_flags and hub_flags, "{dir}" stands for the cluster's temporary directory.
   // The fake apiserver's serving certificate (scripts/gen-certs.sh), and the host the hub's
   // --server-addr names it by.
   std::string apiserver_cert = "apiserver";
@@ -50,6 +52,7 @@ class Cluster {
 
   const std::string& dir() const { return dir_.path(); }
   std::string testdata(const std::string& relative) const;
+  std::string expand(const std::string& flag) const;  // "{dir}" -> dir()
   std::string hub_url() const { return "http://127.0.0.1:" + std::to_string(proxy_port_); }
   int proxy_port() const { return proxy_port_; }
   int secure_port() const { return secure_port_; }

@@ -1,0 +1,136 @@
+// The hub's own certificate, end to end (issue 16): the real yurthub bootstraps with a bootstrap
+// token against the fake apiserver's CSR API (auto-approved, signed by the test CA, 20-second
+// certificates), serves kubectl with the issued identity, renews while a watch is open without
+// dropping it, keeps working after the first certificate expired, and takes a join token on
+// /v1/token.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "test/integration/cluster.h"
+#include "test/integration/http_client.h"
+
+namespace yurthub::test {
+namespace {
+
+constexpr const char* kToken = "abcdef.0123456789abcdef";
+
+constexpr const char* kTokenSecret = R"(apiVersion: v1
+kind: Secret
+metadata:
+  name: bootstrap-token-abcdef
+  namespace: kube-system
+type: bootstrap.kubernetes.io/token
+stringData:
+  token-id: abcdef
+  token-secret: 0123456789abcdef
+  usage-bootstrap-authentication: "true"
+  usage-bootstrap-signing: "true"
+  auth-extra-groups: system:bootstrappers:kubeadm:default-node-token
+)";
+
+ClusterOptions bootstrap_cluster() {
+  ClusterOptions o = demo_cluster();
+  o.hub_kubeconfig = false;
+  o.apiserver_flags = {"--csr-signing-cert={dir}/pki/ca.crt", "--csr-signing-key={dir}/pki/ca.key",
+                       "--csr-auto-approve=true", "--csr-cert-lifetime-seconds=20",
+                       "--cluster-info-server=self"};
+  o.hub_flags = {"--bootstrap-file={dir}/bootstrap.conf", "--root-dir={dir}/root"};
+  return o;
+}
+
+class CertificateBootstrap : public ::testing::Test {
+ protected:
+  CertificateBootstrap() : cluster_(bootstrap_cluster()) {}
+
+  void SetUp() override {
+    cluster_.start_apiserver();
+    auto created =
+        cluster_.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(20), kTokenSecret);
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    std::ofstream(cluster_.dir() + "/bootstrap.conf")
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+           "https://127.0.0.1:"
+        << cluster_.apiserver_port() << "\n    certificate-authority: " << cluster_.dir()
+        << "/pki/ca.crt\nusers:\n- name: u\n  user:\n    token: " << kToken
+        << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
+  }
+
+  // The subject of the hub's current certificate, as openssl prints it.
+  std::string current_subject() {
+    auto out = run_command({"/usr/bin/openssl", "x509", "-noout", "-subject", "-in",
+                            cluster_.dir() + "/root/pki/yurthub-current.pem"},
+                           std::chrono::seconds(10));
+    return out.out;
+  }
+
+  Cluster cluster_;
+};
+
+TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
+  cluster_.start_hub();
+  EXPECT_NE(current_subject().find("CN = system:node:edge-node-1"), std::string::npos)
+      << current_subject();
+  EXPECT_NE(current_subject().find("O = openyurt:yurthub"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(cluster_.dir() + "/root/yurthub.conf"));
+  auto pods = cluster_.kubectl({"get", "pods", "-A", "-o", "name"});
+  ASSERT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_NE(pods.out.find("pod/web-0"), std::string::npos);
+
+  WatchStream watch(cluster_.proxy_port(), "/api/v1/namespaces/default/configmaps?watch=true");
+  ASSERT_TRUE(watch.wait_for_header(std::chrono::seconds(10)));
+  const double issued_at =
+      cluster_.metric("node_yurthub_client_certificate_expiry_timestamp_seconds");
+  EXPECT_GT(issued_at, 0);
+  // Renewed at half the remaining 20 s at the latest.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return cluster_.metric(
+                   R"(node_yurthub_client_certificate_renewals_total{result="success"})") >= 1;
+      },
+      std::chrono::seconds(30)))
+      << cluster_.hub().log();
+  EXPECT_GT(cluster_.metric("node_yurthub_client_certificate_expiry_timestamp_seconds"), issued_at);
+
+  // The watch opened with the first certificate still streams.
+  auto made = cluster_.kubectl_direct(
+      {"create", "-f", "-"}, std::chrono::seconds(20),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after-renewal\n  namespace: default\n");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (const auto& event : watch.events()) {
+          if (event.find("after-renewal") != std::string::npos) return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(10)));
+  EXPECT_FALSE(watch.ended());
+
+  // Once the first certificate has expired, requests still go through with the renewed one.
+  std::this_thread::sleep_until(
+      std::chrono::system_clock::time_point(std::chrono::seconds(static_cast<long>(issued_at))) +
+      std::chrono::seconds(1));
+  auto later =
+      cluster_.kubectl({"get", "configmap", "after-renewal", "-n", "default", "-o", "name"});
+  EXPECT_EQ(later.exit_code, 0) << later.err << cluster_.hub().log();
+}
+
+TEST_F(CertificateBootstrap, JoinTokenEndpointTakesOnlyATokenOfTheRightForm) {
+  cluster_.start_hub();
+  const auto post = [&](const std::string& body) {
+    return raw_http(cluster_.admin_port(),
+                    "POST /v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    "Content-Type: application/json\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body);
+  };
+  EXPECT_NE(post(R"({"jointoken":"not-a-token"})").find("400"), std::string::npos);
+  EXPECT_NE(post(R"({"other":"x"})").find("400"), std::string::npos);
+  const std::string ok = post(R"({"jointoken":"abcdef.0123456789abcdef"})");
+  EXPECT_NE(ok.find("HTTP/1.1 200"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("update bootstrap token successfully"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace yurthub::test
