@@ -33,6 +33,9 @@ Identity identity_from_certificate(SSL* ssl) {
   if (ssl == nullptr) return id;
   X509* cert = SSL_get0_peer_certificate(ssl);
   if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return id;
+  // kube-apiserver's x509 authenticator verifies the chain on every request, at that request's
+  // time: a connection made while the certificate was valid stops authenticating once it expires.
+  if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) return id;
   X509_NAME* subject = X509_get_subject_name(cert);
   int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
   if (cn >= 0) id.user = entry_text(X509_NAME_get_entry(subject, cn));

@@ -176,7 +176,6 @@ asio::awaitable<void> Server::session(tcp::socket socket) {
   boost::beast::get_lowest_layer(stream).expires_after(kHandshakeTimeout);
   auto [hs_ec] = co_await stream.async_handshake(ssl::stream_base::server, kNoThrow);
   if (hs_ec) co_return;
-  Identity cert = identity_from_certificate(stream.native_handle());
   boost::beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -196,6 +195,8 @@ asio::awaitable<void> Server::session(tcp::socket socket) {
     }
     if (ec) break;  // end_of_stream, idle timeout, reset, shutdown
     http::request<http::string_body> req = parser.release();
+    // Per request, as kube-apiserver: the certificate may have expired since the handshake.
+    const Identity cert = identity_from_certificate(stream.native_handle());
     auto served = router_->serve(stream, req, cert, *conn);
     Next next = co_await std::move(served);
     if (next == Next::HandedOff) co_return;
