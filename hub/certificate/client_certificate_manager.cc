@@ -161,14 +161,18 @@ asio::awaitable<Result<IssuedCertificate>> ClientCertificateManager::request(
   co_return issued;
 }
 
-// As YurtHub at start: tries again every 5 s (or csr_poll, if shorter) for up to csr_wait.
+// As YurtHub at start: tries again every 5 s (or csr_poll, if shorter) for up to csr_wait, unless
+// trying again cannot help (a pin that does not match, a malformed token, a denied CSR).
 asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::obtain_with_retries() {
   const auto deadline = std::chrono::steady_clock::now() + settings_.csr_wait;
   const auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   for (;;) {
     auto obtained = co_await obtain_new(false);
-    if (obtained || std::chrono::steady_clock::now() >= deadline) co_return obtained;
+    if (obtained || obtained.error().code == ErrorCode::InvalidArgument ||
+        std::chrono::steady_clock::now() >= deadline) {
+      co_return obtained;
+    }
     YH_LOG(Warning) << "cannot get a client certificate yet: " << obtained.error().message;
     timer.expires_after(
         std::min<std::chrono::milliseconds>(settings_.csr_poll * 5, std::chrono::seconds(5)));
@@ -226,15 +230,18 @@ void ClientCertificateManager::publish(const kube::Credentials& credentials) {
 }
 
 asio::awaitable<void> ClientCertificateManager::renew_forever() {
+  bool renewed_here = false;
   for (;;) {
     auto info = net::inspect_certificate(current_ ? current_->client_cert_pem : "");
     auto when = system_clock::now();
     if (info) {
-      // Never sooner than half the remaining validity: a signer backdates notBefore by five
-      // minutes, which would put a short certificate's 70-90 % point in the past, and the hub
-      // would renew in a loop.
-      when = std::max(renewal_time(info->not_before, info->not_after),
-                      when + (info->not_after - when) / 2);
+      when = renewal_time(info->not_before, info->not_after);
+      // Right after a renewal, never sooner than half the new certificate's remaining validity:
+      // a signer backdates notBefore by five minutes, which puts a short certificate's 70-90 %
+      // point in the past at once, and the hub would renew in a loop. (A certificate found past
+      // that point at start is renewed at once, as client-go does.)
+      const auto now = system_clock::now();
+      if (renewed_here) when = std::max(when, now + (info->not_after - now) / 2);
     }
     YH_LOG(Info) << "client certificate renewal at " << utc(when);
     // Waits in steps of at most a minute, so a wall clock that jumps is noticed.
@@ -249,6 +256,7 @@ asio::awaitable<void> ClientCertificateManager::renew_forever() {
       if (renewed) {
         renewals_.with({"success"}).inc();
         publish(*renewed);
+        renewed_here = true;
         break;
       }
       renewals_.with({"failure"}).inc();

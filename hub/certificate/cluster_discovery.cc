@@ -20,9 +20,9 @@ boost::asio::awaitable<Result<std::string>> read_cluster_info(boost::asio::any_i
                                                               std::chrono::milliseconds timeout) {
   auto tls = net::make_upstream_tls(credentials);
   if (!tls) co_return tls.error();
-  auto answer =
-      co_await api_call(executor, server, *tls,
-                        ApiCall{boost::beast::http::verb::get, kClusterInfoPath, {}}, timeout);
+  // Named, not a temporary in the co_await: g++ 12 frees such temporaries twice.
+  ApiCall call{boost::beast::http::verb::get, kClusterInfoPath, {}};
+  auto answer = co_await api_call(executor, server, *tls, std::move(call), timeout);
   if (!answer) co_return answer.error();
   if (answer->status != 200) {
     co_return make_error(ErrorCode::Unavailable, "reading kube-public/cluster-info from " +
@@ -39,7 +39,8 @@ Result<kube::Credentials> trusted_cluster(const std::string& configmap,
   auto info = kube::parse_cluster_info(configmap, token.id);
   if (!info) return info.error();
   if (!info->signature) {
-    return make_error(ErrorCode::InvalidArgument,
+    // Unavailable, not InvalidArgument: the token may not have been created yet.
+    return make_error(ErrorCode::Unavailable,
                       "kube-public/cluster-info has no signature for token id " + token.id +
                           " (is the token valid and meant for signing?)");
   }

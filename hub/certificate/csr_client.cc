@@ -18,7 +18,7 @@ namespace {
 // "the server refused ...: <Status message>" from an answer that is not the one hoped for.
 Error refused(const std::string& what, const ApiAnswer& answer) {
   std::string body = answer.body.substr(0, 512);
-  const ErrorCode code = answer.status == 401 || answer.status == 403 ? ErrorCode::InvalidArgument
+  const ErrorCode code = answer.status == 401 || answer.status == 403 ? ErrorCode::PermissionDenied
                                                                       : ErrorCode::Unavailable;
   return make_error(code, what + ": HTTP " + std::to_string(answer.status) + ": " + body);
 }

@@ -53,6 +53,8 @@ class Cluster {
   const std::string& dir() const { return dir_.path(); }
   std::string testdata(const std::string& relative) const;
   std::string expand(const std::string& flag) const;  // "{dir}" -> dir()
+  // For the next start_hub(): a flag that depends on what the constructor generated (the CA).
+  void add_hub_flag(std::string flag) { options_.hub_flags.push_back(std::move(flag)); }
   std::string hub_url() const { return "http://127.0.0.1:" + std::to_string(proxy_port_); }
   int proxy_port() const { return proxy_port_; }
   int secure_port() const { return secure_port_; }
