@@ -192,3 +192,55 @@ TEST_F(CertificateBootstrap, JoinTokenEndpointTakesOnlyATokenOfTheRightForm) {
 
 }  // namespace
 }  // namespace yurthub::test
+
+namespace yurthub::test {
+namespace {
+
+// --bootstrap-mode=kubeletcertificate: the hub uses kubelet's kubeconfig and follows the
+// certificate kubelet rotates under it.
+TEST(CertificateKubelet, FollowsTheCertificateKubeletRotates) {
+  ClusterOptions o = demo_cluster();
+  o.hub_kubeconfig = false;
+  o.hub_flags = {"--bootstrap-mode=kubeletcertificate", "--kubeconfig={dir}/kubelet.conf"};
+  Cluster cluster(o);
+  const std::string d = cluster.dir();
+  // A client certificate for the node as kubelet keeps it: certificate and key in one file.
+  const auto issue = [&](const std::string& days) {
+    return run_command(
+        {"/bin/sh", "-c",
+         "cd " + d +
+             " && openssl ecparam -name prime256v1 -genkey -noout -out n.key && "
+             "openssl req -new -key n.key -subj '/O=system:nodes/CN=system:node:edge-node-1' "
+             "-out n.csr && printf 'extendedKeyUsage=clientAuth\\n' > n.ext && "
+             "openssl x509 -req -in n.csr -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial -days " +
+             days + " -extfile n.ext -out n.crt 2>/dev/null && cat n.crt n.key > pem.tmp && " +
+             "mv pem.tmp kubelet-client-current.pem"},
+        std::chrono::seconds(20));
+  };
+  ASSERT_EQ(issue("30").exit_code, 0);
+  cluster.start_apiserver();
+  std::ofstream(d + "/kubelet.conf")
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+         "https://127.0.0.1:"
+      << cluster.apiserver_port() << "\n    certificate-authority: " << d
+      << "/pki/ca.crt\nusers:\n- name: u\n  user:\n    client-certificate: " << d
+      << "/kubelet-client-current.pem\n    client-key: " << d
+      << "/kubelet-client-current.pem\ncontexts:\n- name: x\n  context:\n    cluster: c\n"
+         "    user: u\ncurrent-context: x\n";
+  cluster.start_hub();
+  auto pods = cluster.kubectl({"get", "pods", "-A", "-o", "name"});
+  ASSERT_EQ(pods.exit_code, 0) << pods.err;
+  const std::string expiry = "node_yurthub_client_certificate_expiry_timestamp_seconds";
+  const double first = cluster.metric(expiry);
+  EXPECT_GT(first, 0);
+
+  ASSERT_EQ(issue("60").exit_code, 0);  // kubelet rotated its certificate
+  ASSERT_TRUE(
+      eventually([&] { return cluster.metric(expiry) > first + 86400; }, std::chrono::seconds(20)))
+      << cluster.hub().log();
+  pods = cluster.kubectl({"get", "pods", "-A", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+}
+
+}  // namespace
+}  // namespace yurthub::test
