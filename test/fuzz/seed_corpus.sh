@@ -11,7 +11,8 @@ fx="$root/test/testdata/fixtures/apiserver-v1.26"
 patches="$root/test/testdata/patches"
 targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz watch_framer_fuzz
          gzip_fuzz label_selector_fuzz field_selector_fuzz json_patch_fuzz strategic_merge_fuzz
-         offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz)
+         offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
+         certificate_objects_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -175,4 +176,12 @@ contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]
 current-context: x
 users: [{name: u, user: {token: "abc.def", tokenFile: token}}]
 YAML
+# certificate_objects_fuzz: a CSR answer, cluster-info, a detached JWS, its content, a token.
+jws='eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9..BBvDJAkf27s1H4CVEm8EIMiBR80uZHSN_IM4Siy8zsU'
+parts certificate_objects_fuzz \
+  '{"kind":"CertificateSigningRequest","metadata":{"name":"csr-x"},"status":{"conditions":[{"type":"Approved","status":"True"}],"certificate":"LS0tLS1CRUdJTg=="}}' \
+  '{"kind":"ConfigMap","data":{"kubeconfig":"apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1BPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n    server: https://10.0.0.1:6443\n  name: \"\"\n","jws-kubeconfig-abcdef":"'"$jws"'"}}' \
+  "$jws" $'apiVersion: v1\nclusters: []\n' 'abcdef.0123456789abcdef'
+
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
+
