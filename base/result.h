@@ -20,6 +20,7 @@ enum class ErrorCode {
   ResourceExhausted,  // a bound was reached (the cache's map is full)
   DataLoss,           // stored data is unreadable (a corrupt cache file)
   Unavailable,        // a peer cannot be reached now; trying again later may work
+  PermissionDenied,   // the process lacks a privilege (a capability such as CAP_NET_ADMIN)
 };
 
 struct Error {
