@@ -20,7 +20,8 @@ enum class ErrorCode {
   ResourceExhausted,  // a bound was reached (the cache's map is full)
   DataLoss,           // stored data is unreadable (a corrupt cache file)
   Unavailable,        // a peer cannot be reached now; trying again later may work
-  PermissionDenied,   // a peer refused the credentials (HTTP 401 or 403)
+  PermissionDenied,   // refused for want of a right: the peer refused the credentials (HTTP
+                      // 401/403), or the process lacks a capability (CAP_NET_ADMIN)
 };
 
 struct Error {

@@ -43,9 +43,9 @@ HubAddress in_cluster_hub_address(const HubAddressFlags& o, bool https_served) {
   if (host != listen && !(!ec && bound.is_unspecified())) {
     return {"", "the HTTPS proxy port listens on " + listen + ", not on " + host};
   }
-  if (!is_local_address(host)) {
-    return {"", host + " is not configured on any interface of this node" +
-                    (o.enable_dummy_if ? " (this hub does not create the dummy interface)" : "")};
+  // With --enable-dummy-if the hub creates the interface before it listens (or does not start).
+  if (!o.enable_dummy_if && !is_local_address(host)) {
+    return {"", host + " is not configured on any interface of this node"};
   }
   return {host, ""};
 }

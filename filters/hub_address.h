@@ -1,10 +1,11 @@
 // Where in-cluster clients reach this hub over HTTPS: the address masterservice,
 // forwardkubesvctraffic and serviceenvupdater write into the kubernetes Service, its
 // EndpointSlice and pods' environment. As YurtHub: --dummy-if-ip with --enable-dummy-if (the
-// default), else the HTTPS listener's address. Unlike YurtHub, the address is only used if this
-// hub serves HTTPS there and the address is configured on one of the node's interfaces (this hub
-// does not create the dummy interface): rewriting pods to an address nobody serves would break
-// every in-cluster client on the node. Called once by cmd/yurthub.cc.
+// default; the hub creates that interface before it listens), else the HTTPS listener's address.
+// Unlike YurtHub, the address is only used if this hub serves HTTPS there and, without the dummy
+// interface, if the address is configured on one of the node's interfaces: rewriting pods to an
+// address nobody serves would break every in-cluster client on the node. Called once by
+// cmd/yurthub.cc.
 #pragma once
 
 #include <string>

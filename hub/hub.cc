@@ -61,25 +61,15 @@ Status Hub::start() {
     }
   }
 
-  std::vector<Worker*> all;
-  for (auto& w : workers_) all.push_back(w.get());
-  auto proxy = Listener::bind(main_io, options_.bind_proxy_address, options_.proxy_port, "proxy");
-  if (!proxy) return proxy.error();
-  (*proxy)->start(all,
-                  [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); });
-  listeners_.push_back(std::move(*proxy));
-
-  if (server_tls_) {
-    auto secure = Listener::bind(main_io, options_.bind_proxy_secure_address,
-                                 options_.proxy_secure_port, "proxy_secure");
-    if (!secure) return secure.error();
-    (*secure)->start(all, [tls = server_tls_](tcp::socket s, Worker& w) {
-      return start_tls_session(std::move(s), w, tls);
-    });
-    listeners_.push_back(std::move(*secure));
-  } else {
-    YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file";
+  if (options_.enable_dummy_if) {
+    // Before the listeners: the dummy IP must exist to be bound. YurtHub fails its start too.
+    net::DummyInterfaceSpec spec;
+    spec.name = options_.dummy_if_name;
+    spec.address = options_.dummy_if_ip;
+    dummy_if_ = std::make_unique<DummyInterfaceKeeper>(main_io.get_executor(), std::move(spec));
+    if (Status ok = dummy_if_->start(); !ok) return ok.error();
   }
+  if (Status ok = bind_proxy_listeners(); !ok) return ok;
 
   admin_server_ = std::make_unique<AdminServer>(
       registry_, [this] { return not_ready_reason(); }, token_update_);
@@ -101,6 +91,45 @@ Status Hub::start() {
         main_io.get_executor(), listeners_[0]->local_endpoint().address().to_string(),
         listeners_[0]->local_endpoint().port(),
         [servers = servers_.get()] { return servers->any_healthy(); }, shared_->replay_token});
+  }
+  return {};
+}
+
+Status Hub::bind_proxy_listeners() {
+  std::vector<Worker*> all;
+  for (auto& w : workers_) all.push_back(w.get());
+  auto plain = [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); };
+  auto proxy =
+      Listener::bind(workers_[0]->io(), options_.bind_proxy_address, options_.proxy_port, "proxy");
+  if (!proxy) return proxy.error();
+  (*proxy)->start(all, plain);
+  listeners_.push_back(std::move(*proxy));  // first: replay and informers use it
+
+  // As YurtHub, the plain proxy also listens on the dummy IP, for pods; unlike YurtHub, it
+  // requires their bearer token there (proxy_session.h). Not when --bind-proxy-address covers it.
+  boost::system::error_code ec;
+  const auto bound = asio::ip::make_address(options_.bind_proxy_address, ec);
+  if (options_.enable_dummy_if && options_.bind_proxy_address != options_.dummy_if_ip &&
+      !(!ec && bound.is_unspecified())) {
+    auto dummy =
+        Listener::bind(workers_[0]->io(), options_.dummy_if_ip, options_.proxy_port, "proxy_dummy");
+    if (!dummy) return dummy.error();
+    (*dummy)->start(
+        all, [](tcp::socket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
+    listeners_.push_back(std::move(*dummy));
+  }
+
+  // Its address defaults to the dummy IP with --enable-dummy-if (options.cc), as YurtHub's.
+  if (server_tls_) {
+    auto secure = Listener::bind(workers_[0]->io(), options_.bind_proxy_secure_address,
+                                 options_.proxy_secure_port, "proxy_secure");
+    if (!secure) return secure.error();
+    (*secure)->start(all, [tls = server_tls_](tcp::socket s, Worker& w) {
+      return start_tls_session(std::move(s), w, tls);
+    });
+    listeners_.push_back(std::move(*secure));
+  } else {
+    YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file";
   }
   return {};
 }
@@ -188,6 +217,9 @@ int Hub::run() {
     workers_[i]->stop();
     workers_[i]->join();
   }
+  // After the drain, so the connections pods made to the dummy IP could finish. YurtHub deletes
+  // the interface when it stops as well.
+  if (dummy_if_) dummy_if_->remove();
   YH_LOG(Info) << "yurthub stopped";
   return 0;
 }
@@ -202,6 +234,7 @@ void Hub::begin_drain(const char* why) {
   YH_LOG(Info) << "received " << why << ": draining";
   shared_->draining = true;
   for (auto& l : listeners_) l->close();
+  if (dummy_if_) dummy_if_->stop();
   if (health_) health_->stop();
   if (config_informer_) config_informer_->stop();
   if (cache_) cache_->stop_replay();

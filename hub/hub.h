@@ -1,8 +1,9 @@
-// Hub: the whole proxy process. Builds the server set from the options, binds the listeners (proxy
-// 10261, HTTPS proxy 10268 when a serving certificate is configured, admin 10267), starts the
-// health checker and the worker threads, and on SIGTERM or SIGINT drains: stops accepting, ends
-// streams, lets short requests finish (at most kDrainTimeout), then returns. Created and run by
-// cmd/yurthub.cc.
+// Hub: the whole proxy process. Builds the server set from the options, creates the dummy
+// interface with --enable-dummy-if (and keeps it), binds the listeners (proxy 10261 on
+// --bind-proxy-address and on the dummy IP, HTTPS proxy 10268 when a serving certificate is
+// configured, admin 10267), starts the health checker and the worker threads, and on SIGTERM or
+// SIGINT drains: stops accepting, ends streams, lets short requests finish (at most
+// kDrainTimeout), deletes the dummy interface, then returns. Created and run by cmd/yurthub.cc.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "hub/admin_server.h"
+#include "hub/dummy_interface_keeper.h"
 #include "hub/health_checker.h"
 #include "hub/hub_metrics.h"
 #include "hub/listener.h"
@@ -59,7 +61,8 @@ class Hub {
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
   void notify_filters_changed();
 
-  // Binds the listeners and starts background work. Errors say what failed.
+  // Creates the dummy interface (with --enable-dummy-if), binds the listeners and starts
+  // background work. Errors say what failed.
   Status start();
   // Runs until a signal (or request_stop()) and the drain that follows; returns the exit code.
   int run();
@@ -72,6 +75,7 @@ class Hub {
   std::optional<std::string> not_ready_reason() const;
   void on_server_health(std::size_t server, bool healthy);
   void start_config_informer();
+  Status bind_proxy_listeners();
 
   HubOptions options_;
   base::MetricsRegistry& registry_;
@@ -86,6 +90,7 @@ class Hub {
   std::unique_ptr<SharedState> shared_;
   // Workers are declared before everything that runs on them, so they are destroyed last.
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<DummyInterfaceKeeper> dummy_if_;
   std::unique_ptr<HealthChecker> health_;
   std::unique_ptr<net::Informer> config_informer_;
   std::unique_ptr<AdminServer> admin_server_;

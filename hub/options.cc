@@ -3,6 +3,8 @@
 // Called once by cmd/yurthub.cc before anything else runs; pure and single-threaded.
 #include "hub/options.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -46,6 +48,8 @@ Status set_server_addr(std::string_view value, HubOptions& options);
 Status set_lb_mode(std::string_view value, HubOptions& options);
 Status set_working_mode(std::string_view value, HubOptions& options);
 Status set_bootstrap_mode(std::string_view value, HubOptions& options);
+Status set_dummy_if_ip(std::string_view value, HubOptions& options);
+Status set_dummy_if_name(std::string_view value, HubOptions& options);
 
 using K = Kind;
 using G = Group;
@@ -97,7 +101,8 @@ constexpr FlagSpec kFlags[] = {
   {"proxy-port", K::Int, G::Serving, &O::proxy_port, "10261",
    "Port of the plain-HTTP proxy listener (0 picks a free port).", 0, kMaxPort},
   {"bind-proxy-secure-address", K::String, G::Serving, &O::bind_proxy_secure_address,
-   "<bind-proxy-address>", "Address of the HTTPS proxy listener."},
+   "<dummy-if-ip>, or <bind-proxy-address> with --enable-dummy-if=false",
+   "Address of the HTTPS proxy listener."},
   {"proxy-secure-port", K::Int, G::Serving, &O::proxy_secure_port, "10268",
    "Port of the HTTPS proxy listener (0 picks a free port).", 0, kMaxPort},
   {"tls-cert-file", K::String, G::Serving, &O::tls_cert_file, "",
@@ -116,6 +121,13 @@ constexpr FlagSpec kFlags[] = {
    "Time a client has to send a request body, whatever the pace (ours)."},
   {"min-request-timeout", K::Duration, G::Serving, &O::min_request_timeout, "1800s",
    "How long an offline watch is held when the client gave no timeoutSeconds (Go duration)."},
+  {"enable-dummy-if", K::Bool, G::Serving, &O::enable_dummy_if, "true",
+   "Create the dummy interface (needs CAP_NET_ADMIN), keep it and serve the proxy ports on its "
+   "address for in-cluster clients."},
+  {"dummy-if-ip", K::String, G::Serving, &set_dummy_if_ip, "169.254.2.1",
+   "Address of the dummy interface; in 169.254.0.0/16 but not 169.254.31.0/24 or 169.254.1.1."},
+  {"dummy-if-name", K::String, G::Serving, &set_dummy_if_name, "hub-dummy0",
+   "Name of the dummy interface (at most 15 bytes)."},
   {"worker-threads", K::Int, G::Serving, &O::worker_threads, "1",
    "Proxy I/O threads.", 1, 64},
 
@@ -143,10 +155,6 @@ constexpr FlagSpec kFlags[] = {
    "Events created offline that the journal keeps; past it the oldest is dropped (ours).", 0,
    1000000},
 
-  {"enable-dummy-if", K::Bool, G::Filters, &O::enable_dummy_if, "true",
-   "In-cluster clients reach the hub at the dummy interface address (not created by this hub)."},
-  {"dummy-if-ip", K::String, G::Filters, &O::dummy_if_ip, "169.254.2.1",
-   "Address the kubernetes Service is rewritten to, if configured on this node."},
   {"enable-resource-filter", K::Bool, G::Filters, &O::enable_resource_filter, "true",
    "Run the response filters."},
   {"disabled-resource-filters", K::StringSlice, G::Filters, &O::disabled_resource_filters, "[]",
@@ -156,7 +164,6 @@ constexpr FlagSpec kFlags[] = {
   {"help", K::Bool, G::General, &O::show_help, "", "Print this help and exit (also -h)."},
   {"version", K::Bool, G::General, &O::show_version, "", "Print the version and exit."},
 
-  {"dummy-if-name", K::String, G::Compat, kIgnored, "hub-dummy0", "Dummy interface name."},
   {"enable-iptables", K::Bool, G::Compat, kIgnored, "false", "Deprecated iptables rules."},
   {"enable-node-pool", K::Bool, G::Compat, kIgnored, "true", "Node pool membership."},
   {"enable-pool-service-topology", K::Bool, G::Compat, kIgnored, "false",
@@ -379,6 +386,33 @@ Status set_working_mode(std::string_view value, HubOptions& options) {
   return {};
 }
 
+// YurtHub's verifyDummyIP for IPv4 (inside 169.254.0.0/16, outside the reserved 169.254.31.0/24
+// and 169.254.1.1); an IPv6 address is taken as given.
+Status set_dummy_if_ip(std::string_view value, HubOptions& options) {
+  const std::string text(value);
+  unsigned char bytes[16];
+  if (inet_pton(AF_INET6, text.c_str(), bytes) == 1) {
+    options.dummy_if_ip = text;
+    return {};
+  }
+  if (inet_pton(AF_INET, text.c_str(), bytes) != 1) return make_error("not an IP address");
+  if (bytes[0] != 169 || bytes[1] != 254) return make_error("not in 169.254.0.0/16");
+  if (bytes[2] == 31) return make_error("in the reserved 169.254.31.0/24");
+  if (bytes[2] == 1 && bytes[3] == 1) return make_error("169.254.1.1 is reserved");
+  options.dummy_if_ip = text;
+  return {};
+}
+
+Status set_dummy_if_name(std::string_view value, HubOptions& options) {
+  // The kernel's dev_valid_name().
+  if (value.empty() || value.size() > 15) return make_error("must be 1 to 15 bytes long");
+  if (value == "." || value == ".." || value.find_first_of("/: \t\n\r\v\f") != value.npos) {
+    return make_error("not an interface name");
+  }
+  options.dummy_if_name = std::string(value);
+  return {};
+}
+
 // Parses `value` per the flag's kind and stores it (or discards it for ignored flags).
 Status apply(const FlagSpec& flag, std::string_view value, HubOptions& options) {
   switch (flag.kind) {
@@ -444,7 +478,8 @@ void note_ignored(const FlagSpec& flag, HubOptions& options) {
 // Fills the defaults that depend on other flags, then checks the required flags.
 Status complete_and_check(HubOptions& options) {
   if (options.bind_proxy_secure_address.empty()) {
-    options.bind_proxy_secure_address = options.bind_proxy_address;
+    options.bind_proxy_secure_address =
+        options.enable_dummy_if ? options.dummy_if_ip : options.bind_proxy_address;
   }
   const bool manages_certificate = manages_own_certificate(options);
   const std::string own = (std::filesystem::path(options.root_dir) / "yurthub.conf").string();

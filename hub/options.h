@@ -34,8 +34,9 @@ struct HubOptions {
   int serve_port = 10267;                        // --serve-port (0 = pick a free port)
   std::string bind_proxy_address = "127.0.0.1";  // --bind-proxy-address: plain HTTP proxy
   int proxy_port = 10261;                        // --proxy-port (0 = pick a free port)
-  std::string
-      bind_proxy_secure_address;        // --bind-proxy-secure-address (default: bind_proxy_address)
+  // --bind-proxy-secure-address (ours). Default: dummy_if_ip with enable_dummy_if (YurtHub's
+  // secure port listens there only), else bind_proxy_address.
+  std::string bind_proxy_secure_address;
   int proxy_secure_port = 10268;        // --proxy-secure-port (0 = pick a free port)
   std::string tls_cert_file;            // --tls-cert-file: serving cert for the HTTPS proxy port
   std::string tls_private_key_file;     // --tls-private-key-file
@@ -67,8 +68,9 @@ struct HubOptions {
   std::chrono::seconds request_body_timeout{60};       // --request-body-timeout (ours)
   bool enable_resource_filter = true;                  // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
-  bool enable_dummy_if = true;                         // --enable-dummy-if
+  bool enable_dummy_if = true;                         // --enable-dummy-if: create and keep it
   std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip
+  std::string dummy_if_name = "hub-dummy0";            // --dummy-if-name
   std::string hub_namespace = "kube-system";           // --namespace
   int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)
   int verbosity = 2;       // --v: klog verbosity; >= 4 enables debug lines

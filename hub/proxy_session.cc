@@ -58,11 +58,12 @@ class InFlight {
 
 template <class Stream>
 ProxySession<Stream>::ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-                                   const char* listener_name)
+                                   const char* listener_name, bool bearer_required)
     : client_(std::move(client)),
       worker_(worker),
       shared_(worker.shared()),
       listener_name_(listener_name),
+      bearer_required_(bearer_required || net::kIsTls<Stream>),
       registration_(worker, this) {
   shared_.metrics.client_connections.with({listener_name_}).add(1);
 }
@@ -169,13 +170,13 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
 
-  if constexpr (net::kIsTls<Stream>) {
-    // The HTTPS port is for in-cluster pods, which always send their service-account token; a
-    // request without one would otherwise be sent with the node's own identity.
-    if (!net::carries_bearer_token(req)) {
-      co_return co_await answer_error(kube::Failure::Unauthorized,
-                                      "the hub's HTTPS port requires a bearer token", info, parser);
-    }
+  // The HTTPS port and the dummy IP are for in-cluster pods, which always send their
+  // service-account token; a request without one would otherwise be sent with the node's identity.
+  if (bearer_required_ && !net::carries_bearer_token(req)) {
+    const std::string why = net::kIsTls<Stream>
+                                ? "the hub's HTTPS port requires a bearer token"
+                                : "the hub's port on the dummy interface requires a bearer token";
+    co_return co_await answer_error(kube::Failure::Unauthorized, why, info, parser);
   }
   InFlight in_flight(shared_, info);
   if (!in_flight.admitted()) {
@@ -279,16 +280,29 @@ std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& so
 
 }  // namespace
 
-asio::awaitable<void> start_plain_session(asio::ip::tcp::socket socket, Worker& worker) {
+namespace {
+
+asio::awaitable<void> plain_session(asio::ip::tcp::socket socket, Worker& worker,
+                                    const char* listener_name, bool bearer_required) {
   auto slot = admit_connection(socket, worker, true);
   if (!slot) co_return;
   boost::system::error_code ignored;
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::PlainStream>>(worker.io().get_executor(),
                                                                      std::move(socket));
-  auto session =
-      std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker, "proxy");
+  auto session = std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker,
+                                                                  listener_name, bearer_required);
   co_await ProxySession<net::PlainStream>::run(std::move(session));
+}
+
+}  // namespace
+
+asio::awaitable<void> start_plain_session(asio::ip::tcp::socket socket, Worker& worker) {
+  return plain_session(std::move(socket), worker, "proxy", false);
+}
+
+asio::awaitable<void> start_dummy_ip_session(asio::ip::tcp::socket socket, Worker& worker) {
+  return plain_session(std::move(socket), worker, "proxy_dummy", true);
 }
 
 asio::awaitable<void> start_tls_session(asio::ip::tcp::socket socket, Worker& worker,

@@ -21,8 +21,9 @@ namespace yurthub::hub {
 template <class Stream>
 class ProxySession : public SessionControl {
  public:
+  // `bearer_required`: requests without a bearer token get 401 (always so on the HTTPS port).
   ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-               const char* listener_name);
+               const char* listener_name, bool bearer_required = false);
   ~ProxySession() override;
 
   // Serves the connection until it closes. Takes ownership of the session.
@@ -46,6 +47,7 @@ class ProxySession : public SessionControl {
   Worker& worker_;
   SharedState& shared_;
   const char* listener_name_;
+  bool bearer_required_;
   bool idle_ = true;  // waiting for the next request's header
   SessionRegistration registration_;
 };
@@ -53,6 +55,11 @@ class ProxySession : public SessionControl {
 // Starts a session for an accepted socket; runs on `worker`'s thread.
 boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket socket,
                                                  Worker& worker);
+// A plain-HTTP session on the dummy interface's address (listener "proxy_dummy"), which every pod
+// of the node reaches: as on the HTTPS port, a request without a bearer token gets 401 instead of
+// the node's identity (YurtHub lends it there too).
+boost::asio::awaitable<void> start_dummy_ip_session(boost::asio::ip::tcp::socket socket,
+                                                    Worker& worker);
 boost::asio::awaitable<void> start_tls_session(boost::asio::ip::tcp::socket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
 

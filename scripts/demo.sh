@@ -59,7 +59,8 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yurt-hub-cfg\n  name
   --kubeconfig="$work/pki/hub.kubeconfig" --proxy-port="$proxy_port" --serve-port="$admin_port" \
   --proxy-secure-port="$secure_port" --tls-cert-file="$work/pki/hub-server.crt" \
   --tls-private-key-file="$work/pki/hub-server.key" \
-  --disk-cache-path="$work/cache" --heartbeat-interval-seconds=2 >"$work/hub.log" 2>&1 &
+  --disk-cache-path="$work/cache" --heartbeat-interval-seconds=2 \
+  --enable-dummy-if=false >"$work/hub.log" 2>&1 &  # no interface created on this machine
 pids+=("$!")
 wait_log "$work/hub.log" 'proxy listening on (127\.0\.0\.1:[0-9]+)' >/dev/null
 wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null

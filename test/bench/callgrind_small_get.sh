@@ -58,7 +58,7 @@ measure() {
 port=$(( 21000 + RANDOM % 2000 ))
 hub=("$hub_bin" --server-addr="https://127.0.0.1:$api_port" --node-name=edge-node-1
      --kubeconfig="$work/pki/hub.kubeconfig" --proxy-port="$port" --serve-port=$(( port + 6 ))
-     --disk-cache-path="$work/cache" --worker-threads=1 --v=0)
+     --disk-cache-path="$work/cache" --worker-threads=1 --v=0 --enable-dummy-if=false)
 measure hub "http://127.0.0.1:$port$target" "User-Agent: bench/1.0" "${hub[@]}"
 sleep 1
 measure hub-cached "http://127.0.0.1:$port$target" "User-Agent: kubelet/v1.32.4" "${hub[@]}"

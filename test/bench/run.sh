@@ -55,7 +55,8 @@ api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)')
 # Same number of worker threads / processes for the hub and nginx: one.
 "$bin/cmd/yurthub" --server-addr="https://127.0.0.1:$api_port" --node-name=edge-node-1 \
   --kubeconfig="$work/pki/hub.kubeconfig" --proxy-port="$hub_port" --serve-port="$admin_port" \
-  --disk-cache-path="$work/cache" --worker-threads=1 --v=0 >"$work/hub.log" 2>&1 &
+  --disk-cache-path="$work/cache" --worker-threads=1 --v=0 --enable-dummy-if=false \
+  >"$work/hub.log" 2>&1 &
 hub_pid=$!; pids+=("$hub_pid")
 wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null
 sleep 5

@@ -40,7 +40,7 @@ TEST(ParseFlags, DefaultsMatchYurtHub) {
   EXPECT_EQ(o.serve_port, 10267);
   EXPECT_EQ(o.bind_proxy_address, "127.0.0.1");
   EXPECT_EQ(o.proxy_port, 10261);
-  EXPECT_EQ(o.bind_proxy_secure_address, "127.0.0.1");
+  EXPECT_EQ(o.bind_proxy_secure_address, "169.254.2.1");  // YurtHub: the dummy IP, only
   EXPECT_EQ(o.proxy_secure_port, 10268);
   EXPECT_EQ(o.tls_cert_file, "");
   EXPECT_EQ(o.tls_private_key_file, "");
@@ -161,15 +161,29 @@ const AcceptCase kAcceptCases[] = {
     {"Verbosity", {"--v=4"}, [](auto& o) { EXPECT_EQ(o.verbosity, 4); }},
     {"VerbositySpace", {"--v", "0"}, [](auto& o) { EXPECT_EQ(o.verbosity, 0); }},
     {"Listeners",
-     {"--bind-address=0.0.0.0", "--bind-proxy-address=169.254.2.1", "--tls-cert-file=/c.pem",
-      "--tls-private-key-file", "/k.pem"},
+     {"--bind-address=0.0.0.0", "--bind-proxy-address=10.0.0.7", "--tls-cert-file=/c.pem",
+      "--tls-private-key-file", "/k.pem", "--enable-dummy-if=false"},
      [](auto& o) {
        EXPECT_EQ(o.bind_address, "0.0.0.0");
-       EXPECT_EQ(o.bind_proxy_address, "169.254.2.1");
-       EXPECT_EQ(o.bind_proxy_secure_address, "169.254.2.1");  // follows bind-proxy-address
+       EXPECT_EQ(o.bind_proxy_address, "10.0.0.7");
+       EXPECT_EQ(o.bind_proxy_secure_address, "10.0.0.7");  // follows bind-proxy-address
        EXPECT_EQ(o.tls_cert_file, "/c.pem");
        EXPECT_EQ(o.tls_private_key_file, "/k.pem");
      }},
+    {"SecureAddressFollowsDummyIp",
+     {"--bind-proxy-address=10.0.0.7", "--dummy-if-ip=169.254.3.3"},
+     [](auto& o) { EXPECT_EQ(o.bind_proxy_secure_address, "169.254.3.3"); }},
+    {"DummyInterface",
+     {"--dummy-if-name", "yurthub-dummy0", "--dummy-if-ip=169.254.2.9"},
+     [](auto& o) {
+       EXPECT_TRUE(o.enable_dummy_if);
+       EXPECT_EQ(o.dummy_if_name, "yurthub-dummy0");
+       EXPECT_EQ(o.dummy_if_ip, "169.254.2.9");
+       EXPECT_TRUE(o.ignored_flags.empty());
+     }},
+    {"DummyInterfaceIpv6",
+     {"--dummy-if-ip=fd00::2:1"},
+     [](auto& o) { EXPECT_EQ(o.dummy_if_ip, "fd00::2:1"); }},
     {"SecureAddressGiven",
      {"--bind-proxy-address=169.254.2.1", "--bind-proxy-secure-address=0.0.0.0"},
      [](auto& o) { EXPECT_EQ(o.bind_proxy_secure_address, "0.0.0.0"); }},
@@ -235,7 +249,6 @@ TEST(ParseFlags, CertificateBootstrapFlags) {
 
 TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
   const IgnoredCase cases[] = {
-      {{"--dummy-if-name", "hub-dummy0"}, "--dummy-if-name"},
       {{"--enable-iptables=false"}, "--enable-iptables"},
       {{"--enable-node-pool=true"}, "--enable-node-pool"},
       {{"--enable-pool-service-topology"}, "--enable-pool-service-topology"},
@@ -350,6 +363,13 @@ TEST_P(Rejects, WithMessageNamingFlagAndValue) {
 
 const RejectCase kRejectCases[] = {
     {"ServePortHigh", {"--serve-port=65536"}, {"--serve-port", "\"65536\"", "0..65535"}},
+    {"DummyIpNotIp", {"--dummy-if-ip=hub"}, {"--dummy-if-ip", "\"hub\"", "not an IP address"}},
+    {"DummyIpOutsideLinkLocal", {"--dummy-if-ip=10.0.0.1"}, {"--dummy-if-ip", "169.254.0.0/16"}},
+    {"DummyIpReservedRange", {"--dummy-if-ip=169.254.31.7"}, {"--dummy-if-ip", "169.254.31.0/24"}},
+    {"DummyIpReserved", {"--dummy-if-ip=169.254.1.1"}, {"--dummy-if-ip", "reserved"}},
+    {"DummyNameTooLong", {"--dummy-if-name=a-name-of-16-byt"}, {"--dummy-if-name", "15 bytes"}},
+    {"DummyNameEmpty", {"--dummy-if-name="}, {"--dummy-if-name", "15 bytes"}},
+    {"DummyNameSlash", {"--dummy-if-name=a/b"}, {"--dummy-if-name", "not an interface name"}},
     {"ProxyPortNegative", {"--proxy-port=-1"}, {"--proxy-port", "\"-1\""}},
     {"SecurePortHigh", {"--proxy-secure-port", "70000"}, {"--proxy-secure-port", "70000"}},
     {"PortNotNumber", {"--proxy-port=http"}, {"--proxy-port", "\"http\"", "not an integer"}},
@@ -525,6 +545,7 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
       {"disabled-resource-filters", ""},
       {"enable-dummy-if", "(default true)"},
       {"dummy-if-ip", "(default 169.254.2.1)"},
+      {"dummy-if-name", "(default hub-dummy0)"},
       {"namespace", "(default kube-system)"},
       {"worker-threads", "(default 1)"},
       {"v", "(default 2)"},
@@ -538,7 +559,7 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
     EXPECT_EQ(line.find("ignored"), std::string::npos) << line;
   }
   for (const char* flag :
-       {"dummy-if-name", "enable-iptables", "enable-node-pool", "enable-pool-service-topology",
+       {"enable-iptables", "enable-node-pool", "enable-pool-service-topology",
         "pool-scope-resources", "profiling", "gc-frequency", "kubelet-health-grace-period",
         "multiplexer-port", "node-ip", "host-control-plane-address", "logtostderr",
         "alsologtostderr", "log-file", "add_dir_header"}) {

@@ -73,17 +73,17 @@ TEST(Cli, PortInUseIsExit1) {
       {"/bin/bash", std::string(YURTHUB_SOURCE_DIR) + "/scripts/gen-certs.sh", dir.path()},
       std::chrono::seconds(30));
   ASSERT_EQ(certs.exit_code, 0);
-  auto hub = Process::start(
-      {YURTHUB_BIN, "--server-addr=https://127.0.0.1:1", "--node-name=n",
-       "--kubeconfig=" + dir.path() + "/hub.kubeconfig", "--proxy-port=0", "--serve-port=0"},
-      dir.path() + "/hub.log");
+  auto hub = Process::start({YURTHUB_BIN, "--server-addr=https://127.0.0.1:1", "--node-name=n",
+                             "--kubeconfig=" + dir.path() + "/hub.kubeconfig", "--proxy-port=0",
+                             "--serve-port=0", "--enable-dummy-if=false"},
+                            dir.path() + "/hub.log");
   // A running hub holds a port; a second hub asked for the same one cannot start.
   auto port =
       hub->wait_for_log(R"(proxy listening on 127\.0\.0\.1:(\d+))", std::chrono::seconds(10));
   ASSERT_TRUE(port) << hub->log();
   auto r = yurthub({"--server-addr=https://127.0.0.1:1", "--node-name=n",
                     "--kubeconfig=" + dir.path() + "/hub.kubeconfig", "--proxy-port=" + *port,
-                    "--serve-port=0"});
+                    "--serve-port=0", "--enable-dummy-if=false"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("cannot listen"));
 }

@@ -73,12 +73,12 @@ void Cluster::start_hub(bool wait_ready) {
   std::vector<std::string> argv = {
       YURTHUB_BIN,
       "--server-addr=https://" + options_.apiserver_host + ":" + std::to_string(apiserver_port_),
-      "--node-name=" + kNode,
-      "--proxy-port=" + std::to_string(proxy_port_),
-      "--serve-port=" + std::to_string(admin_port_),
-      "--disk-cache-path=" + dir() + "/cache",
-      "--heartbeat-interval-seconds=1",
-      "--heartbeat-timeout-seconds=1"};
+      "--node-name=" + kNode, "--proxy-port=" + std::to_string(proxy_port_),
+      "--serve-port=" + std::to_string(admin_port_), "--disk-cache-path=" + dir() + "/cache",
+      "--heartbeat-interval-seconds=1", "--heartbeat-timeout-seconds=1",
+      // Tests run as root on shared machines: never create an interface on the host. A test
+      // that wants one passes --enable-dummy-if=true in hub_flags (the last one wins).
+      "--enable-dummy-if=false"};
   if (options_.hub_kubeconfig) argv.push_back("--kubeconfig=" + pki + "hub.kubeconfig");
   if (options_.hub_https) {
     argv.push_back("--tls-cert-file=" + pki + "hub-server.crt");

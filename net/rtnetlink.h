@@ -1,0 +1,72 @@
+// RtNetlink: a minimal rtnetlink client over a raw NETLINK_ROUTE socket (no libnl): build one
+// request, send it, and read the kernel's answers for that request's sequence number until its
+// ACK, NLMSG_DONE or NLMSG_ERROR. Every receive is bounded in size (one datagram of at most
+// kMaxDatagram bytes, MSG_TRUNC is an error), in time (SO_RCVTIMEO) and in count. Used by
+// net/dummy_interface.cc; blocking, one caller at a time (not thread-safe).
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace yurthub::net {
+
+// One request message under construction: header, fixed part, then attributes (nested allowed).
+class NetlinkRequest {
+ public:
+  // `fixed` is the message's fixed part (ifinfomsg, ifaddrmsg), copied after the header.
+  NetlinkRequest(std::uint16_t type, std::uint16_t flags, const void* fixed, std::size_t size);
+
+  void add_attr(std::uint16_t type, const void* data, std::size_t size);
+  void add_string(std::uint16_t type,
+                  std::string_view value);  // NUL-terminated, as the kernel wants
+  // Opens a nested attribute; returns its offset for end_nested().
+  std::size_t begin_nested(std::uint16_t type);
+  void end_nested(std::size_t offset);
+
+  nlmsghdr* header() { return reinterpret_cast<nlmsghdr*>(buf_.data()); }
+  const std::vector<char>& bytes() const { return buf_; }
+
+ private:
+  std::vector<char> buf_;
+};
+
+class RtNetlink {
+ public:
+  static constexpr std::size_t kMaxDatagram = 64 * 1024;
+  static constexpr int kMaxDatagramsPerRequest = 4096;
+
+  // Opens and binds the socket; `timeout` bounds each receive.
+  static Result<RtNetlink> open(std::chrono::milliseconds timeout);
+  RtNetlink(RtNetlink&& other) noexcept;
+  RtNetlink& operator=(RtNetlink&&) = delete;
+  ~RtNetlink();
+
+  // Each reply message (not ACK/DONE/ERROR) of this request; NLMSG_OK has checked its length
+  // against the datagram. Return false to fail the request as malformed.
+  using OnMessage = std::function<bool(const nlmsghdr&)>;
+
+  // Sends `request` (NLM_F_REQUEST|NLM_F_ACK added, sequence number set) and reads until its end:
+  // an ACK, NLMSG_DONE for a dump, or NLMSG_ERROR. The value is the kernel's answer: 0, or the
+  // positive errno it reported (ENODEV, EEXIST, EPERM...). An Error is a local failure: the
+  // socket, no answer within the timeout, a truncated or malformed answer.
+  Result<int> transact(NetlinkRequest& request, const OnMessage& on_message);
+
+ private:
+  explicit RtNetlink(int fd) : fd_(fd) {}
+  // Handles one datagram; the value is the kernel's answer once this request ended, else nullopt.
+  Result<std::optional<int>> handle_datagram(const char* data, std::size_t size, std::uint32_t seq,
+                                             const OnMessage& on_message);
+
+  int fd_ = -1;
+  std::uint32_t seq_ = 0;
+};
+
+}  // namespace yurthub::net
