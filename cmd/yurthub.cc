@@ -15,6 +15,7 @@
 #include "filters/hub_address.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
+#include "hub/certificate/serving_certificate_manager.h"
 #include "hub/hub.h"
 #include "hub/options.h"
 #include "hub/version.h"
@@ -115,11 +116,21 @@ int main(int argc, char** argv) {
   auto upstream_tls = net::make_upstream_tls(*credentials);
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   const auto hub_identity = upstream_tls->hub_identity;
-  std::shared_ptr<boost::asio::ssl::context> server_tls;
+  // The HTTPS port's certificate: the operator's files, or one by CSR when the hub manages its
+  // own client certificate (docs/operations.md).
+  std::shared_ptr<net::ReplaceableContext> server_tls;
+  std::unique_ptr<hub::ServingCertificateManager> serving;
   if (!options->tls_cert_file.empty() || !options->tls_private_key_file.empty()) {
     auto loaded = net::make_server_tls(options->tls_cert_file, options->tls_private_key_file);
     if (!loaded) return fail(loaded.error().message, 2);
-    server_tls = std::move(*loaded);
+    server_tls = std::make_shared<net::ReplaceableContext>(std::move(*loaded));
+  } else if (certificates) {
+    serving = std::make_unique<hub::ServingCertificateManager>(
+        hub::serving_settings(*options), [&certificates] { return certificates->current(); },
+        registry);
+    auto obtained = serving->obtain();
+    if (!obtained) return fail(obtained.error().message, 2);
+    server_tls = std::move(*obtained);
   }
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
@@ -184,6 +195,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<hub::KubeconfigReloader> reloader;
   if (certificates) {
     certificates->start(hub_identity);
+    if (serving) serving->start(certificates->executor());
   } else if (credentials->has_client_certificate()) {
     reloader =
         std::make_unique<hub::KubeconfigReloader>(kubeconfig, *credentials, hub_identity, registry);

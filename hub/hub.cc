@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 Hub::Hub(HubOptions options, net::UpstreamTls upstream_tls,
-         std::shared_ptr<boost::asio::ssl::context> server_tls, base::MetricsRegistry& registry,
+         std::shared_ptr<net::ReplaceableContext> server_tls, base::MetricsRegistry& registry,
          CacheHooks* cache)
     : options_(std::move(options)),
       registry_(registry),
@@ -125,11 +125,12 @@ Status Hub::bind_proxy_listeners() {
                                  options_.proxy_secure_port, "proxy_secure");
     if (!secure) return secure.error();
     (*secure)->start(all, [tls = server_tls_](tcp::socket s, Worker& w) {
-      return start_tls_session(std::move(s), w, tls);
+      return start_tls_session(std::move(s), w, tls->get());
     });
     listeners_.push_back(std::move(*secure));
   } else {
-    YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file";
+    YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file, and no "
+                    "serving certificate by CSR (docs/operations.md)";
   }
   return {};
 }

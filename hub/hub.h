@@ -34,10 +34,11 @@ class Hub {
  public:
   static constexpr std::chrono::seconds kDrainTimeout{15};
 
-  // `server_tls` is the HTTPS proxy port's context, or null to leave that port off. `cache` is
+  // `server_tls` is the HTTPS proxy port's context (each accepted connection takes the current
+  // one), or null to leave that port off. `cache` is
   // the node cache (edge mode), or null (cloud mode); it must outlive the Hub.
   Hub(HubOptions options, net::UpstreamTls upstream_tls,
-      std::shared_ptr<boost::asio::ssl::context> server_tls, base::MetricsRegistry& registry,
+      std::shared_ptr<net::ReplaceableContext> server_tls, base::MetricsRegistry& registry,
       CacheHooks* cache);
 
   // The data of ConfigMap <namespace>/yurt-hub-cfg ({} when absent), each time it changes.
@@ -85,7 +86,7 @@ class Hub {
   FilterHooks* filters_ = nullptr;
   std::function<std::optional<std::string>()> filters_not_ready_;
   net::UpstreamTls tls_;
-  std::shared_ptr<boost::asio::ssl::context> server_tls_;
+  std::shared_ptr<net::ReplaceableContext> server_tls_;  // replaced when the serving cert renews
   std::unique_ptr<ServerSet> servers_;
   std::unique_ptr<SharedState> shared_;
   // Workers are declared before everything that runs on them, so they are destroyed last.

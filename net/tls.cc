@@ -56,22 +56,45 @@ Result<std::shared_ptr<ssl::context>> make_client_context(const kube::Credential
   return client_context(credentials, true);
 }
 
-Result<std::shared_ptr<ssl::context>> make_server_tls(const std::string& cert_file,
-                                                      const std::string& key_file) {
+namespace {
+
+std::shared_ptr<ssl::context> server_context() {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
-  boost::system::error_code ec;
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                    ssl::context::single_dh_use);
   // A client may not renegotiate: each renegotiation costs the hub a handshake's CPU, and
   // kube-apiserver's Go TLS refuses it too.
   SSL_CTX_set_options(ctx->native_handle(), SSL_OP_NO_RENEGOTIATION);
+  return ctx;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ssl::context>> make_server_tls(const std::string& cert_file,
+                                                      const std::string& key_file) {
+  auto ctx = server_context();
+  boost::system::error_code ec;
   ctx->use_certificate_chain_file(cert_file, ec);
   if (ec) return make_error("cannot load --tls-cert-file " + cert_file + ": " + ec.message());
   ctx->use_private_key_file(key_file, ssl::context::pem, ec);
   if (ec) return make_error("cannot load --tls-private-key-file " + key_file + ": " + ec.message());
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     return make_error("--tls-private-key-file does not match --tls-cert-file");
+  }
+  return ctx;
+}
+
+Result<std::shared_ptr<ssl::context>> make_server_tls_from_pem(const std::string& cert_pem,
+                                                               const std::string& key_pem) {
+  auto ctx = server_context();
+  boost::system::error_code ec;
+  ctx->use_certificate_chain(boost::asio::buffer(cert_pem), ec);
+  if (ec) return make_error("cannot load the serving certificate: " + ec.message());
+  ctx->use_private_key(boost::asio::buffer(key_pem), ssl::context::pem, ec);
+  if (ec) return make_error("cannot load the serving key: " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return make_error("the serving key does not match its certificate");
   }
   return ctx;
 }

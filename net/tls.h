@@ -63,5 +63,8 @@ bool secrets_equal(std::string_view a, std::string_view b);
 // HTTP/1.1 only (no ALPN h2, like YurtHub's listeners).
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls(const std::string& cert_file,
                                                                    const std::string& key_file);
+// The same from PEM text (a serving certificate the hub obtained by CSR).
+Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls_from_pem(
+    const std::string& cert_pem, const std::string& key_pem);
 
 }  // namespace yurthub::net

@@ -8,6 +8,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <arpa/inet.h>
+
 #include <ctime>
 #include <memory>
 
@@ -95,6 +97,29 @@ Result<X509_EXTENSION*> alt_names(const CertificateRequestSubject& subject) {
   return X509V3_EXT_i2d(NID_subject_alt_name, 0, names.get());
 }
 
+// The subjectAltName DNS and IP entries of `cert`.
+void read_alt_names(X509* cert, CertificateInfo& info) {
+  NamesPtr names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  if (!names) return;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
+    if (name->type == GEN_DNS) {
+      const ASN1_STRING* dns = name->d.dNSName;
+      info.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                  static_cast<std::size_t>(ASN1_STRING_length(dns)));
+    } else if (name->type == GEN_IPADD) {
+      const ASN1_OCTET_STRING* ip = name->d.iPAddress;
+      const int family = ASN1_STRING_length(ip) == 4 ? AF_INET : AF_INET6;
+      if (ASN1_STRING_length(ip) != 4 && ASN1_STRING_length(ip) != 16) continue;
+      char text[INET6_ADDRSTRLEN] = {};
+      if (inet_ntop(family, ASN1_STRING_get0_data(ip), text, sizeof text) != nullptr) {
+        info.ip_addresses.emplace_back(text);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::string> generate_private_key_pem() {
@@ -146,6 +171,7 @@ Result<CertificateInfo> inspect_certificate(std::string_view pem) {
   auto names = subject_entries(subject, NID_commonName);
   if (!names.empty()) info.common_name = names.front();
   info.organizations = subject_entries(subject, NID_organizationName);
+  read_alt_names(cert.get(), info);
   info.not_before = to_time_point(X509_get0_notBefore(cert.get()));
   info.not_after = to_time_point(X509_get0_notAfter(cert.get()));
   return info;

@@ -32,6 +32,8 @@ Result<std::string> make_certificate_request_pem(const std::string& key_pem,
 struct CertificateInfo {
   std::string common_name;
   std::vector<std::string> organizations;
+  std::vector<std::string> dns_names;     // subjectAltName DNS entries
+  std::vector<std::string> ip_addresses;  // subjectAltName IP entries, as text
   std::chrono::system_clock::time_point not_before;
   std::chrono::system_clock::time_point not_after;
 };

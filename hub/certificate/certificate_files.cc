@@ -74,26 +74,27 @@ Status write_file_atomically(const fs::path& path, const std::string& contents, 
   return sync_directory(path.parent_path());
 }
 
-Status CertificateFiles::save_pair(const std::string& certificate_pem,
-                                   const std::string& key_pem) const {
+Status CertificateFiles::save_pair(const std::string& certificate_pem, const std::string& key_pem,
+                                   Pair pair) const {
   const fs::path dir = root_ / "pki";
-  const std::string name = "yurthub-" + timestamp() + ".pem";
+  const std::string name = prefix(pair) + timestamp() + ".pem";
   if (Status s = write_file_atomically(dir / name, certificate_pem + key_pem, 0600); !s) return s;
   std::error_code ec;
-  const fs::path previous = fs::read_symlink(current_pem(), ec);
+  const fs::path current = current_pem(pair);
+  const fs::path previous = fs::read_symlink(current, ec);
   // A new symlink under a temporary name, renamed over the old one: never a moment without it.
-  const fs::path link = dir / "yurthub-current.pem.tmp";
+  const fs::path link = current.string() + ".tmp";
   fs::remove(link, ec);
   if (::symlink(name.c_str(), link.c_str()) != 0) return io_error("cannot link", link, errno);
-  if (::rename(link.c_str(), current_pem().c_str()) != 0) {
-    return io_error("cannot rename", current_pem(), errno);
-  }
+  if (::rename(link.c_str(), current.c_str()) != 0)
+    return io_error("cannot rename", current, errno);
   if (Status s = sync_directory(dir); !s) return s;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
-    const bool pair = file.starts_with("yurthub-") && !file.starts_with("yurthub-server-") &&
-                      file.ends_with(".pem") && file != "yurthub-current.pem";
-    if (pair && file != name && entry.path().filename() != previous.filename()) {
+    const bool ours = file.starts_with(prefix(pair)) && file.ends_with(".pem") &&
+                      file != current.filename() &&
+                      (pair == Pair::Serving || !file.starts_with(prefix(Pair::Serving)));
+    if (ours && file != name && entry.path().filename() != previous.filename()) {
       fs::remove(entry.path(), ec);
     }
   }

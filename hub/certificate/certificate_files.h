@@ -2,6 +2,7 @@
 //   <root>/pki/ca.crt                    the cluster CA
 //   <root>/pki/yurthub-current.pem       symlink to the current yurthub-<time>.pem (certificate
 //                                        and key in one file, as client-go's FileStore writes it)
+//   <root>/pki/yurthub-server-current.pem  the same for the serving certificate of 10268
 //   <root>/yurthub.conf                  kubeconfig using the two above
 //   <root>/bootstrap-hub.conf            kubeconfig with the bootstrap token (--join-token,
 //   /v1/token)
@@ -16,24 +17,35 @@
 
 namespace yurthub::hub {
 
+// Which certificate and key pair: the hub's client identity, or the HTTPS port's.
+enum class Pair { Client, Serving };
+
 class CertificateFiles {
  public:
   explicit CertificateFiles(std::filesystem::path root) : root_(std::move(root)) {}
 
   std::filesystem::path ca_file() const { return root_ / "pki" / "ca.crt"; }
-  std::filesystem::path current_pem() const { return root_ / "pki" / "yurthub-current.pem"; }
+  std::filesystem::path current_pem(Pair pair = Pair::Client) const {
+    return root_ / "pki" / (prefix(pair) + "current.pem");
+  }
   std::filesystem::path kubeconfig() const { return root_ / "yurthub.conf"; }
   std::filesystem::path bootstrap_kubeconfig() const { return root_ / "bootstrap-hub.conf"; }
 
-  // Stores a new certificate and key as pki/yurthub-<time>.pem and points yurthub-current.pem at
-  // it; keeps the one before (an open connection may still need its file) and removes older ones.
-  Status save_pair(const std::string& certificate_pem, const std::string& key_pem) const;
+  // Stores a new certificate and key as pki/yurthub[-server]-<time>.pem and points the pair's
+  // current.pem at it; keeps the one before (an open connection may still need its file) and
+  // removes older ones.
+  Status save_pair(const std::string& certificate_pem, const std::string& key_pem,
+                   Pair pair = Pair::Client) const;
   Status save_ca(const std::string& ca_pem) const;
   // Writes yurthub.conf for `server` using ca.crt and yurthub-current.pem.
   Status save_kubeconfig(const std::string& server) const;
   Status save_bootstrap_kubeconfig(const std::string& server, const std::string& token) const;
 
  private:
+  static std::string prefix(Pair pair) {
+    return pair == Pair::Client ? "yurthub-" : "yurthub-server-";
+  }
+
   std::filesystem::path root_;
 };
 

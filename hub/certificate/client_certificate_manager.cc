@@ -1,14 +1,13 @@
 // The hub's client certificate: bootstrap and renewal; see client_certificate_manager.h.
 #include "hub/certificate/client_certificate_manager.h"
 
-#include <random>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 
 #include "base/log.h"
 #include "hub/certificate/kubeconfig_reloader.h"
+#include "hub/certificate/renewal.h"
 #include "kube/certificate_signing_request.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
@@ -29,25 +28,7 @@ std::optional<net::CertificateInfo> usable(const kube::Credentials& credentials,
   return *info;
 }
 
-std::string utc(system_clock::time_point t) {
-  const std::time_t seconds = system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 }  // namespace
-
-system_clock::time_point renewal_time(system_clock::time_point not_before,
-                                      system_clock::time_point not_after) {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  const auto lifetime = not_after - not_before;
-  std::uniform_real_distribution<double> fraction(0.7, 0.9);
-  return not_before +
-         std::chrono::duration_cast<system_clock::duration>(lifetime * fraction(random));
-}
 
 ClientCertificateManager::ClientCertificateManager(ClientCertificateSettings settings,
                                                    base::MetricsRegistry& registry)
@@ -82,7 +63,14 @@ Result<kube::Credentials> ClientCertificateManager::obtain() {
   std::optional<Result<kube::Credentials>> result;
   asio::io_context local;
   asio::co_spawn(
-      local, [&]() -> asio::awaitable<void> { result.emplace(co_await obtain_with_retries()); },
+      local,
+      [&]() -> asio::awaitable<void> {
+        std::function<asio::awaitable<Result<kube::Credentials>>()> attempt = [this] {
+          return obtain_new(false);
+        };
+        result.emplace(
+            co_await retry_at_start(std::move(attempt), settings_.csr_wait, "client certificate"));
+      },
       asio::detached);
   local.run();
   if (!result) return make_error("the certificate request ended without an answer");
@@ -92,7 +80,11 @@ Result<kube::Credentials> ClientCertificateManager::obtain() {
 
 void ClientCertificateManager::start(std::shared_ptr<net::ReplaceableContext> context) {
   context_ = std::move(context);
-  net::spawn_detached(io_.get_executor(), renew_forever(), "client certificate renewal");
+  Renewal renewal{"client certificate",
+                  [this] { return current_ ? current_->client_cert_pem : std::string(); },
+                  [this] { return renew(); }, &renewals_, settings_.retry_max};
+  net::spawn_detached(io_.get_executor(), renew_forever(wake_, std::move(renewal)),
+                      "client certificate renewal");
   thread_ = std::thread([this] { io_.run(); });
 }
 
@@ -161,25 +153,6 @@ asio::awaitable<Result<IssuedCertificate>> ClientCertificateManager::request(
   co_return issued;
 }
 
-// As YurtHub at start: tries again every 5 s (or csr_poll, if shorter) for up to csr_wait, unless
-// trying again cannot help (a pin that does not match, a malformed token, a denied CSR).
-asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::obtain_with_retries() {
-  const auto deadline = std::chrono::steady_clock::now() + settings_.csr_wait;
-  const auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor);
-  for (;;) {
-    auto obtained = co_await obtain_new(false);
-    if (obtained || obtained.error().code == ErrorCode::InvalidArgument ||
-        std::chrono::steady_clock::now() >= deadline) {
-      co_return obtained;
-    }
-    YH_LOG(Warning) << "cannot get a client certificate yet: " << obtained.error().message;
-    timer.expires_after(
-        std::min<std::chrono::milliseconds>(settings_.csr_poll * 5, std::chrono::seconds(5)));
-    co_await timer.async_wait(net::kNoThrow);
-  }
-}
-
 asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::obtain_new(bool try_current) {
   Error last = make_error(ErrorCode::NotFound, "no --server-addr to request a certificate from");
   for (const auto& server : settings_.servers) {
@@ -218,7 +191,7 @@ void ClientCertificateManager::publish(const kube::Credentials& credentials) {
   set_certificate_expiry(expiry_, credentials);
   if (auto info = net::inspect_certificate(credentials.client_cert_pem)) {
     YH_LOG(Info) << "client certificate for " << info->common_name << " valid until "
-                 << utc(info->not_after);
+                 << utc_text(info->not_after);
   }
   if (!context_) return;
   auto context = net::make_client_context(credentials);
@@ -229,44 +202,11 @@ void ClientCertificateManager::publish(const kube::Credentials& credentials) {
   context_->replace(std::move(*context));
 }
 
-asio::awaitable<void> ClientCertificateManager::renew_forever() {
-  bool renewed_here = false;
-  for (;;) {
-    auto info = net::inspect_certificate(current_ ? current_->client_cert_pem : "");
-    auto when = system_clock::now();
-    if (info) {
-      when = renewal_time(info->not_before, info->not_after);
-      // Right after a renewal, never sooner than half the new certificate's remaining validity:
-      // a signer backdates notBefore by five minutes, which puts a short certificate's 70-90 %
-      // point in the past at once, and the hub would renew in a loop. (A certificate found past
-      // that point at start is renewed at once, as client-go does.)
-      const auto now = system_clock::now();
-      if (renewed_here) when = std::max(when, now + (info->not_after - now) / 2);
-    }
-    YH_LOG(Info) << "client certificate renewal at " << utc(when);
-    // Waits in steps of at most a minute, so a wall clock that jumps is noticed.
-    while (system_clock::now() < when) {
-      wake_.expires_after(
-          std::min<std::chrono::nanoseconds>(when - system_clock::now(), std::chrono::minutes(1)));
-      co_await wake_.async_wait(net::kNoThrow);
-    }
-    std::chrono::milliseconds backoff{std::chrono::seconds(1)};
-    for (;;) {
-      auto renewed = co_await obtain_new(true);
-      if (renewed) {
-        renewals_.with({"success"}).inc();
-        publish(*renewed);
-        renewed_here = true;
-        break;
-      }
-      renewals_.with({"failure"}).inc();
-      YH_LOG(Warning) << "cannot renew the client certificate (retry in " << backoff.count()
-                      << " ms): " << renewed.error().message;
-      wake_.expires_after(backoff);
-      co_await wake_.async_wait(net::kNoThrow);  // a token posted to /v1/token wakes it early
-      backoff = std::min(backoff * 2, settings_.retry_max);
-    }
-  }
+asio::awaitable<Status> ClientCertificateManager::renew() {
+  auto renewed = co_await obtain_new(true);
+  if (!renewed) co_return renewed.error();
+  publish(*renewed);
+  co_return Status{};
 }
 
 }  // namespace yurthub::hub

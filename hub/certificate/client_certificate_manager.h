@@ -47,11 +47,6 @@ struct ClientCertificateSettings {
   std::chrono::milliseconds retry_max{std::chrono::minutes(1)};  // backoff cap after a failure
 };
 
-// When to renew a certificate valid from `not_before` to `not_after`: at a uniformly random point
-// between 70 % and 90 % of its lifetime (client-go's nextRotationDeadline).
-std::chrono::system_clock::time_point renewal_time(std::chrono::system_clock::time_point not_before,
-                                                   std::chrono::system_clock::time_point not_after);
-
 class ClientCertificateManager {
  public:
   ClientCertificateManager(ClientCertificateSettings settings, base::MetricsRegistry& registry);
@@ -62,6 +57,10 @@ class ClientCertificateManager {
 
   // Starts renewing into `context` (the hub's ReplaceableContext) on the manager's own thread.
   void start(std::shared_ptr<net::ReplaceableContext> context);
+  // The manager's thread: the serving certificate's renewal runs there too.
+  boost::asio::any_io_executor executor() { return io_.get_executor(); }
+  // The client identity in use. On executor()'s thread, or before start().
+  const std::optional<kube::Credentials>& current() const { return current_; }
   void stop();
 
   // POST /v1/token: a new join token for the next bootstrap. Wakes a renewal that is waiting for
@@ -74,8 +73,7 @@ class ClientCertificateManager {
       const ServerAddress& server);
   boost::asio::awaitable<Result<IssuedCertificate>> request(const ServerAddress& server,
                                                             const kube::Credentials& identity);
-  boost::asio::awaitable<Result<kube::Credentials>> obtain_with_retries();
-  boost::asio::awaitable<void> renew_forever();
+  boost::asio::awaitable<Status> renew();
   Result<kube::Credentials> save(const IssuedCertificate& issued, const std::string& ca_pem,
                                  const ServerAddress& server);
   Result<kube::Credentials> load_current() const;

@@ -33,11 +33,27 @@ stringData:
 ClusterOptions bootstrap_cluster() {
   ClusterOptions o = demo_cluster();
   o.hub_kubeconfig = false;
+  o.hub_https_by_csr = true;
   o.apiserver_flags = {"--csr-signing-cert={dir}/pki/ca.crt", "--csr-signing-key={dir}/pki/ca.key",
                        "--csr-auto-approve=true", "--csr-cert-lifetime-seconds=20",
                        "--cluster-info-server=self"};
   o.hub_flags = {"--bootstrap-file={dir}/bootstrap.conf", "--root-dir={dir}/root"};
   return o;
+}
+
+// A pod's view of 10268: the cluster CA it has in its service-account volume and its token.
+CommandResult pod_kubectl(const Cluster& cluster, const std::vector<std::string>& args,
+                          const std::string& token) {
+  std::vector<std::string> argv = {
+      KUBECTL_BIN,
+      "--kubeconfig=" + cluster.dir() + "/empty.kubeconfig",
+      "--server=https://127.0.0.1:" + std::to_string(cluster.secure_port()),
+      "--certificate-authority=" + cluster.dir() + "/pki/ca.crt",
+      "--cache-dir=" + cluster.dir() + "/kubectl-pod-cache",
+      "--request-timeout=20s"};
+  if (!token.empty()) argv.push_back("--token=" + token);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, std::chrono::seconds(30));
 }
 
 class CertificateBootstrap : public ::testing::Test {
@@ -83,6 +99,11 @@ TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
   const std::string renewals =
       R"(node_yurthub_client_certificate_renewals_total{result="success"})";
   const double renewed_before = cluster_.metric(renewals);
+  const std::string serving_renewals =
+      R"(node_yurthub_server_certificate_renewals_total{result="success"})";
+  const double serving_before = cluster_.metric(serving_renewals);
+  const double serving_expires_at =
+      cluster_.metric("node_yurthub_server_certificate_expiry_timestamp_seconds");
   const double expires_at =
       cluster_.metric("node_yurthub_client_certificate_expiry_timestamp_seconds");
   EXPECT_GT(expires_at, 0);
@@ -116,6 +137,16 @@ TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
   auto later =
       cluster_.kubectl({"get", "configmap", "after-renewal", "-n", "default", "-o", "name"});
   EXPECT_EQ(later.exit_code, 0) << later.err << cluster_.hub().log();
+  // The HTTPS port's certificate is renewed the same way; once the one it served with has
+  // expired, a pod still connects and verifies the new one.
+  ASSERT_TRUE(eventually([&] { return cluster_.metric(serving_renewals) > serving_before; },
+                         std::chrono::seconds(30)));
+  std::this_thread::sleep_until(std::chrono::system_clock::time_point(
+                                    std::chrono::seconds(static_cast<long>(serving_expires_at))) +
+                                std::chrono::seconds(1));
+  auto pod = pod_kubectl(cluster_, {"get", "configmap", "after-renewal", "-n", "default"},
+                         "pod-token-0123456789");
+  EXPECT_EQ(pod.exit_code, 0) << pod.err;
   // About one renewal per 10 s, never a loop.
   EXPECT_LE(cluster_.metric(renewals), 6);
 }
@@ -173,6 +204,29 @@ TEST(CertificateJoinToken, AWrongPinStopsTheHubWithTheReason) {
   EXPECT_NE(run.err.find("matches no --discovery-token-ca-cert-hash"), std::string::npos)
       << run.err;
   EXPECT_FALSE(std::filesystem::exists(cluster.dir() + "/root/yurthub.conf"));
+}
+
+TEST_F(CertificateBootstrap, TheHttpsPortServesWithACertificateFromItsCsr) {
+  cluster_.start_hub();
+  auto pods =
+      pod_kubectl(cluster_, {"get", "pods", "-n", "default", "-o", "name"}, "pod-token-0123456789");
+  ASSERT_EQ(pods.exit_code, 0) << pods.err << cluster_.hub().log();
+  EXPECT_NE(pods.out.find("pod/web-0"), std::string::npos);
+  // Without a token: 401 (kubectl, having no credentials, gives up and says EOF).
+  const double refused_before =
+      cluster_.metric(R"(node_yurthub_request_failures_total{reason="unauthorized"})");
+  auto anonymous = pod_kubectl(cluster_, {"get", "pods", "-n", "default"}, "");
+  EXPECT_NE(anonymous.exit_code, 0);
+  EXPECT_EQ(anonymous.out.find("web-0"), std::string::npos);
+  EXPECT_GT(cluster_.metric(R"(node_yurthub_request_failures_total{reason="unauthorized"})"),
+            refused_before);
+  auto names =
+      run_command({"/usr/bin/openssl", "x509", "-noout", "-subject", "-ext", "subjectAltName",
+                   "-in", cluster_.dir() + "/root/pki/yurthub-server-current.pem"},
+                  std::chrono::seconds(10));
+  EXPECT_NE(names.out.find("CN = system:node:edge-node-1"), std::string::npos) << names.out;
+  EXPECT_NE(names.out.find("DNS:kubernetes.default.svc.cluster.local"), std::string::npos);
+  EXPECT_NE(names.out.find("IP Address:127.0.0.1"), std::string::npos);
 }
 
 TEST_F(CertificateBootstrap, JoinTokenEndpointTakesOnlyATokenOfTheRightForm) {

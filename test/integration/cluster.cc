@@ -83,8 +83,9 @@ void Cluster::start_hub(bool wait_ready) {
   if (options_.hub_https) {
     argv.push_back("--tls-cert-file=" + pki + "hub-server.crt");
     argv.push_back("--tls-private-key-file=" + pki + "hub-server.key");
-    argv.push_back("--proxy-secure-port=" + std::to_string(secure_port_));
   }
+  // Always: a hub that gets its serving certificate by CSR serves the port without the two flags.
+  argv.push_back("--proxy-secure-port=" + std::to_string(secure_port_));
   for (const auto& flag : options_.hub_flags) argv.push_back(expand(flag));
   const std::string log = dir() + "/hub-" + std::to_string(++hub_starts_) + ".log";
   hub_ = Process::start(argv, log);
@@ -94,7 +95,7 @@ void Cluster::start_hub(bool wait_ready) {
   proxy_port_ = std::stoi(*proxy);
   admin_port_ =
       std::stoi(*hub_->wait_for_log(R"(admin listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
-  if (options_.hub_https) {
+  if (options_.hub_https || options_.hub_https_by_csr) {
     secure_port_ = std::stoi(
         *hub_->wait_for_log(R"(proxy_secure listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
   }

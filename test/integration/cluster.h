@@ -20,7 +20,8 @@ struct ClusterOptions {
   std::vector<std::string> seeds = {"fake_apiserver/sample-objects.json"};
   std::vector<std::string> apiserver_flags;
   std::vector<std::string> hub_flags;
-  bool hub_https = false;      // also serve the HTTPS proxy port with the generated serving cert
+  bool hub_https = false;         // also serve the HTTPS proxy port with the generated serving cert
+  bool hub_https_by_csr = false;  // the hub serves HTTPS with a serving certificate it requested
   bool hub_kubeconfig = true;  // pass --kubeconfig=<pki>/hub.kubeconfig (false: a bootstrap test)
   // In apiserver_flags and hub_flags, "{dir}" stands for the cluster's temporary directory.
   // The fake apiserver's serving certificate (scripts/gen-certs.sh), and the host the hub's

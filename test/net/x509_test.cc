@@ -74,7 +74,9 @@ class SelfSigned : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     const std::string d = dir_.string();
     run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + d +
-        "/k.pem -out " + d + "/c.pem -days 2 -subj '/O=g1/O=g2/CN=system:node:n' 2>/dev/null");
+        "/k.pem -out " + d +
+        "/c.pem -days 2 -subj '/O=g1/O=g2/CN=system:node:n' "
+        "-addext 'subjectAltName=DNS:kubernetes,IP:10.0.0.1,IP:::1' 2>/dev/null");
     cert_ = read(dir_ / "c.pem");
     key_ = read(dir_ / "k.pem");
   }
@@ -93,6 +95,8 @@ TEST_F(SelfSigned, InspectionReadsSubjectAndValidity) {
   ASSERT_TRUE(info) << info.error().message;
   EXPECT_EQ(info->common_name, "system:node:n");
   EXPECT_EQ(info->organizations, (std::vector<std::string>{"g1", "g2"}));
+  EXPECT_EQ(info->dns_names, (std::vector<std::string>{"kubernetes"}));
+  EXPECT_EQ(info->ip_addresses, (std::vector<std::string>{"10.0.0.1", "::1"}));
   const auto lifetime = info->not_after - info->not_before;
   EXPECT_EQ(std::chrono::duration_cast<std::chrono::hours>(lifetime).count(), 48);
   EXPECT_TRUE(key_matches_certificate(key_, cert_));

@@ -9,6 +9,7 @@
 #include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/cluster_discovery.h"
+#include "hub/certificate/renewal.h"
 #include "kube/kubeconfig.h"
 
 namespace yurthub::hub {

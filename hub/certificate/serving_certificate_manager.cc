@@ -1,0 +1,171 @@
+// The HTTPS port's serving certificate by CSR; see serving_certificate_manager.h.
+#include "hub/certificate/serving_certificate_manager.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+
+#include "base/log.h"
+#include "hub/certificate/csr_client.h"
+#include "hub/certificate/renewal.h"
+#include "kube/certificate_signing_request.h"
+#include "net/spawn.h"
+#include "net/x509.h"
+
+namespace yurthub::hub {
+namespace asio = boost::asio;
+using SslContext = std::shared_ptr<asio::ssl::context>;
+
+namespace {
+
+// `text` as an IP in canonical form, or "" for a name, an unspecified address or garbage.
+std::string canonical_ip(const std::string& text) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(text, ec);
+  if (ec || address.is_unspecified()) return {};
+  return address.to_string();
+}
+
+bool contains_all(const std::vector<std::string>& have, const std::vector<std::string>& want) {
+  return std::all_of(want.begin(), want.end(), [&](const std::string& w) {
+    return std::find(have.begin(), have.end(), w) != have.end();
+  });
+}
+
+}  // namespace
+
+ServingCertificateSettings serving_settings(const HubOptions& o) {
+  ServingCertificateSettings s;
+  s.root_dir = o.root_dir;
+  s.node_name = o.node_name;
+  s.servers = o.servers;
+  std::vector<std::string> candidates = {o.bind_proxy_secure_address, o.bind_proxy_address,
+                                         "127.0.0.1"};
+  if (o.enable_dummy_if) candidates.insert(candidates.begin(), o.dummy_if_ip);
+  for (const auto& candidate : candidates) {
+    const std::string ip = canonical_ip(candidate);
+    if (!ip.empty() &&
+        std::find(s.ip_addresses.begin(), s.ip_addresses.end(), ip) == s.ip_addresses.end()) {
+      s.ip_addresses.push_back(ip);
+    }
+  }
+  s.dns_names = {"kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                 "kubernetes.default.svc.cluster.local"};
+  return s;
+}
+
+ServingCertificateManager::ServingCertificateManager(ServingCertificateSettings settings,
+                                                     Identity identity,
+                                                     base::MetricsRegistry& registry)
+    : settings_(std::move(settings)),
+      identity_(std::move(identity)),
+      files_(settings_.root_dir),
+      expiry_(registry
+                  .gauge("node_yurthub_server_certificate_expiry_timestamp_seconds",
+                         "When the HTTPS port's serving certificate expires (Unix time).", {})
+                  .with({})),
+      renewals_(registry.counter("node_yurthub_server_certificate_renewals_total",
+                                 "Attempts to renew the HTTPS port's serving certificate.",
+                                 {"result"})) {}
+
+bool ServingCertificateManager::stored_is_usable(const std::string& pem) const {
+  auto info = net::inspect_certificate(pem);
+  return info && info->common_name == "system:node:" + settings_.node_name &&
+         info->not_after > std::chrono::system_clock::now() &&
+         contains_all(info->ip_addresses, settings_.ip_addresses) &&
+         contains_all(info->dns_names, settings_.dns_names);
+}
+
+Result<SslContext> ServingCertificateManager::use(const std::string& certificate_pem,
+                                                  const std::string& key_pem) {
+  auto context = net::make_server_tls_from_pem(certificate_pem, key_pem);
+  if (!context) return context.error();
+  current_pem_ = certificate_pem;
+  if (auto info = net::inspect_certificate(certificate_pem)) {
+    expiry_.set(std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch())
+                    .count());
+    YH_LOG(Info) << "serving certificate of the HTTPS port valid until "
+                 << utc_text(info->not_after);
+  }
+  return context;
+}
+
+Result<std::shared_ptr<net::ReplaceableContext>> ServingCertificateManager::obtain() {
+  std::ifstream in(files_.current_pem(Pair::Serving));
+  const std::string stored((std::istreambuf_iterator<char>(in)), {});
+  Result<SslContext> context = make_error("not obtained");
+  if (!stored.empty() && stored_is_usable(stored)) {
+    context = use(stored, stored);
+  } else {
+    std::optional<Result<SslContext>> result;
+    asio::io_context local;
+    asio::co_spawn(
+        local,
+        [&]() -> asio::awaitable<void> {
+          std::function<asio::awaitable<Result<SslContext>>()> attempt = [this] {
+            return request_new();
+          };
+          result.emplace(co_await retry_at_start(std::move(attempt), settings_.csr_wait,
+                                                 "serving certificate"));
+        },
+        asio::detached);
+    local.run();
+    if (result) context = std::move(*result);
+  }
+  if (!context)
+    return make_error("serving certificate of the HTTPS port: " + context.error().message);
+  context_ = std::make_shared<net::ReplaceableContext>(std::move(*context));
+  return context_;
+}
+
+asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
+  const auto identity = identity_();
+  if (!identity) co_return make_error(ErrorCode::NotFound, "the hub has no client identity yet");
+  auto tls = net::make_upstream_tls(*identity);
+  if (!tls) co_return tls.error();
+  CertificateOrder order;
+  order.subject = {"system:node:" + settings_.node_name,
+                   {"system:nodes"},
+                   settings_.dns_names,
+                   settings_.ip_addresses};
+  order.signer_name = std::string(kube::kServingSigner);
+  order.usages = {"digital signature", "key encipherment", "server auth"};
+  order.poll = settings_.csr_poll;
+  order.wait = settings_.csr_wait;
+  const auto executor = co_await asio::this_coro::executor;
+  Error last = make_error(ErrorCode::NotFound, "no --server-addr to request a certificate from");
+  for (const auto& server : settings_.servers) {
+    auto issued = co_await request_certificate(executor, server, *tls, order);
+    if (!issued) {
+      last = issued.error();
+      continue;
+    }
+    if (Status s = files_.save_pair(issued->certificate_pem, issued->key_pem, Pair::Serving); !s) {
+      co_return s.error();
+    }
+    co_return use(issued->certificate_pem, issued->key_pem);
+  }
+  co_return last;
+}
+
+asio::awaitable<Status> ServingCertificateManager::renew() {
+  auto context = co_await request_new();
+  if (!context) co_return context.error();
+  context_->replace(std::move(*context));
+  co_return Status{};
+}
+
+void ServingCertificateManager::start(asio::any_io_executor executor) {
+  wake_.emplace(executor);
+  Renewal renewal{"serving certificate", [this] { return current_pem_; },
+                  [this] { return renew(); }, &renewals_, settings_.retry_max};
+  net::spawn_detached(executor, renew_forever(*wake_, std::move(renewal)),
+                      "serving certificate renewal");
+}
+
+}  // namespace yurthub::hub

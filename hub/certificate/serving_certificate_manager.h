@@ -1,0 +1,82 @@
+// The serving certificate of the HTTPS proxy port (10268) by CSR, as YurtHub gets it when no
+// --tls-cert-file is given: signer kubernetes.io/kubelet-serving, CN system:node:<node>, O
+// system:nodes, SANs the addresses pods use (the dummy interface's, the bind addresses) and the
+// kubernetes Service's DNS names, so a pod's service-account ca.crt verifies it. Requested as the
+// hub's client identity (the kubelet-serving signer requires the node itself), stored as
+// <root-dir>/pki/yurthub-server-current.pem, renewed like the client certificate and put in use
+// for new connections. Created by cmd/yurthub.cc when the hub manages its own client
+// certificate; renews on the ClientCertificateManager's thread.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "base/metrics.h"
+#include "base/result.h"
+#include "hub/certificate/certificate_files.h"
+#include "hub/options.h"
+#include "kube/kubeconfig.h"
+#include "net/tls.h"
+
+namespace yurthub::hub {
+
+struct ServingCertificateSettings {
+  std::filesystem::path root_dir;
+  std::string node_name;
+  std::vector<ServerAddress> servers;
+  std::vector<std::string> ip_addresses;  // subjectAltName IPs
+  std::vector<std::string> dns_names;     // subjectAltName DNS names
+  std::chrono::milliseconds csr_poll{std::chrono::seconds(1)};
+  std::chrono::milliseconds csr_wait{std::chrono::minutes(4)};
+  std::chrono::milliseconds retry_max{std::chrono::minutes(1)};
+};
+
+// The SANs YurtHub puts in its serving certificate, from the hub's flags: the dummy IP (with
+// --enable-dummy-if), the proxy bind addresses (unless they are 0.0.0.0 or ::), 127.0.0.1, and the
+// kubernetes Service's four DNS names.
+ServingCertificateSettings serving_settings(const HubOptions& options);
+
+class ServingCertificateManager {
+ public:
+  // `identity` returns the hub's client credentials in use, on the thread the renewal runs on.
+  using Identity = std::function<std::optional<kube::Credentials>()>;
+
+  ServingCertificateManager(ServingCertificateSettings settings, Identity identity,
+                            base::MetricsRegistry& registry);
+
+  // The context to serve with: a stored certificate still valid for these names, or a new one
+  // (blocks up to csr_wait).
+  Result<std::shared_ptr<net::ReplaceableContext>> obtain();
+
+  // Renews on `executor` into the context obtain() returned. The executor's thread must have
+  // stopped before this object goes.
+  void start(boost::asio::any_io_executor executor);
+
+ private:
+  boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> request_new();
+  boost::asio::awaitable<Status> renew();
+  Result<std::shared_ptr<boost::asio::ssl::context>> use(const std::string& certificate_pem,
+                                                         const std::string& key_pem);
+  bool stored_is_usable(const std::string& pem) const;
+
+  ServingCertificateSettings settings_;
+  Identity identity_;
+  CertificateFiles files_;
+  base::Gauge& expiry_;
+  base::CounterFamily& renewals_;
+  std::string current_pem_;
+  std::shared_ptr<net::ReplaceableContext> context_;
+  std::optional<boost::asio::steady_timer> wake_;
+};
+
+}  // namespace yurthub::hub
