@@ -15,6 +15,8 @@ namespace http = boost::beast::http;
 
 namespace {
 
+constexpr int kMaxUnansweredReads = 3;
+
 // "the server refused ...: <Status message>" from an answer that is not the one hoped for.
 Error refused(const std::string& what, const ApiAnswer& answer) {
   std::string body = answer.body.substr(0, 512);
@@ -47,6 +49,7 @@ boost::asio::awaitable<Result<IssuedCertificate>> request_certificate(
 
   const auto deadline = std::chrono::steady_clock::now() + order.wait;
   boost::asio::steady_timer timer(executor);
+  int unreachable = 0;  // reads in a row that got no answer
   for (;;) {
     if (state->phase == kube::CsrState::Phase::Denied ||
         state->phase == kube::CsrState::Phase::Failed) {
@@ -65,10 +68,15 @@ boost::asio::awaitable<Result<IssuedCertificate>> request_certificate(
     ApiCall get{http::verb::get, std::string(kube::kCsrPath) + "/" + name, {}};
     auto read = co_await api_call(executor, server, tls, std::move(get), order.call_timeout);
     if (!read) {
-      YH_LOG(Warning) << "reading CertificateSigningRequest " << name << ": "
-                      << read.error().message;
+      // The cloud went away: give the CSR up after a few tries rather than poll it for minutes;
+      // the caller's retry makes a new one once the server answers again.
+      if (++unreachable >= kMaxUnansweredReads) {
+        co_return make_error(ErrorCode::Unavailable, "gave up CertificateSigningRequest " + name +
+                                                         ": " + read.error().message);
+      }
       continue;
     }
+    unreachable = 0;
     if (read->status != 200) co_return refused("reading CertificateSigningRequest " + name, *read);
     state = kube::parse_csr_state(read->body);
     if (!state) co_return state.error();

@@ -34,7 +34,8 @@ struct IssuedCertificate {
 
 // Makes a key and a CSR for `order`, creates it on `server` as `tls`'s identity, and waits for the
 // certificate. Errors: the server refused the CSR (its Status message), the CSR was denied or
-// failed (the condition's reason), the wait ended, the certificate is not for the key.
+// failed (the condition's reason), the wait ended, three reads in a row got no answer (the cloud
+// went away: Unavailable), the certificate is not for the key.
 boost::asio::awaitable<Result<IssuedCertificate>> request_certificate(
     boost::asio::any_io_executor executor, const ServerAddress& server, const net::UpstreamTls& tls,
     const CertificateOrder& order);

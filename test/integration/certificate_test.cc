@@ -229,6 +229,27 @@ TEST_F(CertificateBootstrap, TheHttpsPortServesWithACertificateFromItsCsr) {
   EXPECT_NE(names.out.find("IP Address:127.0.0.1"), std::string::npos);
 }
 
+TEST_F(CertificateBootstrap, RenewalThatFailedWhileTheCloudWasAwaySucceedsWhenItReturns) {
+  cluster_.start_hub();
+  const std::string success = R"(node_yurthub_client_certificate_renewals_total{result="success"})";
+  const std::string failure = R"(node_yurthub_client_certificate_renewals_total{result="failure"})";
+  cluster_.stop_apiserver();
+  ASSERT_TRUE(eventually([&] { return cluster_.metric(failure) >= 1; }, std::chrono::seconds(30)))
+      << cluster_.hub().log();
+  const double succeeded_offline = cluster_.metric(success);
+  // The fake keeps nothing across a restart: the token Secret comes back with the cloud.
+  cluster_.start_apiserver();
+  auto created =
+      cluster_.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(20), kTokenSecret);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_TRUE(eventually([&] { return cluster_.metric(success) > succeeded_offline; },
+                         std::chrono::seconds(90)))
+      << cluster_.hub().log();
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
+  auto pods = cluster_.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+}
+
 TEST_F(CertificateBootstrap, JoinTokenEndpointTakesOnlyATokenOfTheRightForm) {
   cluster_.start_hub();
   const auto post = [&](const std::string& body) {
