@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -124,10 +125,16 @@ Result<int> RtNetlink::transact(NetlinkRequest& request, const OnMessage& on_mes
 Result<std::optional<int>> RtNetlink::handle_datagram(const char* data, std::size_t size,
                                                       std::uint32_t seq,
                                                       const OnMessage& on_message) {
-  auto* m = reinterpret_cast<const nlmsghdr*>(data);
-  // NLMSG_OK wants a signed length so a short tail ends the loop instead of wrapping.
-  int left = static_cast<int>(size);
-  for (; NLMSG_OK(m, left); m = NLMSG_NEXT(m, left)) {
+  // NLMSG_OK and NLMSG_NEXT written out: glibc's NLMSG_OK compares the unsigned nlmsg_len with a
+  // signed length, which clang's -Wsign-compare refuses. A tail too short for a whole message
+  // ends the loop with bytes left, which is an error below.
+  std::size_t left = size;
+  for (const char* at = data; left >= sizeof(nlmsghdr);) {
+    const auto* m = reinterpret_cast<const nlmsghdr*>(at);
+    if (m->nlmsg_len < sizeof(nlmsghdr) || m->nlmsg_len > left) break;
+    const std::size_t step = std::min<std::size_t>(NLMSG_ALIGN(m->nlmsg_len), left);
+    at += step;
+    left -= step;
     if (m->nlmsg_seq != seq) continue;  // a late answer to an earlier, timed-out request
     if (m->nlmsg_type == NLMSG_ERROR) {
       if (m->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) {
@@ -147,7 +154,7 @@ Result<std::optional<int>> RtNetlink::handle_datagram(const char* data, std::siz
     if (m->nlmsg_type == NLMSG_NOOP || m->nlmsg_type == NLMSG_OVERRUN) continue;
     if (!on_message(*m)) return make_error("netlink: malformed answer");
   }
-  if (left > 0) return make_error("netlink: malformed datagram");  // a tail NLMSG_OK refused
+  if (left > 0) return make_error("netlink: malformed datagram");
   return std::optional<int>();
 }
 
