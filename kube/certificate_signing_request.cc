@@ -113,8 +113,12 @@ Result<BootstrapToken> parse_bootstrap_token(std::string_view text) {
 Result<ClusterInfo> parse_cluster_info(std::string_view configmap_json, std::string_view token_id) {
   rapidjson::Document doc;
   if (auto parsed = base::parse_json(configmap_json, doc); !parsed) return parsed.error();
-  auto data = doc.IsObject() ? doc.FindMember("data") : doc.MemberEnd();
-  if (!doc.IsObject() || data == doc.MemberEnd() || !data->value.IsObject()) {
+  // Not MemberEnd() of a non-object: RapidJSON asserts (found by certificate_objects_fuzz).
+  if (!doc.IsObject()) {
+    return make_error(ErrorCode::InvalidArgument, "the cluster-info ConfigMap is not an object");
+  }
+  auto data = doc.FindMember("data");
+  if (data == doc.MemberEnd() || !data->value.IsObject()) {
     return make_error(ErrorCode::InvalidArgument, "the cluster-info ConfigMap has no data");
   }
   ClusterInfo info;

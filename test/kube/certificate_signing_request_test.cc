@@ -74,6 +74,8 @@ TEST(ClusterInfo, ReadsKubeconfigAndTheTokensSignature) {
   ASSERT_TRUE(unsigned_info);
   EXPECT_FALSE(unsigned_info->signature);
   EXPECT_FALSE(parse_cluster_info(R"({"data":{}})", "abcdef"));
+  EXPECT_FALSE(parse_cluster_info(R"("a{")", "abcdef"));  // not an object (a fuzz finding)
+  EXPECT_FALSE(parse_cluster_info("[]", "abcdef"));
 }
 
 TEST(DetachedJws, SplitsGoJosesCompactFormWithoutPayload) {
