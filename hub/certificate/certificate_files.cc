@@ -7,10 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <system_error>
 #include <vector>
 
+#include "hub/certificate/renewal.h"
 #include "kube/kubeconfig.h"
 
 namespace yurthub::hub {
@@ -37,15 +37,6 @@ Status make_directory(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec) return make_error("cannot create " + dir.string() + ": " + ec.message());
   return {};
-}
-
-std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d-%H-%M-%S", &tm);
-  return text;
 }
 
 }  // namespace
@@ -77,7 +68,8 @@ Status write_file_atomically(const fs::path& path, const std::string& contents, 
 Status CertificateFiles::save_pair(const std::string& certificate_pem, const std::string& key_pem,
                                    Pair pair) const {
   const fs::path dir = root_ / "pki";
-  const std::string name = prefix(pair) + timestamp() + ".pem";
+  const std::string name =
+      prefix(pair) + utc_text(std::chrono::system_clock::now(), "%Y-%m-%d-%H-%M-%S") + ".pem";
   if (Status s = write_file_atomically(dir / name, certificate_pem + key_pem, 0600); !s) return s;
   std::error_code ec;
   const fs::path current = current_pem(pair);

@@ -18,12 +18,12 @@ system_clock::time_point renewal_time(system_clock::time_point not_before,
          std::chrono::duration_cast<system_clock::duration>(lifetime * fraction(random));
 }
 
-std::string utc_text(system_clock::time_point t) {
+std::string utc_text(system_clock::time_point t, const char* format) {
   const std::time_t seconds = system_clock::to_time_t(t);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(text, sizeof text, format, &tm);
   return text;
 }
 

@@ -24,8 +24,9 @@ namespace yurthub::hub {
 std::chrono::system_clock::time_point renewal_time(std::chrono::system_clock::time_point not_before,
                                                    std::chrono::system_clock::time_point not_after);
 
-// "2026-11-24T07:00:00Z".
-std::string utc_text(std::chrono::system_clock::time_point t);
+// `t` in UTC with a strftime format: "2026-11-24T07:00:00Z" by default.
+std::string utc_text(std::chrono::system_clock::time_point t,
+                     const char* format = "%Y-%m-%dT%H:%M:%SZ");
 
 struct Renewal {
   std::string what;                      // "client certificate", for the log

@@ -25,6 +25,21 @@ void write_details(rapidjson::Writer<rapidjson::StringBuffer>& w, const StatusDe
     w.Key("kind");
     w.String(d.kind);
   }
+  if (!d.causes.empty()) {
+    w.Key("causes");
+    w.StartArray();
+    for (const auto& c : d.causes) {
+      w.StartObject();
+      w.Key("reason");
+      w.String(c.reason);
+      w.Key("message");
+      w.String(c.message);
+      w.Key("field");
+      w.String(c.field);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
 }
 
@@ -135,52 +150,8 @@ Reply invalid_fields(std::string_view kind, std::string_view group, std::string_
   }
   if (causes.size() > 1) list = "[" + list + "]";
   std::string message = qualified + " " + quoted(name) + " is invalid: " + list;
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("kind");
-  w.String("Status");
-  w.Key("apiVersion");
-  w.String("v1");
-  w.Key("metadata");
-  w.StartObject();
-  w.EndObject();
-  w.Key("status");
-  w.String("Failure");
-  w.Key("message");
-  w.String(message);
-  w.Key("reason");
-  w.String("Invalid");
-  w.Key("details");
-  w.StartObject();
-  if (!name.empty()) {
-    w.Key("name");
-    w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
-  }
-  if (!group.empty()) {
-    w.Key("group");
-    w.String(group.data(), static_cast<rapidjson::SizeType>(group.size()));
-  }
-  w.Key("kind");
-  w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
-  w.Key("causes");
-  w.StartArray();
-  for (const auto& c : causes) {
-    w.StartObject();
-    w.Key("reason");
-    w.String(c.reason);
-    w.Key("message");
-    w.String(c.message);
-    w.Key("field");
-    w.String(c.field);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  w.Key("code");
-  w.Uint(422);
-  w.EndObject();
-  return Reply{422, "application/json", std::string(buf.GetString(), buf.GetSize())};
+  StatusDetails details{std::string(name), std::string(group), std::string(kind), causes};
+  return status_reply(422, "Invalid", message, &details);
 }
 
 Reply method_not_allowed(std::string_view message) {

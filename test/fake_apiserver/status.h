@@ -18,11 +18,21 @@ struct Reply {
   std::string body;
 };
 
+// One field.Error of an Invalid Status: reason ("FieldValueInvalid", "FieldValueRequired",
+// "FieldValueNotSupported", "FieldValueDuplicate", "FieldValueForbidden"), its message without
+// the field ("Required value", "Invalid value: ...: why") and the field path.
+struct FieldCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+};
+
 // What a Status's `details` names. Empty members are omitted, as the apiserver does.
 struct StatusDetails {
   std::string name;
   std::string group;
   std::string kind;  // the plural resource name ("pods"), as the apiserver writes it
+  std::vector<FieldCause> causes{};  // an Invalid Status's field errors
 };
 
 // The generic form: {"kind":"Status",...,"code":code}. `details` is written only if given.
@@ -51,14 +61,6 @@ Reply unauthorized();
 Reply forbidden(std::string_view user, std::string_view verb, std::string_view group,
                 std::string_view resource, std::string_view ns, std::string_view name);
 Reply invalid(std::string_view kind, std::string_view name, std::string_view message);
-// One field.Error of an Invalid Status: reason ("FieldValueInvalid", "FieldValueRequired",
-// "FieldValueNotSupported", "FieldValueDuplicate", "FieldValueForbidden"), its message without
-// the field ("Required value", "Invalid value: ...: why") and the field path.
-struct FieldCause {
-  std::string reason;
-  std::string message;
-  std::string field;
-};
 // 422 Invalid as NewInvalid builds it: `Kind.group "name" is invalid: field: message` (several
 // causes in `[a, b]`), details with name, group, kind and causes. REQUIRES: causes not empty.
 Reply invalid_fields(std::string_view kind, std::string_view group, std::string_view name,
