@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
   auto upstream_tls = net::make_upstream_tls(*credentials);
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   const auto hub_identity = upstream_tls->hub_identity;
+  const auto hub_token = upstream_tls->hub_token;
   // The HTTPS port's certificate: the operator's files, or one by CSR when the hub manages its
   // own client certificate (docs/operations.md).
   std::shared_ptr<net::ReplaceableContext> server_tls;
@@ -190,15 +191,15 @@ int main(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
-  // The hub's certificate is renewed by the manager, or followed in the kubeconfig when someone
-  // else (kubelet, an operator's tooling) renews it.
+  // The hub's certificate is renewed by the manager, or its credentials (certificate, token) are
+  // followed in the kubeconfig when someone else (kubelet, an operator's tooling) renews them.
   std::unique_ptr<hub::KubeconfigReloader> reloader;
   if (certificates) {
     certificates->start(hub_identity);
     if (serving) serving->start(certificates->executor());
-  } else if (credentials->has_client_certificate()) {
-    reloader =
-        std::make_unique<hub::KubeconfigReloader>(kubeconfig, *credentials, hub_identity, registry);
+  } else {
+    reloader = std::make_unique<hub::KubeconfigReloader>(kubeconfig, *credentials, hub_identity,
+                                                         hub_token, registry);
   }
   filter_manager.set_hub_port(hub.secure_port());
   filter_manager.start(

@@ -147,8 +147,8 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
   if (identity_ == Identity::Hub) {
     // The node's identity is lent to local clients as it is, never with their own additions.
     strip_borrowed_identity(req);
-    if (!shared_.tls.hub_token.empty()) {
-      req.set(http::field::authorization, "Bearer " + shared_.tls.hub_token);
+    if (auto bearer = shared_.tls.hub_authorization(); !bearer.empty()) {
+      req.set(http::field::authorization, bearer);
     }
   }
   if (plan_.ask_json()) req.set(http::field::accept, "application/json");

@@ -118,7 +118,9 @@ asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   http::request<http::empty_body> req{http::verb::get, "/readyz", 11};
   req.set(http::field::host, address.host + ":" + address.port);
   req.set(http::field::user_agent, "yurthub/health-probe");
-  if (!tls_.hub_token.empty()) req.set(http::field::authorization, "Bearer " + tls_.hub_token);
+  if (auto bearer = tls_.hub_authorization(); !bearer.empty()) {
+    req.set(http::field::authorization, bearer);
+  }
   req.keep_alive(false);
   auto [wec, wn] = co_await http::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
   if (wec) {

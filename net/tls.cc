@@ -46,10 +46,17 @@ Result<UpstreamTls> make_upstream_tls(const kube::Credentials& credentials) {
   if (!anonymous) return anonymous.error();
   tls.hub_identity = std::make_shared<ReplaceableContext>(std::move(*hub));
   tls.anonymous = std::move(*anonymous);
-  tls.hub_token = credentials.has_client_certificate() ? "" : credentials.token;
+  tls.hub_token = std::make_shared<ReplaceableToken>(std::make_shared<const std::string>(
+      credentials.has_client_certificate() ? "" : credentials.token));
   tls.server_name_override = credentials.tls_server_name;
   tls.verify_peer = !credentials.insecure_skip_tls_verify;
   return tls;
+}
+
+std::string UpstreamTls::hub_authorization() const {
+  if (!hub_token) return {};
+  const auto token = hub_token->get();
+  return token && !token->empty() ? "Bearer " + *token : std::string();
 }
 
 Result<std::shared_ptr<ssl::context>> make_client_context(const kube::Credentials& credentials) {

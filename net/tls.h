@@ -15,22 +15,28 @@
 
 namespace yurthub::net {
 
+// A value every worker reads and one writer replaces whole: readers hold the shared_ptr they got,
+// so a replace() never changes what an open exchange is using.
+template <class T>
+class Replaceable {
+ public:
+  explicit Replaceable(std::shared_ptr<T> value) : current_(std::move(value)) {}
+  std::shared_ptr<T> get() const { return current_.load(); }
+  void replace(std::shared_ptr<T> value) { current_.store(std::move(value)); }
+
+ private:
+  std::atomic<std::shared_ptr<T>> current_;
+};
+
 // The context presenting the hub's client certificate, replaced whole when the certificate is
 // renewed (hub/certificate): connections dialled after a replace() present the new certificate,
 // connections already open (an open watch) keep theirs, as each SSL holds its own SSL_CTX
 // reference. Read by every worker when it dials; replaced by the certificate manager.
-class ReplaceableContext {
- public:
-  explicit ReplaceableContext(std::shared_ptr<boost::asio::ssl::context> context)
-      : current_(std::move(context)) {}
-  std::shared_ptr<boost::asio::ssl::context> get() const { return current_.load(); }
-  void replace(std::shared_ptr<boost::asio::ssl::context> context) {
-    current_.store(std::move(context));
-  }
+using ReplaceableContext = Replaceable<boost::asio::ssl::context>;
 
- private:
-  std::atomic<std::shared_ptr<boost::asio::ssl::context>> current_;
-};
+// The hub's bearer token from its kubeconfig (`token`, or the contents of `tokenFile`), replaced
+// when hub/certificate/kubeconfig_reloader sees the file change, as client-go re-reads tokenFile.
+using ReplaceableToken = Replaceable<const std::string>;
 
 struct UpstreamTls {
   // Presents the hub's client certificate (when the kubeconfig has one).
@@ -39,10 +45,13 @@ struct UpstreamTls {
   // apiserver authenticates the caller, not the hub.
   std::shared_ptr<boost::asio::ssl::context> anonymous;
   // The hub's own bearer token, when its kubeconfig has a token instead of a certificate; added to
-  // requests that carry no Authorization header.
-  std::string hub_token;
+  // requests that carry no Authorization header. Null or empty: none.
+  std::shared_ptr<ReplaceableToken> hub_token;
   std::string server_name_override;  // kubeconfig tls-server-name
   bool verify_peer = true;           // false only with insecure-skip-tls-verify
+
+  // "Bearer <hub token>" for an Authorization header, or "" when the hub has no token.
+  std::string hub_authorization() const;
 };
 
 Result<UpstreamTls> make_upstream_tls(const kube::Credentials& credentials);

@@ -25,7 +25,9 @@ boost::asio::awaitable<Result<ApiAnswer>> api_call(boost::asio::any_io_executor 
   req.set(http::field::host, server.host + ":" + server.port);
   req.set(http::field::user_agent, std::string("yurthub/") + kVersion + " certificate-manager");
   req.set(http::field::accept, "application/json");
-  if (!tls.hub_token.empty()) req.set(http::field::authorization, "Bearer " + tls.hub_token);
+  if (auto bearer = tls.hub_authorization(); !bearer.empty()) {
+    req.set(http::field::authorization, bearer);
+  }
   if (!call.body.empty()) {
     req.set(http::field::content_type, "application/json");
     req.body() = std::move(call.body);

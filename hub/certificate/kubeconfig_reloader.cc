@@ -23,11 +23,13 @@ void set_certificate_expiry(base::Gauge& gauge, const kube::Credentials& credent
 
 KubeconfigReloader::KubeconfigReloader(std::string path, kube::Credentials loaded,
                                        std::shared_ptr<net::ReplaceableContext> context,
+                                       std::shared_ptr<net::ReplaceableToken> token,
                                        base::MetricsRegistry& registry,
                                        std::chrono::milliseconds period)
     : path_(std::move(path)),
       current_(std::move(loaded)),
       context_(std::move(context)),
+      token_(std::move(token)),
       expiry_(client_certificate_expiry_gauge(registry)),
       period_(period) {
   set_certificate_expiry(expiry_, current_);
@@ -43,25 +45,41 @@ KubeconfigReloader::~KubeconfigReloader() {
   thread_.join();
 }
 
+namespace {
+
+// The token the hub sends: none when the kubeconfig has a certificate (net::make_upstream_tls).
+std::string hub_token(const kube::Credentials& credentials) {
+  return credentials.has_client_certificate() ? std::string() : credentials.token;
+}
+
+}  // namespace
+
 bool KubeconfigReloader::reload_once() {
   auto loaded = kube::load_kubeconfig(path_);
   if (!loaded) {
-    YH_LOG(Warning) << "keeping the current client certificate: " << loaded.error().message;
+    YH_LOG(Warning) << "keeping the current credentials: " << loaded.error().message;
     return false;
   }
-  if (loaded->client_cert_pem == current_.client_cert_pem &&
-      loaded->client_key_pem == current_.client_key_pem && loaded->ca_pem == current_.ca_pem) {
-    return false;
+  const bool certificate_changed = loaded->client_cert_pem != current_.client_cert_pem ||
+                                   loaded->client_key_pem != current_.client_key_pem ||
+                                   loaded->ca_pem != current_.ca_pem;
+  const bool token_changed = hub_token(*loaded) != hub_token(current_);
+  if (!certificate_changed && !token_changed) return false;
+  if (certificate_changed) {
+    auto context = net::make_client_context(*loaded);
+    if (!context) {
+      YH_LOG(Warning) << "keeping the current credentials: " << context.error().message;
+      return false;
+    }
+    context_->replace(std::move(*context));
+    YH_LOG(Info) << "the client certificate in " << path_ << " changed; new connections use it";
   }
-  auto context = net::make_client_context(*loaded);
-  if (!context) {
-    YH_LOG(Warning) << "keeping the current client certificate: " << context.error().message;
-    return false;
+  if (token_changed && token_) {
+    token_->replace(std::make_shared<const std::string>(hub_token(*loaded)));
+    YH_LOG(Info) << "the token in " << path_ << " changed; the next requests send it";
   }
-  context_->replace(std::move(*context));
   current_ = std::move(*loaded);
   set_certificate_expiry(expiry_, current_);
-  YH_LOG(Info) << "the client certificate in " << path_ << " changed; new connections use it";
   return true;
 }
 

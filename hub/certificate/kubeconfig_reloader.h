@@ -1,10 +1,11 @@
-// Follows a kubeconfig whose certificate someone else renews: kubelet's
+// Follows a kubeconfig whose credentials someone else renews: kubelet's
 // /etc/kubernetes/kubelet.conf in --bootstrap-mode=kubeletcertificate (kubelet rotates
-// kubelet-client-current.pem under it), or a --kubeconfig an operator's tooling renews. Every
+// kubelet-client-current.pem under it), or a --kubeconfig an operator's tooling renews, with a
+// certificate or a `tokenFile` (a projected or rotated token, which client-go re-reads). Every
 // `period` the file and the files it names are read again; a changed client certificate replaces
-// the hub's TLS context for new connections (open watches keep theirs). A file that does not load
-// (half-written, removed) is logged and the last good certificate kept. Created by cmd/yurthub.cc;
-// runs on its own thread.
+// the hub's TLS context for new connections (open watches keep theirs), a changed token is sent
+// from the next request on. A file that does not load (half-written, removed) is logged and the
+// last good credentials kept. Created by cmd/yurthub.cc; runs on its own thread.
 #pragma once
 
 #include <chrono>
@@ -24,11 +25,11 @@ class KubeconfigReloader {
  public:
   KubeconfigReloader(std::string path, kube::Credentials loaded,
                      std::shared_ptr<net::ReplaceableContext> context,
-                     base::MetricsRegistry& registry,
+                     std::shared_ptr<net::ReplaceableToken> token, base::MetricsRegistry& registry,
                      std::chrono::milliseconds period = std::chrono::seconds(10));
   ~KubeconfigReloader();
 
-  // Reads the kubeconfig once; true when the certificate changed and was put in use.
+  // Reads the kubeconfig once; true when the certificate or the token changed and was put in use.
   bool reload_once();
 
  private:
@@ -37,6 +38,7 @@ class KubeconfigReloader {
   std::string path_;
   kube::Credentials current_;
   std::shared_ptr<net::ReplaceableContext> context_;
+  std::shared_ptr<net::ReplaceableToken> token_;
   base::Gauge& expiry_;
   std::chrono::milliseconds period_;
   std::mutex mutex_;
