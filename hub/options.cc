@@ -50,6 +50,7 @@ Status set_working_mode(std::string_view value, HubOptions& options);
 Status set_bootstrap_mode(std::string_view value, HubOptions& options);
 Status set_dummy_if_ip(std::string_view value, HubOptions& options);
 Status set_dummy_if_name(std::string_view value, HubOptions& options);
+Status set_node_ip(std::string_view value, HubOptions& options);
 
 using K = Kind;
 using G = Group;
@@ -128,6 +129,8 @@ constexpr FlagSpec kFlags[] = {
    "Address of the dummy interface; in 169.254.0.0/16 but not 169.254.31.0/24 or 169.254.1.1."},
   {"dummy-if-name", K::String, G::Serving, &set_dummy_if_name, "hub-dummy0",
    "Name of the dummy interface (at most 15 bytes)."},
+  {"node-ip", K::String, G::Serving, &set_node_ip, "",
+   "The node's IP: a subjectAltName of the HTTPS port's certificate by CSR (no multiplexer port)."},
   {"worker-threads", K::Int, G::Serving, &O::worker_threads, "1",
    "Proxy I/O threads.", 1, 64},
 
@@ -175,7 +178,6 @@ constexpr FlagSpec kFlags[] = {
   {"kubelet-health-grace-period", K::Duration, G::Compat, kIgnored, "40s",
    "Kubelet lease staleness that stops heartbeats."},
   {"multiplexer-port", K::Int, G::Compat, kIgnored, "10269", "Multiplexer listener port."},
-  {"node-ip", K::String, G::Compat, kIgnored, "", "Node IP for the multiplexer listener."},
   {"host-control-plane-address", K::String, G::Compat, kIgnored, "",
    "Host control plane (local mode)."},
   {"logtostderr", K::Bool, G::Compat, kIgnored, "true", "klog: log to stderr."},
@@ -308,7 +310,8 @@ Result<ServerAddress> split_host_port(std::string_view authority) {
   return addr;
 }
 
-// One --server-addr entry: [https://]host[:port][/]. YurtHub rejects every scheme but https.
+}  // namespace
+
 Result<ServerAddress> parse_server_address(std::string_view entry) {
   std::string_view rest = entry;
   if (const auto sep = rest.find("://"); sep != std::string_view::npos) {
@@ -333,6 +336,8 @@ Result<ServerAddress> parse_server_address(std::string_view entry) {
   addr->url = "https://" + base::host_port(addr->host, addr->port);
   return addr;
 }
+
+namespace {
 
 Status set_server_addr(std::string_view value, HubOptions& options) {
   options.servers.clear();             // a string flag in YurtHub: the last occurrence wins
@@ -400,6 +405,17 @@ Status set_dummy_if_ip(std::string_view value, HubOptions& options) {
   if (bytes[2] == 31) return make_error("in the reserved 169.254.31.0/24");
   if (bytes[2] == 1 && bytes[3] == 1) return make_error("169.254.1.1 is reserved");
   options.dummy_if_ip = text;
+  return {};
+}
+
+Status set_node_ip(std::string_view value, HubOptions& options) {
+  const std::string text(value);
+  unsigned char bytes[16];
+  if (!text.empty() && inet_pton(AF_INET, text.c_str(), bytes) != 1 &&
+      inet_pton(AF_INET6, text.c_str(), bytes) != 1) {
+    return make_error("not an IP address");
+  }
+  options.node_ip = text;
   return {};
 }
 

@@ -71,7 +71,8 @@ struct HubOptions {
   bool enable_dummy_if = true;                         // --enable-dummy-if: create and keep it
   std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip
   std::string dummy_if_name = "hub-dummy0";            // --dummy-if-name
-  std::string hub_namespace = "kube-system";           // --namespace
+  std::string node_ip;  // --node-ip: a SAN of the serving certificate (YurtHub: also 10269's bind)
+  std::string hub_namespace = "kube-system";  // --namespace
   int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)
   int verbosity = 2;       // --v: klog verbosity; >= 4 enables debug lines
 
@@ -83,13 +84,17 @@ struct HubOptions {
   bool show_version = false;  // --version: print the version and exit 0
 };
 
-// Parses argv[1..argc). Accepts `--name=value`, `--name value`, bare `--bool-flag` and
-// `--bool-flag=true|false`. Unknown flags, bad values and missing required flags (unless
-// --help/--version was given) are errors whose message names the flag.
 // --bootstrap-mode=token with --bootstrap-file or --join-token: the hub requests and renews its
 // own certificate (hub/certificate) and writes <root-dir>/yurthub.conf itself.
 bool manages_own_certificate(const HubOptions& options);
 
+// One --server-addr entry, or a kubeconfig's cluster server: [https://]host[:port][/], the port
+// defaulting to 443. YurtHub rejects every scheme but https.
+Result<ServerAddress> parse_server_address(std::string_view entry);
+
+// Parses argv[1..argc). Accepts `--name=value`, `--name value`, bare `--bool-flag` and
+// `--bool-flag=true|false`. Unknown flags, bad values and missing required flags (unless
+// --help/--version was given) are errors whose message names the flag.
 Result<HubOptions> parse_flags(int argc, const char* const* argv);
 
 // The usage text printed for --help: every flag with its default and one line of help.

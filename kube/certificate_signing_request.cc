@@ -134,6 +134,30 @@ Result<ClusterInfo> parse_cluster_info(std::string_view configmap_json, std::str
   return info;
 }
 
+Result<std::vector<std::string>> parse_service_cluster_ips(std::string_view service_json) {
+  rapidjson::Document doc;
+  if (auto parsed = base::parse_json(service_json, doc); !parsed) return parsed.error();
+  if (!doc.IsObject())
+    return make_error(ErrorCode::InvalidArgument, "the Service is not an object");
+  auto spec = doc.FindMember("spec");
+  if (spec == doc.MemberEnd() || !spec->value.IsObject()) {
+    return make_error(ErrorCode::InvalidArgument, "the Service has no spec");
+  }
+  std::vector<std::string> ips;
+  const auto add = [&ips](const rapidjson::Value& ip) {
+    if (!ip.IsString()) return;
+    std::string text(ip.GetString(), ip.GetStringLength());
+    if (!text.empty() && text != "None") ips.push_back(std::move(text));
+  };
+  if (auto list = spec->value.FindMember("clusterIPs");
+      list != spec->value.MemberEnd() && list->value.IsArray() && !list->value.Empty()) {
+    for (const auto& ip : list->value.GetArray()) add(ip);
+  } else if (auto one = spec->value.FindMember("clusterIP"); one != spec->value.MemberEnd()) {
+    add(one->value);
+  }
+  return ips;
+}
+
 Result<DetachedJws> split_detached_jws(std::string_view jws, std::string_view content,
                                        std::string_view token_id) {
   const auto first = jws.find('.');

@@ -1,7 +1,8 @@
 // The Kubernetes objects of certificate bootstrap, as JSON: a certificates.k8s.io/v1
 // CertificateSigningRequest to create and the state read back from one; a bootstrap token
 // ("abcdef.0123456789abcdef"); the kube-public/cluster-info ConfigMap's kubeconfig and its
-// detached JWS signatures. Pure (no I/O, no crypto): the hub's certificate manager
+// detached JWS signatures; the default/kubernetes Service's cluster IPs, which the hub's serving
+// certificate names. Pure (no I/O, no crypto): the hub's certificate manager
 // (hub/certificate/*) does the requests and the signing checks.
 #pragma once
 
@@ -58,6 +59,10 @@ struct ClusterInfo {
 
 // Reads the kube-public/cluster-info ConfigMap JSON for `token_id`'s signature.
 Result<ClusterInfo> parse_cluster_info(std::string_view configmap_json, std::string_view token_id);
+
+// The cluster IPs of a Service object (spec.clusterIPs, or spec.clusterIP when that is absent), as
+// written; "None" (headless) is left out. Errors for JSON that is not an object with a spec.
+Result<std::vector<std::string>> parse_service_cluster_ips(std::string_view service_json);
 
 // A detached JWS ("<header>..<signature>", base64url) split into the parts a verifier needs: the
 // signing input to recompute ("<header>.<base64url(content)>") and the signature bytes. Errors

@@ -11,6 +11,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "base/log.h"
+#include "hub/certificate/api_call.h"
 #include "hub/certificate/csr_client.h"
 #include "hub/certificate/renewal.h"
 #include "kube/certificate_signing_request.h"
@@ -31,6 +32,11 @@ std::string canonical_ip(const std::string& text) {
   return address.to_string();
 }
 
+void add_unique(std::vector<std::string>& ips, const std::string& candidate) {
+  const std::string ip = canonical_ip(candidate);
+  if (!ip.empty() && std::find(ips.begin(), ips.end(), ip) == ips.end()) ips.push_back(ip);
+}
+
 bool contains_all(const std::vector<std::string>& have, const std::vector<std::string>& want) {
   return std::all_of(want.begin(), want.end(), [&](const std::string& w) {
     return std::find(have.begin(), have.end(), w) != have.end();
@@ -45,15 +51,9 @@ ServingCertificateSettings serving_settings(const HubOptions& o) {
   s.node_name = o.node_name;
   s.servers = o.servers;
   std::vector<std::string> candidates = {o.bind_proxy_secure_address, o.bind_proxy_address,
-                                         "127.0.0.1"};
+                                         "127.0.0.1", o.node_ip};
   if (o.enable_dummy_if) candidates.insert(candidates.begin(), o.dummy_if_ip);
-  for (const auto& candidate : candidates) {
-    const std::string ip = canonical_ip(candidate);
-    if (!ip.empty() &&
-        std::find(s.ip_addresses.begin(), s.ip_addresses.end(), ip) == s.ip_addresses.end()) {
-      s.ip_addresses.push_back(ip);
-    }
-  }
+  for (const auto& candidate : candidates) add_unique(s.ip_addresses, candidate);
   s.dns_names = {"kubernetes", "kubernetes.default", "kubernetes.default.svc",
                  "kubernetes.default.svc.cluster.local"};
   return s;
@@ -77,7 +77,7 @@ bool ServingCertificateManager::stored_is_usable(const std::string& pem) const {
   auto info = net::inspect_certificate(pem);
   return info && info->common_name == "system:node:" + settings_.node_name &&
          info->not_after > std::chrono::system_clock::now() &&
-         contains_all(info->ip_addresses, settings_.ip_addresses) &&
+         contains_all(info->ip_addresses, ip_addresses()) &&
          contains_all(info->dns_names, settings_.dns_names);
 }
 
@@ -95,32 +95,58 @@ Result<SslContext> ServingCertificateManager::use(const std::string& certificate
   return context;
 }
 
+std::vector<std::string> ServingCertificateManager::ip_addresses() const {
+  std::vector<std::string> ips = settings_.ip_addresses;
+  for (const auto& ip : cluster_ips_) add_unique(ips, ip);
+  return ips;
+}
+
 Result<std::shared_ptr<net::ReplaceableContext>> ServingCertificateManager::obtain() {
+  std::optional<Result<SslContext>> result;
+  asio::io_context local;
+  asio::co_spawn(
+      local, [&]() -> asio::awaitable<void> { result.emplace(co_await obtain_async()); },
+      asio::detached);
+  local.run();
+  if (!result) return make_error("serving certificate of the HTTPS port: not obtained");
+  if (!*result) {
+    return make_error("serving certificate of the HTTPS port: " + result->error().message);
+  }
+  context_ = std::make_shared<net::ReplaceableContext>(std::move(**result));
+  return context_;
+}
+
+asio::awaitable<Result<SslContext>> ServingCertificateManager::obtain_async() {
+  if (const auto identity = identity_()) {
+    if (auto tls = net::make_upstream_tls(*identity)) co_await learn_cluster_ips(*tls);
+  }
   std::ifstream in(files_.current_pem(Pair::Serving));
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
-  Result<SslContext> context = make_error("not obtained");
-  if (!stored.empty() && stored_is_usable(stored)) {
-    context = use(stored, stored);
-  } else {
-    std::optional<Result<SslContext>> result;
-    asio::io_context local;
-    asio::co_spawn(
-        local,
-        [&]() -> asio::awaitable<void> {
-          std::function<asio::awaitable<Result<SslContext>>()> attempt = [this] {
-            return request_new();
-          };
-          result.emplace(co_await retry_at_start(std::move(attempt), settings_.csr_wait,
-                                                 "serving certificate"));
-        },
-        asio::detached);
-    local.run();
-    if (result) context = std::move(*result);
+  if (!stored.empty() && stored_is_usable(stored)) co_return use(stored, stored);
+  std::function<asio::awaitable<Result<SslContext>>()> attempt = [this] { return request_new(); };
+  co_return co_await retry_at_start(std::move(attempt), settings_.csr_wait, "serving certificate");
+}
+
+asio::awaitable<void> ServingCertificateManager::learn_cluster_ips(const net::UpstreamTls& tls) {
+  if (cluster_ips_known_) co_return;
+  const auto executor = co_await asio::this_coro::executor;
+  for (const auto& server : settings_.servers) {
+    ApiCall call{
+        boost::beast::http::verb::get, "/api/v1/namespaces/default/services/kubernetes", {}};
+    auto answer =
+        co_await api_call(executor, server, tls, std::move(call), std::chrono::seconds(5));
+    if (!answer || answer->status != 200) continue;
+    auto ips = kube::parse_service_cluster_ips(answer->body);
+    if (!ips) {
+      YH_LOG(Warning) << "default/kubernetes from " << server.url << ": " << ips.error().message;
+      continue;
+    }
+    cluster_ips_ = std::move(*ips);
+    cluster_ips_known_ = true;
+    co_return;
   }
-  if (!context)
-    return make_error("serving certificate of the HTTPS port: " + context.error().message);
-  context_ = std::make_shared<net::ReplaceableContext>(std::move(*context));
-  return context_;
+  YH_LOG(Warning) << "the serving certificate goes without the kubernetes ClusterIP: no apiserver "
+                     "answered for default/kubernetes";
 }
 
 asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
@@ -128,11 +154,10 @@ asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
   if (!identity) co_return make_error(ErrorCode::NotFound, "the hub has no client identity yet");
   auto tls = net::make_upstream_tls(*identity);
   if (!tls) co_return tls.error();
+  co_await learn_cluster_ips(*tls);
   CertificateOrder order;
-  order.subject = {"system:node:" + settings_.node_name,
-                   {"system:nodes"},
-                   settings_.dns_names,
-                   settings_.ip_addresses};
+  order.subject = {
+      "system:node:" + settings_.node_name, {"system:nodes"}, settings_.dns_names, ip_addresses()};
   order.signer_name = std::string(kube::kServingSigner);
   order.usages = {"digital signature", "key encipherment", "server auth"};
   order.poll = settings_.csr_poll;

@@ -1,7 +1,8 @@
 // The serving certificate of the HTTPS proxy port (10268) by CSR, as YurtHub gets it when no
 // --tls-cert-file is given: signer kubernetes.io/kubelet-serving, CN system:node:<node>, O
-// system:nodes, SANs the addresses pods use (the dummy interface's, the bind addresses) and the
-// kubernetes Service's DNS names, so a pod's service-account ca.crt verifies it. Requested as the
+// system:nodes, SANs the addresses pods use (the dummy interface's, the bind addresses, the node's,
+// the default/kubernetes ClusterIP that forwardkubesvctraffic sends to the hub) and the kubernetes
+// Service's DNS names, so a pod's service-account ca.crt verifies it. Requested as the
 // hub's client identity (the kubelet-serving signer requires the node itself), stored as
 // <root-dir>/pki/yurthub-server-current.pem, renewed like the client certificate and put in use
 // for new connections. Created by cmd/yurthub.cc when the hub manages its own client
@@ -41,9 +42,10 @@ struct ServingCertificateSettings {
   std::chrono::milliseconds retry_max{std::chrono::minutes(1)};
 };
 
-// The SANs YurtHub puts in its serving certificate, from the hub's flags: the dummy IP (with
-// --enable-dummy-if), the proxy bind addresses (unless they are 0.0.0.0 or ::), 127.0.0.1, and the
-// kubernetes Service's four DNS names.
+// The SANs YurtHub puts in its serving certificate that come from the hub's flags: the dummy IP
+// (with --enable-dummy-if), the proxy bind addresses (unless they are 0.0.0.0 or ::), 127.0.0.1,
+// --node-ip, and the kubernetes Service's four DNS names. The manager adds the ClusterIP of
+// default/kubernetes, read from the apiserver.
 ServingCertificateSettings serving_settings(const HubOptions& options);
 
 class ServingCertificateManager {
@@ -54,8 +56,8 @@ class ServingCertificateManager {
   ServingCertificateManager(ServingCertificateSettings settings, Identity identity,
                             base::MetricsRegistry& registry);
 
-  // The context to serve with: a stored certificate still valid for these names, or a new one
-  // (blocks up to csr_wait).
+  // The context to serve with: a stored certificate still valid for these names (and the
+  // kubernetes ClusterIP, when the apiserver answers), or a new one (blocks up to csr_wait).
   Result<std::shared_ptr<net::ReplaceableContext>> obtain();
 
   // Renews on `executor` into the context obtain() returned. The executor's thread must have
@@ -63,7 +65,12 @@ class ServingCertificateManager {
   void start(boost::asio::any_io_executor executor);
 
  private:
+  boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> obtain_async();
   boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> request_new();
+  // Reads default/kubernetes' cluster IPs once (YurtHub reads them once too); until an apiserver
+  // answers, every request tries again and the certificate goes without them.
+  boost::asio::awaitable<void> learn_cluster_ips(const net::UpstreamTls& tls);
+  std::vector<std::string> ip_addresses() const;
   boost::asio::awaitable<Status> renew();
   Result<std::shared_ptr<boost::asio::ssl::context>> use(const std::string& certificate_pem,
                                                          const std::string& key_pem);
@@ -74,6 +81,8 @@ class ServingCertificateManager {
   CertificateFiles files_;
   base::Gauge& expiry_;
   base::CounterFamily& renewals_;
+  std::vector<std::string> cluster_ips_;
+  bool cluster_ips_known_ = false;
   std::string current_pem_;
   std::shared_ptr<net::ReplaceableContext> context_;
   std::optional<boost::asio::steady_timer> wake_;

@@ -1,9 +1,10 @@
 // Fuzz target for what the hub's certificate manager reads from the network
 // (kube/certificate_signing_request.h, kube/kubeconfig.h parse_cluster_kubeconfig): a
 // CertificateSigningRequest answer, the unauthenticated kube-public/cluster-info ConfigMap and the
-// kubeconfig inside it, a detached JWS and a bootstrap token. Input: parts separated by NUL
-// bytes: CSR JSON, cluster-info JSON, JWS, JWS content, token text. Oracles: an issued state
-// carries a certificate; a parsed token has kubeadm's lengths; a split JWS signs the content.
+// kubeconfig inside it, a detached JWS, a bootstrap token and the default/kubernetes Service.
+// Input: parts separated by NUL bytes: CSR JSON, cluster-info JSON, JWS, JWS content, token text,
+// Service JSON. Oracles: an issued state carries a certificate; a parsed token has kubeadm's
+// lengths; a split JWS signs the content; no cluster IP read is empty or "None".
 #include <string>
 
 #include "base/base64.h"
@@ -14,7 +15,7 @@
 using namespace yurthub;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 5);
+  const auto parts = fuzz::split_parts(fuzz::as_text(data, size), 6);
   if (auto state = kube::parse_csr_state(parts[0])) {
     const bool issued = state->phase == kube::CsrState::Phase::Issued;
     fuzz::check(issued == !state->certificate_pem.empty(), "issued iff a certificate was read");
@@ -35,6 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auto token = kube::parse_bootstrap_token(parts[4])) {
     fuzz::check(token->id.size() == 6 && token->secret.size() == 16, "token lengths");
+  }
+  if (auto ips = kube::parse_service_cluster_ips(parts[5])) {
+    for (const auto& ip : *ips) fuzz::check(!ip.empty() && ip != "None", "a cluster IP is kept");
   }
   return 0;
 }

@@ -176,12 +176,14 @@ contexts: [{name: x, context: {cluster: c, user: u, namespace: default}}]
 current-context: x
 users: [{name: u, user: {token: "abc.def", tokenFile: token}}]
 YAML
-# certificate_objects_fuzz: a CSR answer, cluster-info, a detached JWS, its content, a token.
+# certificate_objects_fuzz: a CSR answer, cluster-info, a detached JWS, its content, a token, the
+# default/kubernetes Service.
 jws='eyJhbGciOiJIUzI1NiIsImtpZCI6ImFiY2RlZiJ9..BBvDJAkf27s1H4CVEm8EIMiBR80uZHSN_IM4Siy8zsU'
 parts certificate_objects_fuzz \
   '{"kind":"CertificateSigningRequest","metadata":{"name":"csr-x"},"status":{"conditions":[{"type":"Approved","status":"True"}],"certificate":"LS0tLS1CRUdJTg=="}}' \
   '{"kind":"ConfigMap","data":{"kubeconfig":"apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1BPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n    server: https://10.0.0.1:6443\n  name: \"\"\n","jws-kubeconfig-abcdef":"'"$jws"'"}}' \
-  "$jws" $'apiVersion: v1\nclusters: []\n' 'abcdef.0123456789abcdef'
+  "$jws" $'apiVersion: v1\nclusters: []\n' 'abcdef.0123456789abcdef' \
+  '{"kind":"Service","metadata":{"name":"kubernetes","namespace":"default"},"spec":{"clusterIP":"10.96.0.1","clusterIPs":["10.96.0.1","fd00::1"],"type":"ClusterIP"}}'
 
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
 

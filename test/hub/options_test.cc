@@ -184,6 +184,12 @@ const AcceptCase kAcceptCases[] = {
     {"DummyInterfaceIpv6",
      {"--dummy-if-ip=fd00::2:1"},
      [](auto& o) { EXPECT_EQ(o.dummy_if_ip, "fd00::2:1"); }},
+    {"NodeIpIsKept",
+     {"--node-ip", "192.168.0.7"},
+     [](auto& o) {
+       EXPECT_EQ(o.node_ip, "192.168.0.7");
+       EXPECT_TRUE(o.ignored_flags.empty());
+     }},
     {"SecureAddressGiven",
      {"--bind-proxy-address=169.254.2.1", "--bind-proxy-secure-address=0.0.0.0"},
      [](auto& o) { EXPECT_EQ(o.bind_proxy_secure_address, "0.0.0.0"); }},
@@ -257,7 +263,6 @@ TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
       {{"--gc-frequency", "60"}, "--gc-frequency"},
       {{"--kubelet-health-grace-period=40s"}, "--kubelet-health-grace-period"},
       {{"--multiplexer-port=10269"}, "--multiplexer-port"},
-      {{"--node-ip", "192.168.0.7"}, "--node-ip"},
       {{"--host-control-plane-address=10.0.0.9:6443"}, "--host-control-plane-address"},
       {{"--logtostderr=true"}, "--logtostderr"},
       {{"--alsologtostderr"}, "--alsologtostderr"},
@@ -364,6 +369,7 @@ TEST_P(Rejects, WithMessageNamingFlagAndValue) {
 const RejectCase kRejectCases[] = {
     {"ServePortHigh", {"--serve-port=65536"}, {"--serve-port", "\"65536\"", "0..65535"}},
     {"DummyIpNotIp", {"--dummy-if-ip=hub"}, {"--dummy-if-ip", "\"hub\"", "not an IP address"}},
+    {"NodeIpNotIp", {"--node-ip=node-1"}, {"--node-ip", "\"node-1\"", "not an IP address"}},
     {"DummyIpOutsideLinkLocal", {"--dummy-if-ip=10.0.0.1"}, {"--dummy-if-ip", "169.254.0.0/16"}},
     {"DummyIpReservedRange", {"--dummy-if-ip=169.254.31.7"}, {"--dummy-if-ip", "169.254.31.0/24"}},
     {"DummyIpReserved", {"--dummy-if-ip=169.254.1.1"}, {"--dummy-if-ip", "reserved"}},
@@ -561,8 +567,8 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
   for (const char* flag :
        {"enable-iptables", "enable-node-pool", "enable-pool-service-topology",
         "pool-scope-resources", "profiling", "gc-frequency", "kubelet-health-grace-period",
-        "multiplexer-port", "node-ip", "host-control-plane-address", "logtostderr",
-        "alsologtostderr", "log-file", "add_dir_header"}) {
+        "multiplexer-port", "host-control-plane-address", "logtostderr", "alsologtostderr",
+        "log-file", "add_dir_header"}) {
     const std::string line = line_of(flag);
     ASSERT_FALSE(line.empty()) << "--" << flag << " missing from usage";
     EXPECT_NE(line.find("(accepted for compatibility; ignored)"), std::string::npos) << line;

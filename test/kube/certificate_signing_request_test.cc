@@ -3,9 +3,13 @@
 // detached JWS parts.
 #include "kube/certificate_signing_request.h"
 
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "base/base64.h"
+#include "base/json_parse.h"
 
 namespace yurthub::kube {
 namespace {
@@ -76,6 +80,35 @@ TEST(ClusterInfo, ReadsKubeconfigAndTheTokensSignature) {
   EXPECT_FALSE(parse_cluster_info(R"({"data":{}})", "abcdef"));
   EXPECT_FALSE(parse_cluster_info(R"("a{")", "abcdef"));  // not an object (a fuzz finding)
   EXPECT_FALSE(parse_cluster_info("[]", "abcdef"));
+}
+
+// default/kubernetes as kube-apiserver v1.26 serves it (the recorded services list's first item).
+TEST(ServiceClusterIps, ReadsTheRecordedKubernetesService) {
+  std::ifstream in(YURTHUB_TESTDATA_DIR "/fixtures/apiserver-v1.26/services-list.body");
+  const std::string list((std::istreambuf_iterator<char>(in)), {});
+  rapidjson::Document doc;
+  ASSERT_TRUE(base::parse_json(list, doc));
+  const auto& service = doc["items"][0];
+  ASSERT_STREQ(service["metadata"]["name"].GetString(), "kubernetes");
+  auto ips = parse_service_cluster_ips(base::to_json(service));
+  ASSERT_TRUE(ips) << ips.error().message;
+  EXPECT_EQ(*ips, std::vector<std::string>{"10.96.0.1"});
+}
+
+TEST(ServiceClusterIps, PrefersClusterIpsAndLeavesOutHeadless) {
+  auto dual = parse_service_cluster_ips(
+      R"({"spec":{"clusterIP":"10.96.0.1","clusterIPs":["10.96.0.1","fd00::1"]}})");
+  ASSERT_TRUE(dual);
+  EXPECT_EQ(*dual, (std::vector<std::string>{"10.96.0.1", "fd00::1"}));
+  auto old = parse_service_cluster_ips(R"({"spec":{"clusterIP":"10.0.0.1"}})");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(*old, std::vector<std::string>{"10.0.0.1"});
+  auto headless = parse_service_cluster_ips(R"({"spec":{"clusterIP":"None"}})");
+  ASSERT_TRUE(headless);
+  EXPECT_TRUE(headless->empty());
+  EXPECT_FALSE(parse_service_cluster_ips(R"({"kind":"Status"})"));
+  EXPECT_FALSE(parse_service_cluster_ips("[1]"));
+  EXPECT_FALSE(parse_service_cluster_ips("{"));
 }
 
 TEST(DetachedJws, SplitsGoJosesCompactFormWithoutPayload) {
