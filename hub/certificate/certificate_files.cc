@@ -115,4 +115,22 @@ Status CertificateFiles::save_bootstrap_kubeconfig(const std::string& server,
   return write_file_atomically(bootstrap_kubeconfig(), kube::write_kubeconfig(file), 0600);
 }
 
+Status CertificateFiles::forget(const fs::path& keep) const {
+  std::vector<fs::path> doomed = {kubeconfig(), bootstrap_kubeconfig(), ca_file()};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_ / "pki", ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.starts_with(prefix(Pair::Client)) &&
+        (file.ends_with(".pem") || file.ends_with(".pem.tmp"))) {
+      doomed.push_back(entry.path());
+    }
+  }
+  for (const auto& path : doomed) {
+    if (!keep.empty() && fs::equivalent(path, keep, ec)) continue;
+    fs::remove(path, ec);
+    if (ec) return make_error("cannot remove " + path.string() + ": " + ec.message());
+  }
+  return {};
+}
+
 }  // namespace yurthub::hub

@@ -41,6 +41,11 @@ class CertificateFiles {
   Status save_kubeconfig(const std::string& server) const;
   Status save_bootstrap_kubeconfig(const std::string& server, const std::string& token) const;
 
+  // Removes every file listed above (the certificates and keys of both pairs, ca.crt and both
+  // kubeconfigs) but `keep` (an operator's --bootstrap-file may live under the root): what the hub
+  // keeps for one cluster, forgotten when it is pointed at another. Leaves other files alone.
+  Status forget(const std::filesystem::path& keep) const;
+
  private:
   static std::string prefix(Pair pair) {
     return pair == Pair::Client ? "yurthub-" : "yurthub-server-";

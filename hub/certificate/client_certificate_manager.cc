@@ -52,7 +52,22 @@ Result<kube::Credentials> ClientCertificateManager::load_current() const {
   return loaded;
 }
 
+// YurtHub's verifyServerAddrOrCleanup: a yurthub.conf for a server that is not among --server-addr
+// holds another cluster's CA and certificate, which this one would refuse; they are forgotten.
+void ClientCertificateManager::forget_another_clusters_files() const {
+  auto kept = kube::load_kubeconfig(files_.kubeconfig().string());
+  if (!kept) return;
+  auto server = parse_server_address(kept->server);
+  for (const auto& configured : settings_.servers) {
+    if (server && server->host == configured.host && server->port == configured.port) return;
+  }
+  YH_LOG(Warning) << files_.kubeconfig().string() << " is for " << kept->server
+                  << ", which is not a --server-addr: forgetting its certificates";
+  if (Status s = files_.forget(settings_.bootstrap_file); !s) YH_LOG(Error) << s.error().message;
+}
+
 Result<kube::Credentials> ClientCertificateManager::obtain() {
+  forget_another_clusters_files();
   if (auto current = load_current()) {
     publish(*current);
     YH_LOG(Info) << "using the client certificate in " << files_.current_pem().string();

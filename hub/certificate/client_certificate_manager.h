@@ -77,6 +77,7 @@ class ClientCertificateManager {
   Result<kube::Credentials> save(const IssuedCertificate& issued, const std::string& ca_pem,
                                  const ServerAddress& server);
   Result<kube::Credentials> load_current() const;
+  void forget_another_clusters_files() const;
   void publish(const kube::Credentials& credentials);
 
   ClientCertificateSettings settings_;

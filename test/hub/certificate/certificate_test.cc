@@ -97,5 +97,26 @@ TEST_F(Files, KubeconfigLoadsBackWithTheCurrentPair) {
   EXPECT_NE(own->client_key_pem.find("Mg=="), std::string::npos);
 }
 
+TEST_F(Files, ForgetRemovesOnlyTheHubsOwnFilesAndKeepsTheBootstrapFile) {
+  CertificateFiles files(root_);
+  ASSERT_TRUE(files.save_pair("C", "K"));
+  ASSERT_TRUE(files.save_pair("S", "K", Pair::Serving));
+  ASSERT_TRUE(files.save_ca("CA"));
+  ASSERT_TRUE(files.save_kubeconfig("https://10.0.0.1:6443"));
+  ASSERT_TRUE(files.save_bootstrap_kubeconfig("https://10.0.0.1:6443", "abcdef.0123456789abcdef"));
+  std::ofstream(root_ / "operator-notes.txt") << "mine";
+  const auto operator_bootstrap = root_ / "bootstrap-hub.conf";  // yurtadm writes it here
+  ASSERT_TRUE(files.forget(operator_bootstrap));
+  EXPECT_TRUE(std::filesystem::exists(operator_bootstrap));
+  EXPECT_TRUE(std::filesystem::exists(root_ / "operator-notes.txt"));
+  EXPECT_FALSE(std::filesystem::exists(files.kubeconfig()));
+  EXPECT_FALSE(std::filesystem::exists(files.ca_file()));
+  EXPECT_FALSE(std::filesystem::exists(files.current_pem()));
+  EXPECT_FALSE(std::filesystem::exists(files.current_pem(Pair::Serving)));
+  EXPECT_TRUE(std::filesystem::is_empty(root_ / "pki"));
+  ASSERT_TRUE(files.forget({}));
+  EXPECT_FALSE(std::filesystem::exists(operator_bootstrap));
+}
+
 }  // namespace
 }  // namespace yurthub::hub
