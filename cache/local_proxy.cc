@@ -295,28 +295,47 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
                return true;
              });
 
-  // The whole page is copied out of the snapshot before anything is written, as kube-apiserver
-  // builds a list before sending it: a read transaction held while a slow client reads would
-  // pin LMDB's pages, and the file would grow with every write meanwhile.
-  std::size_t bytes = 64;
-  for (std::string_view item : items) bytes += item.size() + 1;
-  std::string body;
-  body.reserve(bytes);
-  body = "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
-         ",\"apiVersion\":" + quoted(record.api_version) +
-         ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(record.resource_version));
-  if (more) body += ",\"continue\":" + quoted(encode_continue(last));
-  body += "},\"items\":[";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) body += ',';
-    body.append(items[i]);
+  std::string head =
+      "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
+      ",\"apiVersion\":" + quoted(record.api_version) +
+      ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(record.resource_version));
+  if (more) head += ",\"continue\":" + quoted(encode_continue(last));
+  head += "},\"items\":[";
+  co_return co_await write_list(head, items, view, out);
+}
+
+asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
+                                                 std::vector<std::string_view>& items,
+                                                 std::unique_ptr<ReadView>& view,
+                                                 hub::ResponseWriter& out) {
+  const auto release_at = options_.clock() + options_.snapshot_hold;
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  piece.reserve(options_.write_bytes * 2);
+  std::size_t next = 0;
+  for (; next < items.size(); ++next) {
+    if (piece.size() >= options_.write_bytes) {
+      if (options_.clock() >= release_at) break;
+      if (!co_await out.write(piece)) co_return 200;
+      piece.clear();
+    }
+    if (next) piece += ',';
+    piece.append(items[next]);
   }
-  body += "]}";
+  if (next < items.size()) {  // a slow client: copy the rest out of the snapshot
+    std::size_t bytes = piece.size() + 2;
+    for (std::size_t i = next; i < items.size(); ++i) bytes += items[i].size() + 1;
+    piece.reserve(bytes);
+    for (; next < items.size(); ++next) {
+      if (next) piece += ',';
+      piece.append(items[next]);
+    }
+  }
   items.clear();
   view.reset();
-  if (!co_await out.start(200, "application/json")) co_return 0;
-  for (std::size_t at = 0; at < body.size(); at += options_.write_bytes) {
-    if (!co_await out.write(std::string_view(body).substr(at, options_.write_bytes))) co_return 200;
+  piece += "]}";
+  for (std::size_t at = 0; at < piece.size(); at += options_.write_bytes) {
+    if (!co_await out.write(std::string_view(piece).substr(at, options_.write_bytes)))
+      co_return 200;
   }
   co_await out.finish();
   co_return 200;

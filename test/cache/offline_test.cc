@@ -234,31 +234,75 @@ class CountingStore : public Store {
   Store& inner_;
 };
 
+// Counts the writes made while the cache's snapshot is open; each write moves `now` on by `step`.
+struct SnapshotCheckingWriter : RecordingWriter {
+  CountingStore* store = nullptr;
+  std::chrono::steady_clock::time_point* now = nullptr;
+  std::chrono::milliseconds step{0};
+  int writes = 0, writes_with_view = 0, writes_after_release = 0;
+  boost::asio::awaitable<bool> write(std::string_view bytes) override {
+    ++writes;
+    if (store->open_views != 0) ++writes_with_view;
+    if (store->open_views == 0 && writes_with_view > 0) ++writes_after_release;
+    body.append(bytes);
+    if (now) *now += step;
+    co_return true;
+  }
+};
+
 // A slow client must not hold the cache's snapshot open: LMDB could not reuse the pages it pins,
-// and the file would grow with every write meanwhile.
+// and the file would grow with every write meanwhile. With no time to hold it, nothing is written
+// while it is open.
 TEST_F(OfflineTest, NoSnapshotIsHeldWhileTheClientReads) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   CountingStore counting(*store_);
-  LocalProxy proxy(counting, *metrics_, events_,
-                   {std::chrono::seconds(1800), std::chrono::seconds(60), 64});
+  LocalProxy::Options options{std::chrono::seconds(1800), std::chrono::seconds(60), 64};
+  options.snapshot_hold = std::chrono::milliseconds(0);
+  LocalProxy proxy(counting, *metrics_, events_, options);
   for (const char* target : {"/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1",
                              "/api/v1/namespaces/default/pods/web-0", "/api/v1/services"}) {
-    struct Checking : RecordingWriter {
-      CountingStore* store = nullptr;
-      int writes = 0, writes_with_view = 0;
-      boost::asio::awaitable<bool> write(std::string_view bytes) override {
-        ++writes;
-        if (store->open_views != 0) ++writes_with_view;
-        body.append(bytes);
-        co_return true;
-      }
-    } out;
+    SnapshotCheckingWriter out;
     out.store = &counting;
     auto info = kubelet("GET", target);
     run(proxy.serve(info, policy_.identity(info), out));
     EXPECT_GT(out.writes, 0) << target;
     EXPECT_EQ(out.writes_with_view, 0) << target;
   }
+}
+
+// A client that keeps up reads the list straight from the snapshot; one that is slower than the
+// snapshot may be held gets the rest from a copy, and the snapshot is released. Either way it
+// receives the same list.
+TEST_F(OfflineTest, ASlowClientGetsTheRestFromACopyAndTheSnapshotIsReleased) {
+  const char* target = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1";
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back("web-" + std::to_string(i));
+  cache(target, pod_list(names, 7));
+  const std::string expected = serve(target).body;
+  ASSERT_EQ(parse(expected)["items"].Size(), 40u);
+  CountingStore counting(*store_);
+  auto now = std::chrono::steady_clock::time_point{};
+  LocalProxy::Options options{std::chrono::seconds(1800), std::chrono::seconds(60), 64};
+  options.snapshot_hold = std::chrono::milliseconds(1000);
+  options.clock = [&now] { return now; };
+  LocalProxy proxy(counting, *metrics_, events_, options);
+  auto info = kubelet("GET", target);
+
+  SnapshotCheckingWriter fast;
+  fast.store = &counting;
+  run(proxy.serve(info, policy_.identity(info), fast));
+  EXPECT_EQ(fast.body, expected);
+  EXPECT_GT(fast.writes_with_view, 3);  // straight from the snapshot: no copy of the list
+
+  SnapshotCheckingWriter slow;
+  slow.store = &counting;
+  slow.now = &now;
+  slow.step = std::chrono::milliseconds(400);
+  run(proxy.serve(info, policy_.identity(info), slow));
+  EXPECT_EQ(slow.body, expected);
+  EXPECT_EQ(slow.writes_with_view, 3);  // at 0, 400 and 800 ms; at 1200 the rest was copied
+  EXPECT_GT(slow.writes_after_release, 0);
+  EXPECT_EQ(counting.open_views, 0);
 }
 
 TEST_F(OfflineTest, GetFindsObjectsFromListsWithKindAdded) {
