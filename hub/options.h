@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "base/result.h"
+#include "hub/flag_values.h"
 
 namespace yurthub::hub {
-
-// One `--server-addr` entry. Only https is accepted (YurtHub rejects any other scheme).
-struct ServerAddress {
-  std::string url;   // as given, normalised to "https://host:port"
-  std::string host;  // host name or IP literal (IPv6 without brackets)
-  std::string port;  // defaults to "443" when the URL has none
-};
 
 enum class LbMode { RoundRobin, Priority };
 
@@ -88,10 +82,6 @@ struct HubOptions {
 // own certificate (hub/certificate) and writes <root-dir>/yurthub.conf itself.
 bool manages_own_certificate(const HubOptions& options);
 
-// One --server-addr entry, or a kubeconfig's cluster server: [https://]host[:port][/], the port
-// defaulting to 443. YurtHub rejects every scheme but https.
-Result<ServerAddress> parse_server_address(std::string_view entry);
-
 // Parses argv[1..argc). Accepts `--name=value`, `--name value`, bare `--bool-flag` and
 // `--bool-flag=true|false`. Unknown flags, bad values and missing required flags (unless
 // --help/--version was given) are errors whose message names the flag.
@@ -99,8 +89,5 @@ Result<HubOptions> parse_flags(int argc, const char* const* argv);
 
 // The usage text printed for --help: every flag with its default and one line of help.
 std::string usage();
-
-// Parses a Go duration ("40s", "1m30s", "1800s", "2h", "500ms"); whole seconds, rounded down.
-Result<std::chrono::seconds> parse_go_duration(std::string_view text);
 
 }  // namespace yurthub::hub
