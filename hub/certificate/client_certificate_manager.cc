@@ -203,8 +203,9 @@ Result<kube::Credentials> ClientCertificateManager::save(const IssuedCertificate
 
 void ClientCertificateManager::publish(const kube::Credentials& credentials) {
   current_ = credentials;
-  set_certificate_expiry(expiry_, credentials);
   if (auto info = net::inspect_certificate(credentials.client_cert_pem)) {
+    expiry_.set(std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch())
+                    .count());
     YH_LOG(Info) << "client certificate for " << info->common_name << " valid until "
                  << utc_text(info->not_after);
   }
