@@ -34,6 +34,10 @@ cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  # Anything still chrooted in this test's image (only if a pid above was not the hub's).
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/root" 2>/dev/null) == "$tmp"/* ]] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
   # The hub's /proc and /dev mounts were in its own mount namespace, gone with it.
   rm -rf "$tmp"
 }
