@@ -3,12 +3,19 @@
 # Debian -dev packages the project depends on, clang and its libFuzzer runtime (scripts/fuzz.sh),
 # kubectl (used by the demo and the tests), and dpkg-dev and file, which CPack's DEB generator runs
 # (dpkg-shlibdeps) to compute the package's Depends (test/packaging).
+# `setup.sh image` adds what cmd/packaging/build_image.sh needs to build the container image without
+# Docker: debootstrap, umoci and jq.
 # Idempotent; runs apt only when something is missing. Needs root (or sudo).
 set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl
           libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
           libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev dpkg-dev file)
+case ${1:-} in
+  '') ;;
+  image) packages+=(debootstrap umoci jq) ;;
+  *) echo "usage: setup.sh [image]" >&2; exit 2 ;;
+esac
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@";

@@ -4,7 +4,8 @@
 #               files, its maintainer scripts, the unit (systemd-analyze verify) and
 #               /etc/default/yurthub, then runs the extracted binary with the unit's command line.
 #   static_pod  checks cmd/packaging/yurthub-static-pod.yaml with kubectl's typed decoding (offline)
-#               and against yurtadm's template, and the Dockerfile against scripts/setup.sh.
+#               and against yurtadm's template, the Dockerfile against scripts/setup.sh, and
+#               cmd/packaging/build_image.sh against the Dockerfile.
 # Every --flag the packaging names must be one `yurthub --help` lists, and every command line it
 # builds must parse, so none of it can drift from hub/options.cc. Temp dirs only: parallel-safe.
 #
@@ -210,6 +211,22 @@ NODE_NAME=spec.nodeName'
     grep -qE "(^| )$pkg( |$)" "$dockerfile" || fail "the Dockerfile does not install $pkg"
   done
   ok "Dockerfile: debian:12 build, debian:12-slim runtime, entrypoint /usr/bin/yurthub"
+
+  # build_image.sh makes the same image without Docker: the same commands in each stage.
+  local script=$packaging/build_image.sh line
+  while read -r line; do
+    grep -qF -- "$line" "$dockerfile" || fail "the Dockerfile no longer has: $line"
+    grep -qF -- "$line" "$script" || fail "build_image.sh does not do as the Dockerfile: $line"
+  done <<'EOF'
+-DYURTHUB_BUILD_TESTS=OFF
+--target package
+apt-get install -y --no-install-recommends /tmp/yurthub.deb
+rm -rf /var/lib/apt/lists/*
+EOF
+  grep -qE -- '--config.entrypoint /usr/bin/yurthub( |$)' "$script" ||
+    fail "build_image.sh entrypoint"
+  grep -q -- '--variant=minbase' "$script" || fail "build_image.sh does not debootstrap a minbase"
+  ok "build_image.sh: the Dockerfile's stages and entrypoint"
 }
 
 case $mode in
