@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the yurthub container image without Docker, from Debian 12 packages only: the same two
 # stages as cmd/packaging/Dockerfile, with the same result. Stage 1 builds the .deb in BUILD_DIR
-# (default build/release, reused when it exists); stage 2 installs it with apt, in a chroot, into
+# (default build/image/release, its own, so that the benchmarks' build/release keeps its tests;
+# reused when it exists); stage 2 installs it with apt, in a chroot, into
 # a debootstrap minbase slimmed as debian:12-slim is (cached under build/image/cache); umoci then
 # writes build/image/yurthub-<version>.oci.tar, entrypoint /usr/bin/yurthub, which `docker load`,
 # `podman load` and `ctr images import` read. Change one, change the other.
@@ -16,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=$(pwd)
-build=$(realpath -m "${1:-build/release}")
+build=$(realpath -m "${1:-build/image/release}")
 out=$src/build/image
 jobs=${YURTHUB_BUILD_JOBS:-$(nproc)}
 suite=bookworm
