@@ -57,6 +57,20 @@ struct ActiveUpstream {
   }
 };
 
+// An exchange's registration on its client connection, cleared however the exchange ends. Used by
+// the Forwarder (forwarder.cc, forwarder_offline.cc).
+struct ActiveScope {
+  ActiveUpstream& active;
+  ActiveScope(ActiveUpstream& a, UpstreamConnection* c, std::size_t server) : active(a) {
+    active = ActiveUpstream{};
+    active.connection = c;
+    active.server = server;
+  }
+  ~ActiveScope() { active = ActiveUpstream{}; }
+  ActiveScope(const ActiveScope&) = delete;
+  ActiveScope& operator=(const ActiveScope&) = delete;
+};
+
 template <class Stream>
 struct ClientConnection {
   template <class... Args>
