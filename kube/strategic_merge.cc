@@ -251,11 +251,10 @@ Status Merger::merge_map(Value& target, const Value& patch, const std::string& p
       target.SetObject();  // strategicpatch leaves an empty map
       return {};
     }
-    if (d == "replace") {
-      target.SetObject();  // the rest of the patch, merged onto nothing
-    } else if (d != "merge") {
-      return fail(path, "unknown $patch \"" + std::string(d) + "\"");
+    if (d != "replace") {  // "merge" too, which it only names: strategicpatch refuses it
+      return fail(path, "unknown patch type: " + std::string(d) + " in map");
     }
+    target.SetObject();  // the rest of the patch, merged onto nothing
   }
   for (const auto& m : patch.GetObject()) {
     std::string_view name = string_of(m.name);

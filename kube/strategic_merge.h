@@ -23,8 +23,9 @@
 //   is the patch merged onto nothing: null members are dropped and directives applied, never
 //   copied. strategicpatch copies such values as they are and relies on the typed decode that
 //   follows to drop what is left; this store keeps untyped JSON.
-// - `$patch: merge` in a map is accepted as the default it names (strategicpatch rejects it), and
-//   `$patch: replace` on a map the target lacks gives the map (strategicpatch drops it).
+// - `$patch: replace` on a map the target lacks gives the map (strategicpatch drops it). Like
+//   strategicpatch, `$patch: merge` in a map is refused ("unknown patch type"), although it names
+//   the default: the apiserver answers it 500, so a journaled patch carrying it could never replay.
 // - `$deleteFromPrimitiveList/<list>` applies after the other members of its map (strategicpatch
 //   follows Go's random map order); target list elements without the merge key never match
 //   (strategicpatch fails on them).
