@@ -117,9 +117,8 @@ Result<std::shared_ptr<net::ReplaceableContext>> ServingCertificateManager::obta
 }
 
 asio::awaitable<Result<SslContext>> ServingCertificateManager::obtain_async() {
-  if (const auto identity = identity_()) {
-    if (auto tls = net::make_upstream_tls(*identity)) co_await learn_cluster_ips(*tls);
-  }
+  // A stored certificate is used without asking the apiserver anything: a node restarting offline
+  // must not wait for it. complete_names() checks the ClusterIP once the hub runs.
   std::ifstream in(files_.current_pem(Pair::Serving));
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
   if (!stored.empty() && stored_is_usable(stored)) co_return use(stored, stored);
@@ -185,12 +184,31 @@ asio::awaitable<Status> ServingCertificateManager::renew() {
   co_return Status{};
 }
 
+asio::awaitable<void> ServingCertificateManager::complete_names() {
+  if (!cluster_ips_known_) {
+    const auto identity = identity_();
+    if (!identity) co_return;
+    auto tls = net::make_upstream_tls(*identity);
+    if (!tls) co_return;
+    co_await learn_cluster_ips(*tls);
+  }
+  if (!cluster_ips_known_ || stored_is_usable(current_pem_)) co_return;
+  YH_LOG(Info) << "the serving certificate does not name the kubernetes ClusterIP; renewing it";
+  const Status renewed = co_await renew();
+  renewals_.with({renewed ? "success" : "failure"}).inc();
+  if (!renewed) {
+    YH_LOG(Warning) << "renewing the serving certificate for the ClusterIP: "
+                    << renewed.error().message << "; the scheduled renewal will add it";
+  }
+}
+
 void ServingCertificateManager::start(asio::any_io_executor executor) {
   wake_.emplace(executor);
   Renewal renewal{"serving certificate", [this] { return current_pem_; },
                   [this] { return renew(); }, &renewals_, settings_.retry_max};
   net::spawn_detached(executor, renew_forever(*wake_, std::move(renewal)),
                       "serving certificate renewal");
+  net::spawn_detached(executor, complete_names(), "serving certificate names");
 }
 
 }  // namespace yurthub::hub

@@ -56,8 +56,8 @@ class ServingCertificateManager {
   ServingCertificateManager(ServingCertificateSettings settings, Identity identity,
                             base::MetricsRegistry& registry);
 
-  // The context to serve with: a stored certificate still valid for these names (and the
-  // kubernetes ClusterIP, when the apiserver answers), or a new one (blocks up to csr_wait).
+  // The context to serve with: a stored certificate still valid for the names from the flags
+  // (without asking the apiserver anything), or a new one (blocks up to csr_wait).
   Result<std::shared_ptr<net::ReplaceableContext>> obtain();
 
   // Renews on `executor` into the context obtain() returned. The executor's thread must have
@@ -71,6 +71,9 @@ class ServingCertificateManager {
   // answers, every request tries again and the certificate goes without them.
   boost::asio::awaitable<void> learn_cluster_ips(const net::UpstreamTls& tls);
   std::vector<std::string> ip_addresses() const;
+  // Once the hub runs: a certificate reused from disk that lacks the ClusterIP (the apiserver did
+  // not answer at start, or it was stored by an older hub) is renewed at once.
+  boost::asio::awaitable<void> complete_names();
   boost::asio::awaitable<Status> renew();
   Result<std::shared_ptr<boost::asio::ssl::context>> use(const std::string& certificate_pem,
                                                          const std::string& key_pem);

@@ -250,6 +250,42 @@ TEST_F(CertificateBootstrap, TheHttpsPortServesWithACertificateFromItsCsr) {
   EXPECT_EQ(by_cluster_ip.exit_code, 0) << by_cluster_ip.err;
 }
 
+// A serving certificate kept on disk is used at once at start, without asking the apiserver (a node
+// restarting offline must not wait). When it does not name the kubernetes ClusterIP (here: the
+// Service was re-created with another one), the hub renews it as soon as it runs.
+TEST(CertificateServing, AStoredServingCertificateWithoutTheClusterIpIsRenewed) {
+  ClusterOptions o = bootstrap_cluster();
+  o.apiserver_flags.push_back("--csr-cert-lifetime-seconds=3600");  // no scheduled renewal here
+  Cluster cluster_(o);
+  start_for_bootstrap(cluster_);
+  cluster_.start_hub();
+  const std::string pem = cluster_.dir() + "/root/pki/yurthub-server-current.pem";
+  const auto names = [&] {
+    return run_command({"/usr/bin/openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", pem},
+                       std::chrono::seconds(10))
+        .out;
+  };
+  ASSERT_NE(names().find("IP Address:10.96.0.1"), std::string::npos) << names();
+  cluster_.hub().signal(SIGTERM);
+  cluster_.hub().wait_exit(std::chrono::seconds(15));
+  auto deleted = cluster_.kubectl_direct({"delete", "service", "kubernetes", "-n", "default"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  auto created = cluster_.kubectl_direct(
+      {"create", "-f", "-"}, std::chrono::seconds(20),
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: kubernetes\n  namespace: default\n"
+      "spec:\n  clusterIP: 10.96.0.2\n  ports:\n  - name: https\n    port: 443\n"
+      "    targetPort: 6443\n");
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  cluster_.start_hub();
+  ASSERT_TRUE(eventually([&] { return names().find("IP Address:10.96.0.2") != std::string::npos; },
+                         std::chrono::seconds(20)))
+      << names() << cluster_.hub().log();
+  auto pods = pod_kubectl(
+      cluster_, {"--tls-server-name=10.96.0.2", "get", "pods", "-n", "default", "-o", "name"},
+      "pod-token-0123456789");
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+}
+
 TEST_F(CertificateBootstrap, RenewalThatFailedWhileTheCloudWasAwaySucceedsWhenItReturns) {
   cluster_.start_hub();
   const std::string success = R"(node_yurthub_client_certificate_renewals_total{result="success"})";
