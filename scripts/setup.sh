@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing yurthub needs on Debian 12, if missing: the toolchain, the
 # Debian -dev packages the project depends on, clang and its libFuzzer runtime (scripts/fuzz.sh),
-# kubectl (used by the demo and the tests), and dpkg-dev and file, which CPack's DEB generator runs
+# clang-format and clang-tidy (scripts/check_format.sh, check_tidy.sh), kubectl (used by the demo and the tests), and dpkg-dev and file, which CPack's DEB generator runs
 # (dpkg-shlibdeps) to compute the package's Depends (test/packaging).
 # `setup.sh image` adds what cmd/packaging/build_image.sh needs to build the container image without
 # Docker: debootstrap, umoci and jq.
@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl
           libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
-          libgtest-dev libgmock-dev clang clang-format libclang-rt-14-dev dpkg-dev file)
+          libgtest-dev libgmock-dev clang clang-format clang-tidy libclang-rt-14-dev dpkg-dev file)
 case ${1:-} in
   '') ;;
   image) packages+=(debootstrap umoci jq) ;;
