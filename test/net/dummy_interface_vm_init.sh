@@ -3,7 +3,8 @@
 # whose `dummy` link kind is a module (CONFIG_DUMMY=m) loaded on demand through modprobe. Runs the
 # real yurthub with its dummy interface defaults and checks, reading the kernel's state with
 # iproute2 (not with the hub's code): hub-dummy0 is of kind dummy, up, with 169.254.2.1/32; the
-# proxy on 169.254.2.1:10261 answers 401 to a request without a bearer token; the hub re-creates
+# proxy on 169.254.2.1:10261 answers 401 to a request without a bearer token, and so does the
+# HTTPS port 10268, its certificate verified for 169.254.2.1 with the cluster CA; the hub re-creates
 # the interface after `ip link del` (its 60 s period, waited for with a bound); SIGTERM deletes
 # it. Then runs net_tests' DummyInterface cases, which use kind dummy when the kernel can make it.
 # Every line the host checks starts with "VMTEST"; the last is "VMTEST RESULT PASS" or
@@ -93,7 +94,14 @@ grep '^dummy ' /proc/modules | sed 's/^/VMTEST modules: /'
 status=$(http_status 169.254.2.1 10261)
 say "GET http://169.254.2.1:10261/api/v1/nodes without a token: $status"
 check "169.254.2.1:10261 answers 401 without a bearer token" grep -q '^HTTP/1.1 401' <<<"$status"
-check "169.254.2.1:10268 (HTTPS) accepts a connection" bash -c 'exec 3<>/dev/tcp/169.254.2.1/10268'
+# The HTTPS port on the same address, verified against the cluster CA as pods do.
+status=$(printf 'GET /api/v1/nodes HTTP/1.1\r\nHost: 169.254.2.1\r\nConnection: close\r\n\r\n' |
+  timeout 10 openssl s_client -quiet -verify_return_error -CAfile $pki/ca.crt \
+    -verify_ip 169.254.2.1 -connect 169.254.2.1:10268 2>/tmp/s_client.log | head -1 | tr -d '\r')
+say "GET https://169.254.2.1:10268/api/v1/nodes without a token: $status"
+check "169.254.2.1:10268 serves TLS verified for 169.254.2.1 and answers 401 without a token" \
+  grep -q '^HTTP/1.1 401' <<<"$status"
+grep -q '^HTTP/1.1 401' <<<"$status" || sed 's/^/VMTEST s_client: /' /tmp/s_client.log
 
 # (c) deleted, re-created by the keeper within its 60 s period
 ip link del hub-dummy0

@@ -59,8 +59,9 @@ mirror() {
 }
 main_mirror=${YURTHUB_VM_MIRROR:-$(mirror $suite)}
 main_mirror=${main_mirror:-http://deb.debian.org/debian}
-# The hub's runtime libraries (its .deb's Depends), kmod for modprobe, iproute2 for the checks.
-include=kmod,iproute2,libssl3,zlib1g,liblmdb0,libyaml-cpp0.7,libstdc++6
+# The hub's runtime libraries (its .deb's Depends), kmod for modprobe, iproute2 and openssl
+# (s_client on the HTTPS port) for the checks.
+include=kmod,iproute2,openssl,libssl3,zlib1g,liblmdb0,libyaml-cpp0.7,libstdc++6
 # The kernel's modules the VM gets: dummy (the hub), ifb (the tests' kind elsewhere), and bridge
 # with its dependencies (DummyInterface.RefusesSameNameOfAnotherKind makes a bridge).
 modules="drivers/net/dummy.ko drivers/net/ifb.ko net/bridge/bridge.ko net/802/stp.ko net/llc/llc.ko"
