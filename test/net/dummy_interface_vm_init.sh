@@ -20,7 +20,7 @@ check() {  # check WHAT CMD...: runs CMD, reports WHAT as ok or FAIL
   if "$@"; then say "ok: $what"; else say "FAIL: $what"; failures=$((failures + 1)); fi
 }
 finish() {
-  [ "$failures" -eq 0 ] && say "RESULT PASS" || say "RESULT FAIL ($failures)"
+  if [ "$failures" -eq 0 ]; then say "RESULT PASS"; else say "RESULT FAIL ($failures)"; fi
   sync
   echo o >/proc/sysrq-trigger  # power off now (no init system in this root)
   sleep 10                     # not reached; PID 1 must not exit before the power-off
@@ -108,14 +108,16 @@ ip link del hub-dummy0
 check "ip link del hub-dummy0 removed it" bash -c '! ip link show hub-dummy0 >/dev/null 2>&1'
 deleted=$(date +%s)
 if poll 90 interface_ok; then
-  say "ok: hub-dummy0 re-created, up and re-addressed $(($(date +%s) - deleted)) s after ip link del"
+  say "ok: hub-dummy0 re-created, up and re-addressed" \
+    "$(($(date +%s) - deleted)) s after ip link del"
 else
   say "FAIL: hub-dummy0 not back 90 s after ip link del"
   failures=$((failures + 1))
 fi
 ip -d addr show dev hub-dummy0 2>&1 | sed 's/^/VMTEST ip: /'
 grep 'changed by someone else' /tmp/hub.log | sed 's/^/VMTEST hub: /'
-check "the hub logged the re-creation" hub_log_has 'hub-dummy0 was changed by someone else: re-created'
+check "the hub logged the re-creation" \
+  hub_log_has 'hub-dummy0 was changed by someone else: re-created'
 status=$(http_status 169.254.2.1 10261)
 say "after re-creation, GET without a token: $status"
 check "169.254.2.1:10261 serves again after re-creation (401)" grep -q '^HTTP/1.1 401' <<<"$status"

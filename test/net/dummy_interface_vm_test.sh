@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The dummy interface on a real Debian 12 kernel: registered by test/net/CMakeLists.txt as
+# The dummy interface on a real Debian 12 kernel: registered by test/CMakeLists.txt as
 # DummyInterfaceVmTest and skipped (exit 77) unless YURTHUB_VM_TEST=1 (a kernel download, a
-# debootstrap and a VM boot; see docs/operations.md "The dummy interface"). Kernels without
-# CONFIG_DUMMY (this project's CI VM) test the same code with kind ifb only; here Debian's
-# linux-image-amd64, whose dummy driver is a module loaded on demand, runs under qemu (KVM when
-# /dev/kvm can be used, else TCG) with an initramfs root: a debootstrap minbase with kmod,
-# iproute2, the hub's runtime libraries and the kernel's dummy/ifb modules (cached under
-# build/vm/cache, never in git), plus, per run, the given yurthub and net_tests binaries, a PKI
-# from scripts/gen-certs.sh and test/net/dummy_interface_vm_init.sh as /init, which runs the
-# checks and powers off. Passes only if the console ends with "VMTEST RESULT PASS".
+# debootstrap and a VM boot; see docs/operations.md "Verified on a kernel with dummy links").
+# Kernels without CONFIG_DUMMY (the 6.18 VM this was written on) test the same code with kind ifb
+# only; here Debian's linux-image-amd64, whose dummy driver is a module loaded on demand, runs
+# under qemu (KVM when /dev/kvm can be used, else TCG) with an initramfs root: a debootstrap
+# minbase with kmod, iproute2, openssl, the hub's runtime libraries and the kernel's
+# dummy/ifb/bridge modules (cached under build/vm/cache, never in git), plus, per run, the given
+# yurthub and net_tests binaries, a PKI from scripts/gen-certs.sh and
+# test/net/dummy_interface_vm_init.sh as /init, which runs the checks and powers off. Passes only
+# if the serial console has the line "VMTEST RESULT PASS".
 # Needs root (debootstrap, chroot) and the network for the first run; installs debootstrap,
 # qemu-system-x86 and cpio if missing (scripts/setup.sh vm). Temp dir per run: parallel-safe
-# once the cache exists.
+# once the cache exists. Every process it starts (qemu) is killed when it exits.
 #
 # Usage: dummy_interface_vm_test.sh YURTHUB [NET_TESTS]
 # Environment: YURTHUB_VM_TEST=1 to run; YURTHUB_VM_MIRROR (default: the bookworm source apt
@@ -64,13 +65,13 @@ main_mirror=${main_mirror:-http://deb.debian.org/debian}
 include=kmod,iproute2,openssl,libssl3,zlib1g,liblmdb0,libyaml-cpp0.7,libstdc++6
 # The kernel's modules the VM gets: dummy (the hub), ifb (the tests' kind elsewhere), and bridge
 # with its dependencies (DummyInterface.RefusesSameNameOfAnotherKind makes a bridge).
-modules="drivers/net/dummy.ko drivers/net/ifb.ko net/bridge/bridge.ko net/802/stp.ko net/llc/llc.ko"
+modules=(drivers/net/dummy.ko drivers/net/ifb.ko net/bridge/bridge.ko net/802/stp.ko net/llc/llc.ko)
 
-# The kernel: the package linux-image-amd64 depends on, its vmlinuz and $modules unpacked.
+# The kernel: the package linux-image-amd64 depends on, its vmlinuz and modules unpacked.
 kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ { print $2; exit }')
 [ -n "$kpkg" ] || fail "apt knows no linux-image-amd64 (apt-get update?)"
 kdir=$cache/$kpkg
-if [ "$(cat "$kdir/.done" 2>/dev/null)" != "$modules" ]; then
+if [ "$(cat "$kdir/.done" 2>/dev/null)" != "${modules[*]}" ]; then
   step "downloading $kpkg"
   rm -rf "$kdir" && mkdir -p "$kdir"
   (cd "$kdir" && apt-get download "$kpkg" >"$kdir/download.log" 2>&1) ||
@@ -79,18 +80,19 @@ if [ "$(cat "$kdir/.done" 2>/dev/null)" != "$modules" ]; then
   mkdir "$kdir/x"
   dpkg-deb --fsys-tarfile "$kdir"/"$kpkg"_*.deb | tar -C "$kdir/x" -x --wildcards './boot/*' \
     './lib/modules/*/modules.builtin' './lib/modules/*/modules.builtin.modinfo' \
-    './lib/modules/*/modules.order' $(printf "./lib/modules/*/kernel/%s " $modules)
+    './lib/modules/*/modules.order' "${modules[@]/#/./lib/modules/*/kernel/}"
   rm -f "$kdir"/*.deb
-  echo "$modules" >"$kdir/.done"
+  echo "${modules[*]}" >"$kdir/.done"
 fi
 kver=$(basename "$(echo "$kdir"/x/lib/modules/*)")
 kernel=$kdir/x/boot/vmlinuz-$kver
-grep -qx 'CONFIG_DUMMY=m' "$kdir/x/boot/config-$kver" || fail "$kver does not build dummy as a module"
+grep -qx 'CONFIG_DUMMY=m' "$kdir/x/boot/config-$kver" ||
+  fail "$kver does not build dummy as a module"
 
 # The base root as an uncompressed newc cpio (the kernel unpacks concatenated archives, so each
-# run appends its own files): debootstrap minbase + $include + $modules.
+# run appends its own files): debootstrap minbase + $include + the modules.
 base_cpio=$cache/$suite-$kver.cpio
-stamp="$suite $main_mirror $include $kver $modules"
+stamp="$suite $main_mirror $include $kver ${modules[*]}"
 if [ "$(cat "$base_cpio.stamp" 2>/dev/null)" != "$stamp" ]; then
   step "debootstrap $suite minbase from $main_mirror with $include"
   root=$cache/root.tmp
@@ -136,8 +138,8 @@ cat "$base_cpio" "$tmp/extra.cpio" >"$tmp/initrd"
 accel=${YURTHUB_VM_ACCEL:-}
 if [ -z "$accel" ]; then
   # KVM when it can be opened here, else TCG (emulation: the same kernel, slower). Not on a
-  # host whose KVM is PVM (kvm_pvm, as in this project's CI VM): it runs only kernels built as
-  # PVM guests, and Debian's hangs right after "Probing EDD".
+  # host whose KVM is PVM (kvm_pvm, as on the VM this was written on): it runs kernels built as
+  # PVM guests, and Debian's printed nothing after SeaBIOS's "Probing EDD" there.
   if (exec 3<>/dev/kvm) 2>/dev/null && [ ! -d /sys/module/kvm_pvm ]; then
     accel=kvm
   else
