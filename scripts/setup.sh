@@ -4,7 +4,8 @@
 # clang-format and clang-tidy (scripts/check_format.sh, check_tidy.sh), kubectl (used by the demo and the tests), and dpkg-dev and file, which CPack's DEB generator runs
 # (dpkg-shlibdeps) to compute the package's Depends (test/packaging).
 # `setup.sh image` adds what cmd/packaging/build_image.sh needs to build the container image without
-# Docker: debootstrap, umoci and jq.
+# Docker: debootstrap, umoci and jq. `setup.sh vm` adds what test/net/dummy_interface_vm_test.sh
+# needs to boot a Debian kernel: debootstrap, qemu-system-x86 and cpio.
 # Idempotent; runs apt only when something is missing. Needs root (or sudo).
 set -euo pipefail
 
@@ -14,7 +15,8 @@ packages=(cmake g++ ninja-build ccache pkg-config openssl
 case ${1:-} in
   '') ;;
   image) packages+=(debootstrap umoci jq) ;;
-  *) echo "usage: setup.sh [image]" >&2; exit 2 ;;
+  vm) packages+=(debootstrap qemu-system-x86 cpio) ;;
+  *) echo "usage: setup.sh [image|vm]" >&2; exit 2 ;;
 esac
 
 sudo_if_needed() {
