@@ -4,8 +4,8 @@
 // shared, read-only, by all workers (OpenSSL's SSL_CTX is safe for concurrent SSL_new).
 #pragma once
 
-#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/asio/ssl/context.hpp>
@@ -16,16 +16,27 @@
 namespace yurthub::net {
 
 // A value every worker reads and one writer replaces whole: readers hold the shared_ptr they got,
-// so a replace() never changes what an open exchange is using.
+// so a replace() never changes what an open exchange is using. A mutex, not
+// std::atomic<std::shared_ptr>: libstdc++ 12's load() releases its lock bit with a relaxed store,
+// which ThreadSanitizer reports as a race with the next store (test/hub/certificate/threads_test).
+// Uncontended, it costs a worker about as much as the atomic's lock bit.
 template <class T>
 class Replaceable {
  public:
   explicit Replaceable(std::shared_ptr<T> value) : current_(std::move(value)) {}
-  std::shared_ptr<T> get() const { return current_.load(); }
-  void replace(std::shared_ptr<T> value) { current_.store(std::move(value)); }
+  std::shared_ptr<T> get() const {
+    std::lock_guard lock(mutex_);
+    return current_;
+  }
+  // The old value is released after the lock, by `value` going out of scope.
+  void replace(std::shared_ptr<T> value) {
+    std::lock_guard lock(mutex_);
+    current_.swap(value);
+  }
 
  private:
-  std::atomic<std::shared_ptr<T>> current_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<T> current_;
 };
 
 // The context presenting the hub's client certificate, replaced whole when the certificate is
