@@ -311,6 +311,10 @@ asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
   const auto release_at = options_.clock() + options_.snapshot_hold;
   if (!co_await out.start(200, "application/json")) co_return 0;
   piece.reserve(options_.write_bytes * 2);
+  const auto append = [&](std::size_t i) {
+    if (i) piece += ',';
+    piece.append(items[i]);
+  };
   std::size_t next = 0;
   for (; next < items.size(); ++next) {
     if (piece.size() >= options_.write_bytes) {
@@ -318,17 +322,13 @@ asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
       if (!co_await out.write(piece)) co_return 200;
       piece.clear();
     }
-    if (next) piece += ',';
-    piece.append(items[next]);
+    append(next);
   }
   if (next < items.size()) {  // a slow client: copy the rest out of the snapshot
     std::size_t bytes = piece.size() + 2;
     for (std::size_t i = next; i < items.size(); ++i) bytes += items[i].size() + 1;
     piece.reserve(bytes);
-    for (; next < items.size(); ++next) {
-      if (next) piece += ',';
-      piece.append(items[next]);
-    }
+    for (; next < items.size(); ++next) append(next);
   }
   items.clear();
   view.reset();

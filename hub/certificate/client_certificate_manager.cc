@@ -204,8 +204,7 @@ Result<kube::Credentials> ClientCertificateManager::save(const IssuedCertificate
 void ClientCertificateManager::publish(const kube::Credentials& credentials) {
   current_ = credentials;
   if (auto info = net::inspect_certificate(credentials.client_cert_pem)) {
-    expiry_.set(std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch())
-                    .count());
+    set_expiry(expiry_, info->not_after);
     YH_LOG(Info) << "client certificate for " << info->common_name << " valid until "
                  << utc_text(info->not_after);
   }

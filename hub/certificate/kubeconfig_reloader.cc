@@ -16,9 +16,11 @@ base::Gauge& client_certificate_expiry_gauge(base::MetricsRegistry& registry) {
 void set_certificate_expiry(base::Gauge& gauge, const kube::Credentials& credentials) {
   if (!credentials.has_client_certificate()) return;
   auto info = net::inspect_certificate(credentials.client_cert_pem);
-  if (!info) return;
-  gauge.set(
-      std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch()).count());
+  if (info) set_expiry(gauge, info->not_after);
+}
+
+void set_expiry(base::Gauge& gauge, std::chrono::system_clock::time_point not_after) {
+  gauge.set(std::chrono::duration_cast<std::chrono::seconds>(not_after.time_since_epoch()).count());
 }
 
 KubeconfigReloader::KubeconfigReloader(std::string path, kube::Credentials loaded,

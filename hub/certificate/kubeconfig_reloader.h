@@ -49,6 +49,8 @@ class KubeconfigReloader {
 
 // Sets `gauge` to the expiry (Unix seconds) of the certificate in `credentials`, if any.
 void set_certificate_expiry(base::Gauge& gauge, const kube::Credentials& credentials);
+// Sets `gauge` to `not_after` as Unix seconds (the expiry gauges of both certificates).
+void set_expiry(base::Gauge& gauge, std::chrono::system_clock::time_point not_after);
 
 // The gauge node_yurthub_client_certificate_expiry_timestamp_seconds.
 base::Gauge& client_certificate_expiry_gauge(base::MetricsRegistry& registry);

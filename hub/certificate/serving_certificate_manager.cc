@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "hub/certificate/api_call.h"
 #include "hub/certificate/csr_client.h"
+#include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/renewal.h"
 #include "kube/certificate_signing_request.h"
 #include "net/spawn.h"
@@ -87,8 +88,7 @@ Result<SslContext> ServingCertificateManager::use(const std::string& certificate
   if (!context) return context.error();
   current_pem_ = certificate_pem;
   if (auto info = net::inspect_certificate(certificate_pem)) {
-    expiry_.set(std::chrono::duration_cast<std::chrono::seconds>(info->not_after.time_since_epoch())
-                    .count());
+    set_expiry(expiry_, info->not_after);
     YH_LOG(Info) << "serving certificate of the HTTPS port valid until "
                  << utc_text(info->not_after);
   }

@@ -74,6 +74,14 @@ void start_for_bootstrap(Cluster& cluster) {
       << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
 }
 
+// POST /v1/token on the admin port with `body`, as an operator would; the raw answer.
+std::string post_token(const Cluster& cluster, const std::string& body) {
+  return raw_http(cluster.admin_port(),
+                  "POST /v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                  "Content-Type: application/json\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body);
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), {});
@@ -342,12 +350,7 @@ TEST(CertificateRescue, AJoinTokenPostedAfterCertificateAndTokenExpiredRecoversT
       cluster.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(20), second_secret);
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const double succeeded_before = cluster.metric(success);
-  const std::string body = R"({"jointoken":"ghijkl.0123456789ghijkl"})";
-  const std::string answer =
-      raw_http(cluster.admin_port(),
-               "POST /v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-               "Content-Type: application/json\r\nContent-Length: " +
-                   std::to_string(body.size()) + "\r\n\r\n" + body);
+  const std::string answer = post_token(cluster, R"({"jointoken":"ghijkl.0123456789ghijkl"})");
   ASSERT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
   ASSERT_TRUE(eventually([&] { return cluster.metric(success) > succeeded_before; },
                          std::chrono::seconds(30)))
@@ -382,12 +385,7 @@ TEST_F(CertificateBootstrap, ANodeMovedToAnotherClusterForgetsTheFirstClustersCe
 
 TEST_F(CertificateBootstrap, JoinTokenEndpointTakesOnlyATokenOfTheRightForm) {
   cluster_.start_hub();
-  const auto post = [&](const std::string& body) {
-    return raw_http(cluster_.admin_port(),
-                    "POST /v1/token HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                    "Content-Type: application/json\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\n\r\n" + body);
-  };
+  const auto post = [&](const std::string& body) { return post_token(cluster_, body); };
   EXPECT_NE(post(R"({"jointoken":"not-a-token"})").find("400"), std::string::npos);
   EXPECT_NE(post(R"({"other":"x"})").find("400"), std::string::npos);
   const std::string ok = post(R"({"jointoken":"abcdef.0123456789abcdef"})");
