@@ -31,16 +31,10 @@ step() { echo "build_image: $* ($(($(date +%s) - start)) s)"; }
 }
 bash scripts/setup.sh image
 
-# mirror SUITE: the URI of the host's deb822 apt source that lists SUITE (sources.list.d/*.sources).
-mirror() {
-  cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    awk -v suite="$1" 'BEGIN { RS = "" } $0 ~ "\nSuites:([^\n]* )?" suite "( |\n|$)" {
-      if (match($0, /URIs: *[^ \n]+/)) {
-        split(substr($0, RSTART, RLENGTH), uri, / +/); print uri[2]; exit } }'
-}
-main_mirror=${YURTHUB_IMAGE_MIRROR:-$(mirror $suite)}
+source "$src/scripts/apt_mirror.sh"  # apt_mirror
+main_mirror=${YURTHUB_IMAGE_MIRROR:-$(apt_mirror $suite)}
 main_mirror=${main_mirror:-http://deb.debian.org/debian}
-security_mirror=${YURTHUB_IMAGE_SECURITY_MIRROR:-$(mirror $suite-security)}
+security_mirror=${YURTHUB_IMAGE_SECURITY_MIRROR:-$(apt_mirror $suite-security)}
 security_mirror=${security_mirror:-http://deb.debian.org/debian-security}
 
 # --- stage 1: the .deb (Dockerfile: FROM debian:12 AS build) ---------------------------------

@@ -51,14 +51,8 @@ trap cleanup EXIT
 cache=$src/build/vm/cache
 mkdir -p "$cache"
 suite=bookworm
-# mirror SUITE: the URI of the host's deb822 apt source that lists SUITE (as build_image.sh).
-mirror() {
-  cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    awk -v suite="$1" 'BEGIN { RS = "" } $0 ~ "\nSuites:([^\n]* )?" suite "( |\n|$)" {
-      if (match($0, /URIs: *[^ \n]+/)) {
-        split(substr($0, RSTART, RLENGTH), uri, / +/); print uri[2]; exit } }'
-}
-main_mirror=${YURTHUB_VM_MIRROR:-$(mirror $suite)}
+source "$src/scripts/apt_mirror.sh"  # apt_mirror
+main_mirror=${YURTHUB_VM_MIRROR:-$(apt_mirror $suite)}
 main_mirror=${main_mirror:-http://deb.debian.org/debian}
 # The hub's runtime libraries (its .deb's Depends), kmod for modprobe, iproute2 and openssl
 # (s_client on the HTTPS port) for the checks.
