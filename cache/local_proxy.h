@@ -22,6 +22,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "base/clock.h"
 #include "cache/cache_metrics.h"
 #include "cache/list_identity.h"
 #include "cache/local_events.h"
@@ -41,7 +42,7 @@ class LocalProxy {
     // How long a list may be written straight from the cache's snapshot before what is left is
     // copied out and the snapshot released (LocalProxy::write_list).
     std::chrono::milliseconds snapshot_hold{1000};
-    std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;
+    base::SteadyClock clock = base::real_steady_clock();
   };
 
   LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options);

@@ -84,11 +84,13 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
 }
 
 UpstreamPool::UpstreamPool(asio::any_io_executor executor, const ServerSet& servers,
-                           const net::UpstreamTls& tls, HubMetrics& metrics)
+                           const net::UpstreamTls& tls, HubMetrics& metrics,
+                           base::SteadyClock clock)
     : executor_(std::move(executor)),
       servers_(servers),
       tls_(tls),
       metrics_(metrics),
+      clock_(std::move(clock)),
       idle_(servers.size() * 2) {}
 
 std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Identity identity) {
@@ -97,7 +99,7 @@ std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Id
 
 UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity) {
   auto& idle = idle_for(server, identity);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_();
   // A renewed certificate retires the connections made with the old one: the apiserver checks a
   // client certificate's validity on every request, so they would fail once it expires.
   const auto current = identity == Identity::Hub ? tls_.hub_identity->get() : tls_.anonymous;
@@ -130,7 +132,7 @@ asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t
 void UpstreamPool::release(UpstreamConnectionPtr connection) {
   if (!servers_.healthy(connection->server)) return;  // do not keep connections to a bad server
   auto& idle = idle_for(connection->server, connection->identity);
-  connection->idle_since = std::chrono::steady_clock::now();
+  connection->idle_since = clock_();
   beast::get_lowest_layer(connection->stream).expires_never();
   idle.push_back(std::move(connection));
   // Over the bound: close the oldest.
@@ -147,7 +149,7 @@ void UpstreamPool::drop_all() {
 }
 
 void UpstreamPool::reap() {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_();
   for (auto& idle : idle_) {
     std::erase_if(idle, [&](const UpstreamConnectionPtr& c) {
       return now - c->idle_since >= kIdleTimeout || !looks_alive(*c);

@@ -17,6 +17,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include "base/clock.h"
 #include "base/result.h"
 #include "hub/hub_metrics.h"
 #include "hub/server_set.h"
@@ -64,8 +65,10 @@ class UpstreamPool {
   static constexpr std::chrono::seconds kIdleTimeout{90};
   static constexpr std::chrono::milliseconds kConnectTimeout{10000};
 
+  // `clock` times the idle connections (a test moves it past kIdleTimeout).
   UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
-               const net::UpstreamTls& tls, HubMetrics& metrics);
+               const net::UpstreamTls& tls, HubMetrics& metrics,
+               base::SteadyClock clock = base::real_steady_clock());
 
   // A usable idle connection to `server` for `identity`, else a newly dialled one.
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server,
@@ -88,6 +91,7 @@ class UpstreamPool {
   const ServerSet& servers_;
   const net::UpstreamTls& tls_;
   HubMetrics& metrics_;
+  base::SteadyClock clock_;
   std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
 };
 
