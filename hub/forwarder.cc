@@ -286,6 +286,7 @@ template <class Stream>
 asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
     UpstreamConnectionPtr up, ResponseParser& rp, RequestParser& parser,
     const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
+  const std::string& url = shared_.servers.address(up->server).url;
   ResponseRelay<Stream> relay(client_, worker_, info, std::move(up), rp);
   const auto& res = rp.get();
   if (upgrade_ && res.result() == http::status::switching_protocols) {
@@ -309,8 +310,25 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   if (plan.tap) {
     tap = shared_.cache->tap(info, head.code, body_->bytes());
   }
-  co_return co_await relay.relay(plan, tap.get(), filter_.get(), client_version_,
-                                 std::move(result));
+  ForwardResult relayed =
+      co_await relay.relay(plan, tap.get(), filter_.get(), client_version_, std::move(result));
+  if (relayed.status != 0 || !relayed.stream_end) co_return relayed;
+  // The response broke before any of it reached the client: answered as if the apiserver had
+  // broken before its header, or with the reason its body could not be read.
+  switch (*relayed.stream_end) {
+    case StreamEnd::UpstreamClosed:
+      co_return co_await unreachable(kube::Failure::UpstreamClosed, url, parser, info, false,
+                                     std::move(relayed));
+    case StreamEnd::UpstreamTimeout:
+      co_return co_await unreachable(kube::Failure::UpstreamTimeout, url, parser, info, false,
+                                     std::move(relayed));
+    case StreamEnd::FilterError:
+      co_return co_await fail(kube::Failure::BadUpstreamResponse,
+                              url + ": a response the hub's filters cannot read", parser, false,
+                              std::move(relayed));
+    default:
+      co_return relayed;
+  }
 }
 
 template <class Stream>

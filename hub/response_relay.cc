@@ -84,7 +84,12 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
     if (!rp_.is_done()) {
       boost::system::error_code ec = take_ready_body();
       if (!ec && needs_read()) ec = co_await read_body();
-      end = ec ? read_failure(ec) : take_piece(piece);
+      if (!ec) {
+        end = take_piece(piece);
+      } else {
+        end = read_failure(ec);
+        if (plan_.streaming) end = co_await forward_received(*end);
+      }
     } else {
       end = last_piece(piece);  // no body, or it ended with the last piece
     }
@@ -214,6 +219,17 @@ StreamEnd ResponseRelay<Stream>::read_failure(const boost::system::error_code& e
 }
 
 template <class Stream>
+asio::awaitable<StreamEnd> ResponseRelay<Stream>::forward_received(StreamEnd end) {
+  if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
+  std::string_view piece;
+  if (auto filter_end = take_piece(piece)) co_return *filter_end;
+  if (!piece.empty() && !co_await write_to_client(client_, framer_->frame(piece, false), true)) {
+    co_return StreamEnd::ClientGone;
+  }
+  co_return end;
+}
+
+template <class Stream>
 std::optional<StreamEnd> ResponseRelay<Stream>::take_piece(std::string_view& piece) {
   const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
   result_.response_bytes += received.size();
@@ -272,6 +288,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_early(StreamEnd end) {
   }
   feed_->end(false);
   stop_client_watch(*client_);
+  if (!framer_->head_framed()) result_.status = 0;  // nothing reached the client
   result_.stream_end = end;
   result_.keep_alive = false;
   co_return result_;

@@ -57,13 +57,17 @@ class ResponseRelay {
   boost::asio::awaitable<boost::system::error_code> read_body();
   // Why a read failed: the reason the exchange was stopped for, or the apiserver's failure.
   StreamEnd read_failure(const boost::system::error_code& ec) const;
+  // A stream's read failed: what arrived before the failure (a watch's last events, before a
+  // broken chunk or a closed connection) still goes to the client. The reason to end.
+  boost::asio::awaitable<StreamEnd> forward_received(StreamEnd end);
   // The next piece for the client, from the bytes read (or, when the body is done without them,
   // the filter's last output). Empty while the filter holds the bytes so far.
   std::optional<StreamEnd> take_piece(std::string_view& piece);
   std::optional<StreamEnd> last_piece(std::string_view& piece);
   void arm_upstream_timer();
   // Ends the response early: tells the client as the reason requires (a 410 event, a clean last
-  // chunk, or a cut) and reports it.
+  // chunk, or a cut) and reports it. When nothing reached the client yet, the result's status is
+  // 0 and the Forwarder answers instead (relay_response).
   boost::asio::awaitable<ForwardResult> end_early(StreamEnd end);
   // The response was relayed whole: the upstream connection goes back to the pool if clean.
   ForwardResult complete(bool upstream_keep_alive);

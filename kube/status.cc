@@ -27,7 +27,7 @@ ApiError api_error(Failure failure, std::string_view detail) {
       return {503, "ServiceUnavailable", "unable to reach the apiserver: " + d};
     case Failure::UpstreamClosed:
       return {503, "ServiceUnavailable",
-              "the apiserver closed the connection before answering: " + d};
+              "the apiserver closed the connection before its answer was complete: " + d};
     case Failure::UpstreamTimeout:
       return {504, "Timeout", "the apiserver did not answer in time: " + d};
     case Failure::BadUpstreamResponse:

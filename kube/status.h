@@ -16,7 +16,7 @@ enum class Failure {
   TooManyRequests,      // over --max-requests-in-flight: 429 (+ Retry-After)
   NoHealthyServer,      // every apiserver is unhealthy: 503
   UpstreamUnreachable,  // connect/TLS to a chosen apiserver failed: 503
-  UpstreamClosed,       // the apiserver closed before answering: 503
+  UpstreamClosed,       // the apiserver closed before its answer was complete: 503
   UpstreamTimeout,      // the apiserver did not answer in time: 504
   BadUpstreamResponse,  // the apiserver's response could not be parsed: 502
   ShuttingDown,         // the hub is draining after SIGTERM: 503

@@ -44,6 +44,8 @@ class BodyFramer {
   std::array<boost::asio::const_buffer, 3> frame(std::string_view piece, bool last);
   // The last piece has been framed.
   bool done() const { return done_; }
+  // The head has been framed (so it may have reached the client).
+  bool head_framed() const { return !head_pending_; }
 
  private:
   std::string prefix_;  // the head (first time only), then the chunk size line

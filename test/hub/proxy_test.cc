@@ -1,0 +1,470 @@
+// The request path in one process (ProxySession -> Forwarder -> ResponseRelay, hub/) between a
+// plain client socket and a scripted upstream: a TLS server on 127.0.0.1:0 that answers each
+// request with raw bytes the test writes, pausing where told. That is how an apiserver that
+// misbehaves is made here (one that dies mid-watch, breaks its chunking, answers something that
+// is not HTTP or a header that never ends), which the fake apiserver of the integration tests
+// never does. No cache and no filters (cloud mode); no sleeps: pauses wait for the test.
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "hub/connection_limits.h"
+#include "hub/proxy_session.h"
+#include "hub/worker.h"
+#include "net/http_io.h"
+#include "net/streams.h"
+
+namespace yurthub::hub {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+
+// One step of an upstream answer: bytes to write, a pause until the test calls release(), or the
+// end of the connection.
+struct Step {
+  enum Kind { Write, Pause, Close } kind = Write;
+  std::string bytes;
+};
+Step write(std::string bytes) { return {Step::Write, std::move(bytes)}; }
+Step pause() { return {Step::Pause, {}}; }
+Step close() { return {Step::Close, {}}; }
+
+struct Received {
+  std::string method;
+  std::string target;
+  std::map<std::string, std::string> headers;
+  std::string body;
+};
+
+std::string chunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+const char* kWatchHeader =
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+std::string event(const std::string& name) {
+  return R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")" +
+         name + R"(","resourceVersion":"1"}}})" + std::string("\n");
+}
+std::string json_response(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+class ScriptedUpstream {
+ public:
+  using Script = std::function<std::vector<Step>(const Received&)>;
+
+  ScriptedUpstream(std::shared_ptr<asio::ssl::context> tls, Script script)
+      : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
+        tls_(std::move(tls)),
+        script_(std::move(script)),
+        permit_(io_) {
+    asio::co_spawn(io_, accept(), asio::detached);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~ScriptedUpstream() {
+    io_.stop();
+    thread_.join();
+  }
+  std::string port() const { return std::to_string(acceptor_.local_endpoint().port()); }
+  // Lets one paused answer go on.
+  void release() {
+    asio::post(io_, [this] {
+      ++permits_;
+      permit_.cancel();
+    });
+  }
+  int accepted() const { return accepted_; }
+  std::vector<Received> received() const {
+    std::lock_guard lock(mutex_);
+    return received_;
+  }
+  // The hub closed a connection this server was pausing on (a client left).
+  bool saw_hub_close() const { return hub_closed_; }
+
+ private:
+  asio::awaitable<void> accept() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor_.async_accept(net::kNoThrow);
+      if (ec) co_return;
+      ++accepted_;
+      asio::co_spawn(io_, serve(std::make_shared<net::TlsStream>(std::move(socket), *tls_)),
+                     asio::detached);
+    }
+  }
+  asio::awaitable<void> serve(std::shared_ptr<net::TlsStream> stream) {
+    auto [hec] = co_await stream->async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
+    if (hec) co_return;
+    boost::beast::flat_buffer buffer;
+    for (;;) {
+      http::request<http::string_body> request;
+      auto [rec, n] = co_await http::async_read(*stream, buffer, request, net::kNoThrow);
+      if (rec) co_return;
+      Received r{std::string(request.method_string()), std::string(request.target()), {},
+                 request.body()};
+      for (const auto& field : request) r.headers[std::string(field.name_string())] = field.value();
+      std::vector<Step> steps;
+      {
+        std::lock_guard lock(mutex_);
+        steps = script_(r);
+        received_.push_back(std::move(r));
+      }
+      for (auto& step : steps) {
+        if (step.kind == Step::Close) {
+          net::close_socket(*stream);
+          co_return;
+        }
+        if (step.kind == Step::Pause) {
+          if (!co_await wait_for_permit(*stream)) co_return;
+          continue;
+        }
+        auto [wec, w] = co_await asio::async_write(*stream, asio::buffer(step.bytes), net::kNoThrow);
+        if (wec) co_return;
+      }
+    }
+  }
+  // False when the hub closed the connection meanwhile.
+  asio::awaitable<bool> wait_for_permit(net::TlsStream& stream) {
+    while (permits_ == 0) {
+      // A pause also ends when the hub closes the connection: poll it on each wake.
+      permit_.expires_after(20ms);
+      co_await permit_.async_wait(net::kNoThrow);
+      pollfd pfd{boost::beast::get_lowest_layer(stream).socket().native_handle(), POLLIN, 0};
+      if (::poll(&pfd, 1, 0) == 1) {
+        char byte;
+        if (::recv(pfd.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+          hub_closed_ = true;
+          co_return false;
+        }
+      }
+    }
+    --permits_;
+    co_return true;
+  }
+
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  std::shared_ptr<asio::ssl::context> tls_;
+  Script script_;
+  asio::steady_timer permit_;
+  int permits_ = 0;
+  std::atomic<int> accepted_{0};
+  std::atomic<bool> hub_closed_{false};
+  mutable std::mutex mutex_;
+  std::vector<Received> received_;
+  std::thread thread_;
+};
+
+// A blocking client with a receive timeout, so that a hub that never answers fails the test.
+class Client {
+ public:
+  explicit Client(unsigned short port) : socket_(io_) {
+    socket_.connect({asio::ip::make_address("127.0.0.1"), port});
+    timeval timeout{10, 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  void send(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  void get(const std::string& target) {
+    send("GET " + target + " HTTP/1.1\r\nHost: hub\r\nUser-Agent: kubelet/v1.26.0\r\n\r\n");
+  }
+  // Reads until `text` has arrived (true) or the connection ended or timed out (false).
+  bool read_until(const std::string& text) {
+    while (received_.find(text) == std::string::npos) {
+      if (!read_more()) return false;
+    }
+    return true;
+  }
+  // Reads until the hub closes the connection; false on a timeout.
+  bool read_to_end() {
+    while (read_more()) {
+    }
+    return ended_;
+  }
+  // One whole response (Content-Length or chunked), parsed.
+  http::response<http::string_body> response() {
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64u << 20);
+    boost::system::error_code ec;
+    for (;;) {
+      if (!received_.empty()) {
+        const std::size_t used = parser.put(asio::buffer(received_), ec);
+        received_.erase(0, used);
+        if (ec == http::error::need_more) ec = {};
+        if (ec || parser.is_done()) break;
+        if (used != 0) continue;
+      }
+      if (!read_more()) break;
+    }
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(parser.is_done());
+    return parser.release();
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  bool read_more() {
+    char data[16384];
+    const ssize_t n = ::recv(socket_.native_handle(), data, sizeof data, 0);
+    if (n == 0) ended_ = true;
+    if (n <= 0) return false;
+    received_.append(data, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  asio::io_context io_;
+  tcp::socket socket_;
+  std::string received_;
+  bool ended_ = false;
+};
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/yurthub-proxy-test-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    const std::string cmd =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
+        dir_ + "/k.pem -out " + dir_ +
+        "/c.pem -subj /CN=apiserver -addext subjectAltName=IP:127.0.0.1 -days 1 >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+
+  void start(ScriptedUpstream::Script script) {
+    auto server_tls = net::make_server_tls(dir_ + "/c.pem", dir_ + "/k.pem");
+    ASSERT_TRUE(server_tls) << server_tls.error().message;
+    upstream_ = std::make_unique<ScriptedUpstream>(*server_tls, std::move(script));
+    options_.working_mode = WorkingMode::Cloud;
+    options_.servers = {{"https://127.0.0.1:" + upstream_->port(), "127.0.0.1", upstream_->port()}};
+    servers_ = std::make_unique<ServerSet>(options_.servers, LbMode::RoundRobin);
+    servers_->set_healthy(0, true);
+    auto client_tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+    client_tls->load_verify_file(dir_ + "/c.pem");
+    client_tls->set_verify_mode(asio::ssl::verify_peer);
+    tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_tls);
+    tls_.anonymous = client_tls;
+    shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
+    shared_->connections = std::make_unique<ConnectionLimits>(64, 64);
+    worker_ = std::make_unique<Worker>(*shared_);
+    acceptor_ = std::make_unique<tcp::acceptor>(
+        worker_->io(), tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
+    asio::co_spawn(worker_->io(), accept(), asio::detached);
+    worker_->start_thread();
+  }
+  void TearDown() override {
+    if (worker_) {
+      // As the Hub stops: drain (open streams end, idle connections close), wait for the
+      // sessions, then stop the thread.
+      worker_->post_drain();
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (worker_->session_count() != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+      EXPECT_EQ(worker_->session_count(), 0u);
+      worker_->stop();
+      worker_->join();
+    }
+    acceptor_.reset();
+    worker_.reset();
+    upstream_.reset();
+  }
+  asio::awaitable<void> accept() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor_->async_accept(net::kNoThrow);
+      if (ec) co_return;
+      asio::co_spawn(worker_->io(), start_plain_session(std::move(socket), *worker_),
+                     asio::detached);
+    }
+  }
+  Client client() { return Client(acceptor_->local_endpoint().port()); }
+  std::string metrics() { return registry_.render(); }
+
+  static inline std::string dir_;
+  HubOptions options_;
+  base::MetricsRegistry registry_;
+  HubMetrics metrics_{registry_};
+  net::UpstreamTls tls_;
+  std::unique_ptr<ScriptedUpstream> upstream_;
+  std::unique_ptr<ServerSet> servers_;
+  std::unique_ptr<SharedState> shared_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<tcp::acceptor> acceptor_;  // on the worker's io_context
+};
+
+TEST_F(ProxyTest, AWatchIsForwardedEventByEvent) {
+  start([](const Received&) {
+    return std::vector<Step>{write(kWatchHeader + chunk(event("a"))), pause(),
+                             write(chunk(event("b")) + "0\r\n\r\n")};
+  });
+  Client c = client();
+  c.get("/api/v1/pods?watch=true");
+  // The first event reaches the client while the apiserver still holds the second.
+  ASSERT_TRUE(c.read_until(R"("name":"a")"));
+  EXPECT_EQ(c.received().find(R"("name":"b")"), std::string::npos);
+  upstream_->release();
+  ASSERT_TRUE(c.read_until(R"("name":"b")"));
+  ASSERT_TRUE(c.read_until("0\r\n\r\n"));  // and the stream ends cleanly
+}
+
+TEST_F(ProxyTest, AnApiserverDyingMidWatchEndsTheWatchAfterItsLastEvent) {
+  start([](const Received&) {
+    return std::vector<Step>{write(kWatchHeader + chunk(event("a"))), close()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods?watch=true");
+  ASSERT_TRUE(c.read_to_end());
+  // A watch the client can resume from the last event it saw ends cleanly
+  // (docs/operations.md, "Errors clients see").
+  EXPECT_NE(c.received().find(R"("name":"a")"), std::string::npos);
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << c.received();
+  EXPECT_NE(metrics().find(R"(kind="stream_broken"} 1)"), std::string::npos) << metrics();
+}
+
+TEST_F(ProxyTest, BrokenChunkingEndsTheWatchAfterTheEventsBeforeIt) {
+  // The event and the broken chunk arrive together: the event still goes to the client.
+  start([](const Received&) {
+    return std::vector<Step>{write(kWatchHeader + chunk(event("a")) + "zz\r\nnot a chunk\r\n"),
+                             pause()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods?watch=true");
+  ASSERT_TRUE(c.read_to_end());
+  EXPECT_NE(c.received().find(R"("name":"a")"), std::string::npos) << c.received();
+  EXPECT_EQ(c.received().find("not a chunk"), std::string::npos);
+  EXPECT_TRUE(c.received().ends_with("0\r\n\r\n")) << c.received();
+  EXPECT_NE(metrics().find(R"(kind="stream_broken"} 1)"), std::string::npos) << metrics();
+}
+
+TEST_F(ProxyTest, AListBrokenOffAfterItStartedIsCutNotEnded) {
+  const std::string items(300 * 1024, 'x');  // more than the relay buffer: some goes out
+  start([&items](const Received&) {
+    return std::vector<Step>{
+        write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"
+              "\r\n\r\n" +
+              chunk(R"({"kind":"PodList","items":[")" + items)),
+        close()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods");
+  ASSERT_TRUE(c.read_to_end());
+  EXPECT_TRUE(c.received().starts_with("HTTP/1.1 200 OK")) << c.received().substr(0, 200);
+  EXPECT_NE(c.received().find("xxxx"), std::string::npos);
+  EXPECT_FALSE(c.received().ends_with("0\r\n\r\n"));
+}
+
+TEST_F(ProxyTest, AnAnswerThatIsNotHttpGetsAStatusAndTheHubServesOn) {
+  int answered = 0;
+  start([&answered](const Received&) {
+    if (answered++ == 0) return std::vector<Step>{write("SSH-2.0-OpenSSH_9.2\r\n"), close()};
+    return std::vector<Step>{write(json_response(R"({"kind":"PodList"})"))};
+  });
+  Client c = client();
+  c.get("/api/v1/pods");
+  auto bad = c.response();
+  EXPECT_EQ(bad.result_int() / 100, 5u) << bad;
+  EXPECT_NE(bad.body().find(R"("kind":"Status")"), std::string::npos) << bad.body();
+
+  Client again = client();
+  again.get("/api/v1/pods");
+  auto good = again.response();
+  EXPECT_EQ(good.result_int(), 200u);
+  EXPECT_EQ(good.body(), R"({"kind":"PodList"})");
+}
+
+TEST_F(ProxyTest, AResponseHeaderThatNeverEndsGetsAStatus) {
+  start([](const Received&) {
+    std::string header = "HTTP/1.1 200 OK\r\n";
+    for (int i = 0; i < 60000; ++i) header += "X-Padding-" + std::to_string(i) + ": yes\r\n";
+    return std::vector<Step>{write(header), pause()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods");
+  auto bad = c.response();
+  EXPECT_EQ(bad.result_int() / 100, 5u) << bad;
+  EXPECT_NE(bad.body().find(R"("kind":"Status")"), std::string::npos) << bad.body();
+  EXPECT_EQ(bad.find("X-Padding-0"), bad.end());
+}
+
+TEST_F(ProxyTest, AResponseBrokenOffBeforeAnyOfItWasSentGetsAStatus) {
+  start([](const Received&) {
+    return std::vector<Step>{
+        write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+              R"({"kind":"PodList")"),
+        close()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods");
+  auto response = c.response();
+  EXPECT_EQ(response.result_int(), 503u);
+  EXPECT_NE(response.body().find(R"("reason":"ServiceUnavailable")"), std::string::npos)
+      << response.body();
+  EXPECT_EQ(response.body().find("PodList"), std::string::npos);
+}
+
+TEST_F(ProxyTest, AClientLeavingAWatchClosesItsUpstreamConnection) {
+  start([](const Received&) {
+    return std::vector<Step>{write(kWatchHeader + chunk(event("a"))), pause()};
+  });
+  {
+    Client c = client();
+    c.get("/api/v1/pods?watch=true");
+    ASSERT_TRUE(c.read_until(R"("name":"a")"));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!upstream_->saw_hub_close() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(upstream_->saw_hub_close());
+}
+
+TEST_F(ProxyTest, KeepAliveRequestsShareOneUpstreamConnection) {
+  start([](const Received& r) { return std::vector<Step>{write(json_response(r.target))}; });
+  Client c = client();
+  for (const std::string target : {"/api/v1/pods", "/api/v1/nodes", "/api/v1/services"}) {
+    c.get(target);
+    EXPECT_EQ(c.response().body(), target);
+  }
+  EXPECT_EQ(upstream_->accepted(), 1);
+}
+
+TEST_F(ProxyTest, HopByHopHeadersStayWithTheHubAndTheBodyGoesOn) {
+  start([](const Received&) { return std::vector<Step>{write(json_response("{}"))}; });
+  Client c = client();
+  const std::string body = R"({"metadata":{"labels":{"edge":"yes"}}})";
+  c.send("PATCH /api/v1/namespaces/default/pods/web HTTP/1.1\r\nHost: hub\r\n"
+         "User-Agent: kubelet/v1.26.0\r\nContent-Type: application/merge-patch+json\r\n"
+         "Connection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\n"
+         "Proxy-Connection: keep-alive\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(c.response().result_int(), 200u);
+  auto received = upstream_->received();
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0].method, "PATCH");
+  EXPECT_EQ(received[0].body, body);
+  EXPECT_EQ(received[0].headers.count("X-Secret"), 0u);
+  EXPECT_EQ(received[0].headers.count("Keep-Alive"), 0u);
+  EXPECT_EQ(received[0].headers.count("Proxy-Connection"), 0u);
+  EXPECT_EQ(received[0].headers.at("Content-Type"), "application/merge-patch+json");
+}
+
+}  // namespace
+}  // namespace yurthub::hub
