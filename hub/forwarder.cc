@@ -17,8 +17,6 @@ namespace beast = boost::beast;
 
 namespace {
 
-// How long a filtered request waits for the filters to be ready before it gets 429.
-constexpr std::chrono::seconds kFiltersReadyWait{10};
 // How long a write waits for the replay of the same object's offline writes.
 constexpr std::chrono::seconds kReplayWait{30};
 // A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
@@ -147,7 +145,7 @@ asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
 Forwarder<Stream>::wait_for_filters() {
   FilterHooks* filters = shared_.filters;
   // Polled: readiness flips once per process, so a waiter list would buy nothing.
-  const bool ready = co_await poll_until([filters] { return filters->ready(); }, kFiltersReadyWait,
+  const bool ready = co_await poll_until([filters] { return filters->ready(); }, shared_.filters_ready_wait,
                                          std::chrono::milliseconds(100));
   if (ready) co_return std::nullopt;
   co_return Refusal{kube::Failure::FiltersNotReady,

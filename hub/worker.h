@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <unordered_set>
@@ -52,6 +53,8 @@ struct SharedState {
   std::unique_ptr<ConnectionLimits> connections = nullptr;  // the proxy listeners' clients
   // 128 random bits made at start, in hex: the kReplayHeader value of the journal's replay.
   std::string replay_token = {};
+  // How long a filtered request waits for the filters' first sync before it gets 429.
+  std::chrono::milliseconds filters_ready_wait = std::chrono::seconds(10);
 };
 
 class Worker {

@@ -212,7 +212,9 @@ TEST_F(Filters, PodsOfAHostNetworkPoolReachKubeletAsSent) {
 
 // The hub's identity may not list anything: the filters' informers never sync. The hub says why
 // on /v1/readyz, and a filtered request is refused with 429 and Retry-After after a bounded wait.
-TEST(FiltersNotReady, ReadyzSaysWhyAndFilteredRequestsGet429) {
+TEST(FiltersNotReady, ReadyzSaysWhyAndUnfilteredClientsAreNotHeldUp) {
+  // Filtered requests wait (10 s) for the filters and then get 429: test/hub/proxy_test.cc checks
+  // that with a short wait, so this test does not spend the 10 s.
   ClusterOptions o;
   o.seeds = {"fake_apiserver/topology-objects.json"};
   o.apiserver_flags = {"--deny-user=system:node:edge-node-1"};
@@ -226,12 +228,7 @@ TEST(FiltersNotReady, ReadyzSaysWhyAndFilteredRequestsGet429) {
       reason.find("filters waiting for the first list of: node edge-node-1 nodepools services"),
       std::string::npos)
       << reason;
-  auto r = http_request(cluster.proxy_port(), "GET", kSlices, {{"User-Agent", kKubeProxy}}, "",
-                        std::chrono::seconds(30));
-  EXPECT_EQ(r.status, 429) << r.body;
-  EXPECT_NE(r.headers.find("Retry-After: 1"), std::string::npos) << r.headers;
-  EXPECT_NE(r.body.find("filters are not ready"), std::string::npos) << r.body;
-  // An unfiltered client is not held up: it gets the apiserver's own answer (403 here).
+  // An unfiltered client gets the apiserver's own answer (403 here) at once.
   auto k = http_request(cluster.proxy_port(), "GET", kSlices, {{"User-Agent", "kubectl/v1.32"}});
   EXPECT_EQ(k.status, 403) << k.body;
 }
