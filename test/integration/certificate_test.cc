@@ -66,12 +66,7 @@ void start_for_bootstrap(Cluster& cluster) {
   auto created =
       cluster.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(20), kTokenSecret);
   ASSERT_EQ(created.exit_code, 0) << created.err;
-  std::ofstream(cluster.dir() + "/bootstrap.conf")
-      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-         "https://127.0.0.1:"
-      << cluster.apiserver_port() << "\n    certificate-authority: " << cluster.dir()
-      << "/pki/ca.crt\nusers:\n- name: u\n  user:\n    token: " << kToken
-      << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
+  cluster.write_kubeconfig(cluster.dir() + "/bootstrap.conf", {{"token", kToken}});
 }
 
 // POST /v1/token on the admin port with `body`, as an operator would; the raw answer.

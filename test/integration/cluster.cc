@@ -199,4 +199,15 @@ bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds ti
   return true;
 }
 
+void Cluster::write_kubeconfig(const std::string& path,
+                               const std::vector<std::pair<std::string, std::string>>& user) const {
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+         "https://127.0.0.1:"
+      << apiserver_port_ << "\n    certificate-authority: " << dir() << "/pki/ca.crt\n"
+      << "users:\n- name: u\n  user:\n";
+  for (const auto& [key, value] : user) out << "    " << key << ": " << value << "\n";
+  out << "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
+}
+
 }  // namespace yurthub::test

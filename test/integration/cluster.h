@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "test/integration/process.h"
@@ -61,6 +62,11 @@ class Cluster {
   int secure_port() const { return secure_port_; }
   int admin_port() const { return admin_port_; }
   int apiserver_port() const { return apiserver_port_; }
+  // Writes a kubeconfig at `path` for the fake apiserver (started, so its port is known), trusting
+  // its CA, whose user has `user`: kubeconfig keys and values such as {{"token", "..."}} or
+  // {{"client-certificate", pem}, {"client-key", pem}}.
+  void write_kubeconfig(const std::string& path,
+                        const std::vector<std::pair<std::string, std::string>>& user) const;
 
   // kubectl through the hub (no credentials, like kubelet), optionally with a bearer token.
   CommandResult kubectl(const std::vector<std::string>& args,

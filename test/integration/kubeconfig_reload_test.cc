@@ -34,14 +34,8 @@ TEST(CertificateKubelet, FollowsTheCertificateKubeletRotates) {
   };
   ASSERT_EQ(issue("30").exit_code, 0);
   cluster.start_apiserver();
-  std::ofstream(d + "/kubelet.conf")
-      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-         "https://127.0.0.1:"
-      << cluster.apiserver_port() << "\n    certificate-authority: " << d
-      << "/pki/ca.crt\nusers:\n- name: u\n  user:\n    client-certificate: " << d
-      << "/kubelet-client-current.pem\n    client-key: " << d
-      << "/kubelet-client-current.pem\ncontexts:\n- name: x\n  context:\n    cluster: c\n"
-         "    user: u\ncurrent-context: x\n";
+  cluster.write_kubeconfig(d + "/kubelet.conf", {{"client-certificate", d + "/kubelet-client-current.pem"},
+                                                 {"client-key", d + "/kubelet-client-current.pem"}});
   cluster.start_hub();
   auto pods = cluster.kubectl({"get", "pods", "-A", "-o", "name"});
   ASSERT_EQ(pods.exit_code, 0) << pods.err;
@@ -71,13 +65,7 @@ TEST(CertificateKubeconfig, FollowsATokenFileThatIsRewritten) {
   };
   write_token("admin-token-0123456789");  // tokens.csv (scripts/gen-certs.sh): user admin
   cluster.start_apiserver();
-  std::ofstream(d + "/token.conf")
-      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-         "https://127.0.0.1:"
-      << cluster.apiserver_port() << "\n    certificate-authority: " << d
-      << "/pki/ca.crt\nusers:\n- name: u\n  user:\n    tokenFile: " << d
-      << "/hub-token\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-         "current-context: x\n";
+  cluster.write_kubeconfig(d + "/token.conf", {{"tokenFile", d + "/hub-token"}});
   cluster.start_hub();
   const auto whoami = [&] {
     return cluster.kubectl({"auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"}).out;
