@@ -75,19 +75,10 @@ Result<kube::Credentials> ClientCertificateManager::obtain() {
   } else {
     YH_LOG(Info) << current.error().message << "; requesting a new one";
   }
-  std::optional<Result<kube::Credentials>> result;
-  asio::io_context local;
-  asio::co_spawn(
-      local,
-      [&]() -> asio::awaitable<void> {
-        std::function<asio::awaitable<Result<kube::Credentials>>()> attempt = [this] {
-          return obtain_new(false);
-        };
-        result.emplace(
-            co_await retry_at_start(std::move(attempt), settings_.csr_wait, "client certificate"));
-      },
-      asio::detached);
-  local.run();
+  auto result = run_at_start<Result<kube::Credentials>>([this] {
+    return retry_at_start<kube::Credentials>([this] { return obtain_new(false); },
+                                             settings_.csr_wait, "client certificate");
+  });
   if (!result) return make_error("the certificate request ended without an answer");
   if (*result) publish(**result);
   return std::move(*result);

@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
@@ -48,7 +52,7 @@ boost::asio::awaitable<void> renew_forever(boost::asio::steady_timer& wake, Rene
 template <class T>
 boost::asio::awaitable<Result<T>> retry_at_start(
     std::function<boost::asio::awaitable<Result<T>>()> attempt, std::chrono::milliseconds wait,
-    const std::string& what) {
+    const char* what) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   const auto executor = co_await boost::asio::this_coro::executor;
   boost::asio::steady_timer timer(executor);
@@ -63,6 +67,19 @@ boost::asio::awaitable<Result<T>> retry_at_start(
         std::chrono::seconds(5), deadline - std::chrono::steady_clock::now()));
     co_await timer.async_wait(net::kNoThrow);
   }
+}
+
+// Runs `work` to completion on a private io_context, for start-up before the hub's threads run
+// (each manager's obtain()). nullopt if it never completed.
+template <class T>
+std::optional<T> run_at_start(std::function<boost::asio::awaitable<T>()> work) {
+  std::optional<T> result;
+  boost::asio::io_context local;
+  boost::asio::co_spawn(
+      local, [&]() -> boost::asio::awaitable<void> { result.emplace(co_await work()); },
+      boost::asio::detached);
+  local.run();
+  return result;
 }
 
 }  // namespace yurthub::hub

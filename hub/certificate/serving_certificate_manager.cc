@@ -102,12 +102,7 @@ std::vector<std::string> ServingCertificateManager::ip_addresses() const {
 }
 
 Result<std::shared_ptr<net::ReplaceableContext>> ServingCertificateManager::obtain() {
-  std::optional<Result<SslContext>> result;
-  asio::io_context local;
-  asio::co_spawn(
-      local, [&]() -> asio::awaitable<void> { result.emplace(co_await obtain_async()); },
-      asio::detached);
-  local.run();
+  auto result = run_at_start<Result<SslContext>>([this] { return obtain_async(); });
   if (!result) return make_error("serving certificate of the HTTPS port: not obtained");
   if (!*result) {
     return make_error("serving certificate of the HTTPS port: " + result->error().message);
@@ -122,8 +117,8 @@ asio::awaitable<Result<SslContext>> ServingCertificateManager::obtain_async() {
   std::ifstream in(files_.current_pem(Pair::Serving));
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
   if (!stored.empty() && stored_is_usable(stored)) co_return use(stored, stored);
-  std::function<asio::awaitable<Result<SslContext>>()> attempt = [this] { return request_new(); };
-  co_return co_await retry_at_start(std::move(attempt), settings_.csr_wait, "serving certificate");
+  co_return co_await retry_at_start<SslContext>([this] { return request_new(); }, settings_.csr_wait,
+                                                "serving certificate");
 }
 
 asio::awaitable<void> ServingCertificateManager::learn_cluster_ips(const net::UpstreamTls& tls) {
@@ -148,10 +143,14 @@ asio::awaitable<void> ServingCertificateManager::learn_cluster_ips(const net::Up
                      "answered for default/kubernetes";
 }
 
-asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
+Result<net::UpstreamTls> ServingCertificateManager::identity_tls() const {
   const auto identity = identity_();
-  if (!identity) co_return make_error(ErrorCode::NotFound, "the hub has no client identity yet");
-  auto tls = net::make_upstream_tls(*identity);
+  if (!identity) return make_error(ErrorCode::NotFound, "the hub has no client identity yet");
+  return net::make_upstream_tls(*identity);
+}
+
+asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
+  auto tls = identity_tls();
   if (!tls) co_return tls.error();
   co_await learn_cluster_ips(*tls);
   CertificateOrder order;
@@ -186,9 +185,7 @@ asio::awaitable<Status> ServingCertificateManager::renew() {
 
 asio::awaitable<void> ServingCertificateManager::complete_names() {
   if (!cluster_ips_known_) {
-    const auto identity = identity_();
-    if (!identity) co_return;
-    auto tls = net::make_upstream_tls(*identity);
+    auto tls = identity_tls();
     if (!tls) co_return;
     co_await learn_cluster_ips(*tls);
   }
@@ -202,7 +199,7 @@ asio::awaitable<void> ServingCertificateManager::complete_names() {
   }
 }
 
-void ServingCertificateManager::start(asio::any_io_executor executor) {
+void ServingCertificateManager::start(const asio::any_io_executor& executor) {
   wake_.emplace(executor);
   Renewal renewal{"serving certificate", [this] { return current_pem_; },
                   [this] { return renew(); }, &renewals_, settings_.retry_max};

@@ -62,11 +62,13 @@ class ServingCertificateManager {
 
   // Renews on `executor` into the context obtain() returned. The executor's thread must have
   // stopped before this object goes.
-  void start(boost::asio::any_io_executor executor);
+  void start(const boost::asio::any_io_executor& executor);
 
  private:
   boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> obtain_async();
   boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> request_new();
+  // TLS to the apiservers with the hub's client identity as it is now.
+  Result<net::UpstreamTls> identity_tls() const;
   // Reads default/kubernetes' cluster IPs once (YurtHub reads them once too); until an apiserver
   // answers, every request tries again and the certificate goes without them.
   boost::asio::awaitable<void> learn_cluster_ips(const net::UpstreamTls& tls);
