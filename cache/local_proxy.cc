@@ -116,7 +116,7 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
 }
 
 LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options)
-    : store_(store), metrics_(metrics), events_(events), options_(options) {}
+    : store_(store), metrics_(metrics), events_(events), options_(std::move(options)) {}
 
 namespace {
 
@@ -147,7 +147,7 @@ asio::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std
 }  // namespace
 
 asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
-                                         std::string detail) {
+                                         const std::string& detail) {
   return send_status(out, kube::api_error(failure, detail));
 }
 

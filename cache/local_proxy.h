@@ -91,7 +91,7 @@ std::optional<std::string> invalid_selector(const kube::RequestInfo& info);
 // Answers with the Status of `failure` (kube/status.h). Returns the code sent, 0 if the client
 // left.
 boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
-                                                std::string detail);
+                                                const std::string& detail);
 // Answers with `error`'s Status. Returns the code sent, 0 if the client left.
 boost::asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const kube::ApiError& error);
 

@@ -59,7 +59,7 @@ std::set<std::string> modified_labels(const Value* before, const Value* after) {
   return keys;
 }
 
-std::string sanitized(std::string text) {
+std::string sanitized(std::string_view text) {
   // responsewriters.Forbidden escapes these before writing the message.
   std::string out;
   for (char c : text) {

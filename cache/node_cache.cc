@@ -87,7 +87,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     if (status != 200 && status != 201) return nullptr;
     if (wants_request_body(info)) {
       auto key = read_token_request(info, std::string_view(info.content_type), request_body);
-      return key && status == 201 ? tokens_.tap(std::move(*key)) : nullptr;
+      return key && status == 201 ? tokens_.tap(*key) : nullptr;
     }
     return make_object_tap(
         *writer_, metrics_,

@@ -38,8 +38,8 @@ void set_copy(Document& object, const char* name, const Value* from) {
   object.AddMember(key, copy, object.GetAllocator());
 }
 
-WriteRefusal refusal(kube::Failure failure, std::string message, const char* reason) {
-  return WriteRefusal{failure, std::move(message), reason};
+WriteRefusal refusal(kube::Failure failure, const std::string& message, const char* reason) {
+  return WriteRefusal{failure, message, reason};
 }
 
 std::string object_ref(const kube::RequestInfo& info) {

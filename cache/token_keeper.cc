@@ -214,8 +214,8 @@ TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistr
                              "agents' TokenRequests, by outcome (kept, unreadable, store_error).",
                              {"outcome"})) {}
 
-std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
-  return std::make_unique<TokenTap>([this, digest = key.digest()](std::string body) {
+std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(const TokenRequestKey& key) {
+  return std::make_unique<TokenTap>([this, digest = key.digest()](const std::string& body) {
     rapidjson::Document doc;
     const bool readable = static_cast<bool>(base::parse_json(body, doc));
     const rapidjson::Value* status =
@@ -227,11 +227,11 @@ std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(TokenRequestKey key) {
       kept_.with({"unreadable"}).inc();
       return;
     }
-    keep(digest, std::move(body), *expires);
+    keep(digest, body, *expires);
   });
 }
 
-void TokenKeeper::keep(const std::string& digest, std::string json, std::int64_t expires) {
+void TokenKeeper::keep(const std::string& digest, const std::string& json, std::int64_t expires) {
   const std::int64_t now = now_();
   CacheWriter::Task task =
       [digest, now, value = std::to_string(expires) + "\n" + json](WriteTxn& txn) -> Status {
@@ -251,7 +251,7 @@ void TokenKeeper::keep(const std::string& digest, std::string json, std::int64_t
     }
     return txn.put_kept_token(digest, value);
   };
-  writer_.run_exclusive(std::move(task), [this](Status status) {
+  writer_.run_exclusive(std::move(task), [this](const Status& status) {
     if (status) {
       kept_.with({"kept"}).inc();
       return;

@@ -54,7 +54,7 @@ class TokenKeeper {
   TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now);
 
   // Keeps the apiserver's answer to the request with `key` if it is a 201 TokenRequest.
-  std::unique_ptr<hub::ResponseTap> tap(TokenRequestKey key);
+  std::unique_ptr<hub::ResponseTap> tap(const TokenRequestKey& key);
 
   // The answer to `key` while offline: the kept JSON when its token is still valid, else a fake
   // TokenRequest (a JWT no apiserver accepts, valid for 60 s). `kept` tells which.
@@ -65,7 +65,7 @@ class TokenKeeper {
   Answer answer(const TokenRequestKey& key);
 
  private:
-  void keep(const std::string& digest, std::string json, std::int64_t expires);
+  void keep(const std::string& digest, const std::string& json, std::int64_t expires);
   std::string fake(const TokenRequestKey& key) const;
 
   Store& store_;

@@ -17,6 +17,7 @@ namespace yurthub::cache {
 
 inline boost::asio::awaitable<Status> run_in_writer(CacheWriter& writer, CacheWriter::Task task) {
   return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(Status)>(
+      // NOLINTNEXTLINE(performance-unnecessary-value-param): moved into run_exclusive below.
       [&writer](auto handler, CacheWriter::Task task) {
         using Handler = decltype(handler);
         // std::function needs a copyable callable; the coroutine's handler is move-only.

@@ -82,7 +82,7 @@ yurthub::hub::ClientCertificateSettings certificate_settings(const yurthub::hub:
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_hub(int argc, char** argv) {
   using namespace yurthub;
   if (argc >= 2 &&
       (std::string_view(argv[1]) == "cache" || std::string_view(argv[1]) == "journal")) {
@@ -213,4 +213,17 @@ int main(int argc, char** argv) {
   filter_manager.stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;
+}
+
+int main(int argc, char** argv) {
+  // Every failure the hub expects is a Result; an exception reaching here is a bug. It is
+  // reported and the process exits (systemd restarts it) rather than aborting without a word.
+  try {
+    return run_hub(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "yurthub: stopped by an exception (a bug): " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "yurthub: stopped by an exception (a bug) of unknown type\n";
+  }
+  return 1;
 }

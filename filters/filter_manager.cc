@@ -47,7 +47,7 @@ void FilterManager::start(const InformerFactory& make_informer,
   }
   make_informer_ = make_informer;
   on_topology_change_ = std::move(on_topology_change);
-  auto changed = [this](net::ObjectSnapshot) { rebuild_view(); };
+  auto changed = [this](const net::ObjectSnapshot&) { rebuild_view(); };
   net::InformerOptions node;
   node.name = "node";
   node.path = "/api/v1/nodes";
@@ -86,7 +86,7 @@ void FilterManager::rebuild_view() {
     o.name = "nodepools-v1beta1";
     o.path = "/apis/apps.openyurt.io/v1beta1/nodepools";
     o.missing_is_empty = true;
-    pools_v1beta1_ = make_informer_(o, [this](net::ObjectSnapshot) { rebuild_view(); });
+    pools_v1beta1_ = make_informer_(o, [this](const net::ObjectSnapshot&) { rebuild_view(); });
     pools_v1beta1_->start();
   }
   const bool use_v1beta1 = pools_->missing() && pools_v1beta1_;

@@ -74,7 +74,7 @@ struct ActiveScope {
 template <class Stream>
 struct ClientConnection {
   template <class... Args>
-  explicit ClientConnection(boost::asio::any_io_executor executor, Args&&... stream_args)
+  explicit ClientConnection(const boost::asio::any_io_executor& executor, Args&&... stream_args)
       : stream(std::forward<Args>(stream_args)...),
         buffer(kMaxRequestHeaderBytes + 16 * 1024),
         write_watchdog(executor),

@@ -20,10 +20,10 @@ std::string describe(const net::DummyInterfaceRepair& r) {
 
 }  // namespace
 
-DummyInterfaceKeeper::DummyInterfaceKeeper(boost::asio::any_io_executor executor,
+DummyInterfaceKeeper::DummyInterfaceKeeper(const boost::asio::any_io_executor& executor,
                                            net::DummyInterfaceSpec spec,
                                            std::chrono::milliseconds period)
-    : spec_(std::move(spec)), period_(period), timer_(std::move(executor)) {}
+    : spec_(std::move(spec)), period_(period), timer_(executor) {}
 
 Status DummyInterfaceKeeper::start() {
   auto ensured = net::ensure_dummy_interface(spec_);

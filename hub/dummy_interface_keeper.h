@@ -21,7 +21,7 @@ class DummyInterfaceKeeper {
  public:
   static constexpr std::chrono::seconds kPeriod{60};  // YurtHub's SyncNetworkPeriod
 
-  DummyInterfaceKeeper(boost::asio::any_io_executor executor, net::DummyInterfaceSpec spec,
+  DummyInterfaceKeeper(const boost::asio::any_io_executor& executor, net::DummyInterfaceSpec spec,
                        std::chrono::milliseconds period = kPeriod);
 
   // Ensures the interface now; on success checks it again every period. The error says why the

@@ -288,7 +288,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   ResponseRelay<Stream> relay(client_, worker_, info, std::move(up), rp);
   const auto& res = rp.get();
   if (upgrade_ && res.result() == http::status::switching_protocols) {
-    co_return co_await relay.tunnel(std::move(result));
+    co_return co_await relay.tunnel(result);
   }
   ResponseHead head{res.result_int(), {}, {}, rp.chunked(), rp.content_length().has_value(),
                     rp.is_done()};
@@ -309,21 +309,21 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
     tap = shared_.cache->tap(info, head.code, body_->bytes());
   }
   ForwardResult relayed =
-      co_await relay.relay(plan, tap.get(), filter_.get(), client_version_, std::move(result));
+      co_await relay.relay(plan, tap.get(), filter_.get(), client_version_, result);
   if (relayed.status != 0 || !relayed.stream_end) co_return relayed;
   // The response broke before any of it reached the client: answered as if the apiserver had
   // broken before its header, or with the reason its body could not be read.
   switch (*relayed.stream_end) {
     case StreamEnd::UpstreamClosed:
       co_return co_await unreachable(kube::Failure::UpstreamClosed, url, parser, info, false,
-                                     std::move(relayed));
+                                     relayed);
     case StreamEnd::UpstreamTimeout:
       co_return co_await unreachable(kube::Failure::UpstreamTimeout, url, parser, info, false,
-                                     std::move(relayed));
+                                     relayed);
     case StreamEnd::FilterError:
       co_return co_await fail(kube::Failure::BadUpstreamResponse,
                               url + ": a response the hub's filters cannot read", parser, false,
-                              std::move(relayed));
+                              relayed);
     default:
       co_return relayed;
   }

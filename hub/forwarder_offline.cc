@@ -83,7 +83,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
   write.content_type = std::string_view(req[http::field::content_type]);
   write.user_agent = std::string_view(req[http::field::user_agent]);
   write.authorization = client_authorization_;
-  co_return co_await answer_offline(parser, info, keep_alive, std::move(result), &write);
+  co_return co_await answer_offline(parser, info, keep_alive, result, &write);
 }
 
 // Explicit instantiations: forwarder.cc instantiates the class's other members.

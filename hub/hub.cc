@@ -168,7 +168,7 @@ void Hub::start_config_informer() {
   o.name = "yurt-hub-cfg";
   o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
   o.field_selector = "metadata.name=yurt-hub-cfg";
-  config_informer_ = make_informer(o, [this](net::ObjectSnapshot snapshot) {
+  config_informer_ = make_informer(o, [this](const net::ObjectSnapshot& snapshot) {
     std::map<std::string, std::string> data;
     for (const auto& [key, object] : *snapshot) {
       if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject())

@@ -62,7 +62,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
                                                             unsigned client_version,
                                                             ForwardResult result) {
   plan_ = plan;
-  result_ = std::move(result);
+  result_ = result;
   tap_ = plan_.tap ? tap : nullptr;
   filter_ = plan_.filter ? filter : nullptr;
   feed_.emplace(tap_, filter_, plan_.decode_gzip);

@@ -121,7 +121,7 @@ class Informer::State {
 
   static asio::awaitable<void> run(std::shared_ptr<State> self) { co_await self->loop(); }
   // Runs when the loop's coroutine has ended, however it ended.
-  void exited(std::exception_ptr error);
+  void exited(const std::exception_ptr& error);
   // REQUIRES: on the executor.
   void request_stop();
   const asio::any_io_executor& executor() const { return executor_; }
@@ -169,7 +169,7 @@ class Informer::State {
   Clock::time_point last_list_log_{};
 };
 
-void Informer::State::exited(std::exception_ptr error) {
+void Informer::State::exited(const std::exception_ptr& error) {
   if (error) {
     try {
       std::rethrow_exception(error);
@@ -517,12 +517,18 @@ Informer::Informer(asio::any_io_executor executor, InformerOptions options, OnCh
     : state_(
           std::make_shared<State>(std::move(executor), std::move(options), std::move(on_change))) {}
 
-Informer::~Informer() { stop(); }
+Informer::~Informer() {
+  try {
+    stop();
+  } catch (const std::exception& e) {  // stop() posts to the executor, which may allocate
+    YH_LOG(Error) << "informer: stopping on destruction: " << e.what();
+  }
+}
 
 void Informer::start() {
   if (state_->running.exchange(true)) return;
   asio::co_spawn(state_->executor(), State::run(state_),
-                 [state = state_](std::exception_ptr error) { state->exited(error); });
+                 [state = state_](const std::exception_ptr& error) { state->exited(error); });
 }
 
 void Informer::stop() {

@@ -14,7 +14,7 @@ std::atomic<std::uint64_t> g_escaped{0};
 std::uint64_t escaped_exceptions() { return g_escaped.load(std::memory_order_relaxed); }
 
 namespace spawn_detail {
-void report(const char* name, std::exception_ptr error) {
+void report(const char* name, const std::exception_ptr& error) {
   g_escaped.fetch_add(1, std::memory_order_relaxed);
   try {
     std::rethrow_exception(error);

@@ -18,14 +18,14 @@ std::uint64_t escaped_exceptions();
 
 namespace spawn_detail {
 // Logs and counts `error` (non-null) for the task `name`.
-void report(const char* name, std::exception_ptr error);
+void report(const char* name, const std::exception_ptr& error);
 }  // namespace spawn_detail
 
 // `name` must outlive the coroutine (a string literal).
 template <class ExecutionContextOrExecutor, class Awaitable>
 void spawn_detached(ExecutionContextOrExecutor&& where, Awaitable&& task, const char* name) {
   boost::asio::co_spawn(std::forward<ExecutionContextOrExecutor>(where),
-                        std::forward<Awaitable>(task), [name](std::exception_ptr error) {
+                        std::forward<Awaitable>(task), [name](const std::exception_ptr& error) {
                           if (error) spawn_detail::report(name, error);
                         });
 }
