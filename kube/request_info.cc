@@ -9,7 +9,15 @@
 #include <span>
 #include <vector>
 
+#include <boost/url/parse.hpp>
+#include <boost/url/pct_string_view.hpp>
+#include <boost/url/scheme.hpp>
+#include <boost/url/url_view.hpp>
+
 namespace yurthub::kube {
+
+namespace urls = boost::urls;
+
 namespace {
 
 // ASCII lowercase (Go's strings.ToLower on the ASCII methods and User-Agents classified here).
@@ -222,20 +230,15 @@ bool RequestInfo::is_long_running() const {
 
 std::optional<std::string> origin_form(std::string_view target) {
   if (target.starts_with('/')) return std::string(target);
-  std::string_view rest;
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (target.size() >= scheme.size() &&
-        std::equal(scheme.begin(), scheme.end(), target.begin(), [](char a, char b) {
-          return a == std::tolower(static_cast<unsigned char>(b));
-        })) {
-      rest = target.substr(scheme.size());
-    }
+  const auto url = urls::parse_absolute_uri(target);
+  if (!url || !url->has_authority() ||
+      (url->scheme_id() != urls::scheme::http && url->scheme_id() != urls::scheme::https)) {
+    return std::nullopt;
   }
-  if (rest.empty()) return std::nullopt;
-  const auto end_of_authority = rest.find_first_of("/?");
-  if (end_of_authority == std::string_view::npos) return std::string("/");
-  std::string origin(rest.substr(end_of_authority));
-  if (origin.front() != '/') origin.insert(origin.begin(), '/');
+  std::string origin;
+  const urls::pct_string_view path_and_query = url->encoded_target();
+  if (!path_and_query.starts_with('/')) origin.push_back('/');  // "http://host?x" is "/?x"
+  origin += path_and_query;
   return origin;
 }
 

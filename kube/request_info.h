@@ -76,10 +76,12 @@ struct RequestInfo {
 RequestInfo classify_request(std::string_view method, std::string_view target,
                              std::string_view user_agent);
 
-// The origin form ("/path?query") of a request-target: itself when it is one; the path and query
-// of an absolute-form target ("http://host/path?query", which proxies must accept, RFC 9112
-// §3.2.2); nullopt for anything else ("*", authority form). The hub classifies and forwards the
-// origin form, so its decisions are about the path the apiserver acts on.
+// The origin form ("/path?query") of a request-target: itself when it starts with '/'; the path
+// and query of an http or https absolute-form target ("http://host/path?query", which proxies
+// must accept, RFC 9112 §3.2.2); nullopt for anything else ("*", authority form, and an absolute
+// target that is not an RFC 3986 absolute-URI, such as one with an invalid %-escape, which Go's
+// net/http refuses too). The hub classifies and forwards the origin form, so its decisions are
+// about the path the apiserver acts on.
 std::optional<std::string> origin_form(std::string_view target);
 
 // Percent-decodes `text`; with `plus_is_space`, '+' decodes to ' ' (query strings, as Go's
