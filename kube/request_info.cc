@@ -230,9 +230,13 @@ bool RequestInfo::is_long_running() const {
 
 std::optional<std::string> origin_form(std::string_view target) {
   if (target.starts_with('/')) return std::string(target);
+  // Only a target with an authority ("scheme://") is parsed: it is the only absolute form the hub
+  // accepts, and Boost 1.81's hier-part rule trips an assertion on a one-byte path that is not a
+  // pchar ("x:\x85"), which the authority's "//" rules out.
+  const auto colon = target.find(':');
+  if (colon == std::string_view::npos || target.substr(colon + 1, 2) != "//") return std::nullopt;
   const auto url = urls::parse_absolute_uri(target);
-  if (!url || !url->has_authority() ||
-      (url->scheme_id() != urls::scheme::http && url->scheme_id() != urls::scheme::https)) {
+  if (!url || (url->scheme_id() != urls::scheme::http && url->scheme_id() != urls::scheme::https)) {
     return std::nullopt;
   }
   std::string origin;

@@ -213,7 +213,8 @@ TEST(OriginForm, AbsoluteTargetsBecomeTheirPath) {
   EXPECT_EQ(origin_form("http://user@[::1]:10261/api/v1/pods?watch=1&limit=5"),
             "/api/v1/pods?watch=1&limit=5");
   EXPECT_EQ(origin_form("http://host/a%2Fb?l=x%3Dy"), "/a%2Fb?l=x%3Dy");  // escapes kept
-  EXPECT_FALSE(origin_form("http:/api/v1/pods"));                         // no authority
+  EXPECT_FALSE(origin_form("x:\x85"));             // Boost 1.81 asserts on it: kept from its parser
+  EXPECT_FALSE(origin_form("http:/api/v1/pods"));  // no authority
   EXPECT_FALSE(origin_form("http://host/a%zz"));   // Go's ParseRequestURI refuses it too
   EXPECT_FALSE(origin_form("http://host/api#x"));  // a request-target has no fragment
   EXPECT_FALSE(origin_form("http://host/a b"));
