@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/url/encoding_opts.hpp>
+#include <boost/url/grammar/string_token.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/pct_string_view.hpp>
 #include <boost/url/scheme.hpp>
@@ -97,7 +99,7 @@ bool valid_path_segment_name(std::string_view name) {
 }
 
 void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
-  for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+  for_each_query_param(query, [&](std::string_view key, std::string_view value) {
     if (key == "watch")
       watch = query_bool(value);
     else if (key == "labelSelector")
@@ -246,31 +248,17 @@ std::optional<std::string> origin_form(std::string_view target) {
   return origin;
 }
 
-std::string percent_decode(std::string_view text, bool plus_is_space) {
-  if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
-    return std::string(text);  // the common case: nothing to decode
+std::optional<std::string_view> query_unescape(std::string_view text, std::string& scratch) {
+  // The common case, with nothing to decode (a loop: find_first_of calls memchr per character).
+  if (std::none_of(text.begin(), text.end(), [](char c) { return c == '%' || c == '+'; })) {
+    return text;
   }
-  std::string out;
-  out.reserve(text.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%' && i + 2 < text.size()) {
-      int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(plus_is_space && c == '+' ? ' ' : c);
-  }
-  return out;
+  const auto encoded = urls::make_pct_string_view(text);
+  if (!encoded) return std::nullopt;
+  urls::encoding_opts form;  // application/x-www-form-urlencoded, as ParseQuery: '+' is a space
+  form.space_as_plus = true;
+  encoded->decode(form, urls::string_token::assign_to(scratch));
+  return scratch;
 }
 
 RequestInfo classify_request(std::string_view method, std::string_view target,
@@ -283,7 +271,11 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   std::string_view raw_path = target.substr(0, question);
   std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
-  info.path = percent_decode(raw_path, false);
+  if (const auto encoded = urls::make_pct_string_view(raw_path)) {
+    info.path = encoded->decode();
+  } else {
+    info.path = raw_path;
+  }
   info.verb = non_resource_verb_for_method(method);
 
   bool watch_param = false;
