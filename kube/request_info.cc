@@ -98,23 +98,42 @@ bool valid_path_segment_name(std::string_view name) {
          name.find('%') == std::string_view::npos;
 }
 
+// The parameters classification reads. A repeated one counts with its first value, as in the
+// apiserver: url.Values keeps them in order and its query conversions
+// (Convert_Slice_string_To_string, _bool, _int64, the selectors') take in[0].
 void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
+  enum Seen : unsigned {
+    kWatch = 1U << 0,
+    kLabelSelector = 1U << 1,
+    kFieldSelector = 1U << 2,
+    kResourceVersion = 1U << 3,
+    kContinue = 1U << 4,
+    kLimit = 1U << 5,
+    kTimeoutSeconds = 1U << 6,
+    kAllowWatchBookmarks = 1U << 7,
+  };
+  unsigned seen = 0;
+  auto first = [&seen](Seen param) {
+    const bool is_first = (seen & param) == 0;
+    seen |= param;
+    return is_first;
+  };
   for_each_query_param(query, [&](std::string_view key, std::string_view value) {
-    if (key == "watch")
+    if (key == "watch" && first(kWatch))
       watch = query_bool(value);
-    else if (key == "labelSelector")
+    else if (key == "labelSelector" && first(kLabelSelector))
       info.label_selector = value;
-    else if (key == "fieldSelector")
+    else if (key == "fieldSelector" && first(kFieldSelector))
       info.field_selector = value;
-    else if (key == "resourceVersion")
+    else if (key == "resourceVersion" && first(kResourceVersion))
       info.resource_version = value;
-    else if (key == "continue")
+    else if (key == "continue" && first(kContinue))
       info.continue_token = value;
-    else if (key == "limit")
+    else if (key == "limit" && first(kLimit))
       info.limit = query_int(value);
-    else if (key == "timeoutSeconds")
+    else if (key == "timeoutSeconds" && first(kTimeoutSeconds))
       info.timeout_seconds = clamped_timeout(query_int(value));
-    else if (key == "allowWatchBookmarks")
+    else if (key == "allowWatchBookmarks" && first(kAllowWatchBookmarks))
       info.allow_watch_bookmarks = query_bool(value);
   });
 }

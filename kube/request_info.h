@@ -74,7 +74,8 @@ struct RequestInfo {
 
 // Classifies one request. `target` is the request-target as received (origin form, with query).
 // Its path is percent-decoded; a path with an invalid escape, which Go's net/http answers 400
-// before the apiserver sees it, is classified as sent. Its query is read by for_each_query_param.
+// before the apiserver sees it, is classified as sent. Its query is read by for_each_query_param,
+// and a repeated parameter counts with its first value, as the apiserver's conversions take it.
 RequestInfo classify_request(std::string_view method, std::string_view target,
                              std::string_view user_agent);
 

@@ -183,6 +183,28 @@ TEST(RequestInfo, QueryParametersAreDecoded) {
   EXPECT_EQ(info.path, "/api/v1/pods");
 }
 
+// url.Values keeps every value and the apiserver's conversions take the first.
+TEST(RequestInfo, ARepeatedParameterCountsWithItsFirstValue) {
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=0&watch=1", "").verb, Verb::List);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&watch=0", "").verb, Verb::Watch);
+  // A dropped pair is no value: the first one the apiserver sees counts.
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=%zz&watch=0&watch=1", "").verb, Verb::List);
+  const RequestInfo info = classify_request(
+      "GET",
+      "/api/v1/pods?labelSelector=a%3Db&fieldSelector=spec.nodeName%3Dn1&limit=5&continue=c1"
+      "&resourceVersion=7&timeoutSeconds=30&allowWatchBookmarks=false&labelSelector=c&limit=6"
+      "&fieldSelector=spec.nodeName%3Dn2&continue=c2&resourceVersion=8&timeoutSeconds=60"
+      "&allowWatchBookmarks=true",
+      "");
+  EXPECT_EQ(info.label_selector, "a=b");
+  EXPECT_EQ(info.field_selector, "spec.nodeName=n1");
+  EXPECT_EQ(info.limit, 5);
+  EXPECT_EQ(info.continue_token, "c1");
+  EXPECT_EQ(info.resource_version, "7");
+  EXPECT_EQ(info.timeout_seconds, 30);
+  EXPECT_FALSE(info.allow_watch_bookmarks);
+}
+
 TEST(RequestInfo, MalformedNumbersAreAbsentNotZero) {
   RequestInfo info = classify_request("GET", "/api/v1/pods?limit=ten&timeoutSeconds=5s", "x");
   EXPECT_FALSE(info.limit.has_value());
