@@ -1,39 +1,21 @@
-// URL helpers; see url.h.
+// URL helpers; see url.h. host_port stays hand-written: Boost.URL brackets an IPv6 host only
+// through a whole url object (url::set_host_address, then encoded_host_and_port), which costs a
+// parse and an allocation for what is one find and a concatenation here.
 #include "base/url.h"
+
+#include <boost/url/encode.hpp>
+#include <boost/url/grammar/string_token.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 
 namespace yurthub::base {
 
-namespace {
-
-bool is_unreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
-}  // namespace
-
-std::string percent_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (is_unreserved(c)) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0x0F]);
-    }
-  }
-  return out;
-}
+namespace urls = boost::urls;
 
 void append_query_param(std::string& target, std::string_view key, std::string_view value) {
   target.push_back(target.find('?') == std::string::npos ? '?' : '&');
-  target += percent_encode(key);
+  urls::encode(key, urls::unreserved_chars, {}, urls::string_token::append_to(target));
   target.push_back('=');
-  target += percent_encode(value);
+  urls::encode(value, urls::unreserved_chars, {}, urls::string_token::append_to(target));
 }
 
 std::string host_port(std::string_view host, std::string_view port) {

@@ -1,6 +1,6 @@
 // URL helpers for requests the hub makes itself (the net::Informer's list and watch, the loopback
-// client, Host headers): the encode side of request_info.h's kube::percent_decode. Pure
-// functions; thread-safe.
+// client, Host headers). Query keys and values are percent-encoded by Boost.URL; the hub reads
+// its clients' queries with kube::for_each_query_param. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -8,13 +8,11 @@
 
 namespace yurthub::base {
 
-// Percent-encodes every byte of `text` except RFC 3986 unreserved characters (ALPHA DIGIT - . _ ~),
-// so the result is safe as a query parameter key or value. A space becomes "%20", which both
-// Go's url.ParseQuery and kube::percent_decode(..., true) read back as a space.
-std::string percent_encode(std::string_view text);
-
-// Appends `key=value` (both percent-encoded) to `target`, preceded by '?' if `target` has no query
-// yet and by '&' otherwise.
+// Appends `key=value` to `target`, preceded by '?' if `target` has no query yet and by '&'
+// otherwise. Every byte of `key` and `value` but RFC 3986's unreserved characters
+// (ALPHA DIGIT - . _ ~) is percent-encoded, a space as "%20", as Go's url.QueryEscape does but for
+// the space: whatever a selector holds, Go's url.ParseQuery (the apiserver) and
+// kube::for_each_query_param read it back unchanged.
 void append_query_param(std::string& target, std::string_view key, std::string_view value);
 
 // "host:port" for a Host header or a URL authority, with an IPv6 literal in brackets

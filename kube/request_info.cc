@@ -9,7 +9,17 @@
 #include <span>
 #include <vector>
 
+#include <boost/url/encoding_opts.hpp>
+#include <boost/url/grammar/string_token.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/pct_string_view.hpp>
+#include <boost/url/scheme.hpp>
+#include <boost/url/url_view.hpp>
+
 namespace yurthub::kube {
+
+namespace urls = boost::urls;
+
 namespace {
 
 // ASCII lowercase (Go's strings.ToLower on the ASCII methods and User-Agents classified here).
@@ -88,23 +98,42 @@ bool valid_path_segment_name(std::string_view name) {
          name.find('%') == std::string_view::npos;
 }
 
+// The parameters classification reads. A repeated one counts with its first value, as in the
+// apiserver: url.Values keeps them in order and its query conversions
+// (Convert_Slice_string_To_string, _bool, _int64, the selectors') take in[0].
 void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
-  for_each_query_param(query, [&](const std::string& key, const std::string& value) {
-    if (key == "watch")
+  enum Seen : unsigned {
+    kWatch = 1U << 0,
+    kLabelSelector = 1U << 1,
+    kFieldSelector = 1U << 2,
+    kResourceVersion = 1U << 3,
+    kContinue = 1U << 4,
+    kLimit = 1U << 5,
+    kTimeoutSeconds = 1U << 6,
+    kAllowWatchBookmarks = 1U << 7,
+  };
+  unsigned seen = 0;
+  auto first = [&seen](Seen param) {
+    const bool is_first = (seen & param) == 0;
+    seen |= param;
+    return is_first;
+  };
+  for_each_query_param(query, [&](std::string_view key, std::string_view value) {
+    if (key == "watch" && first(kWatch))
       watch = query_bool(value);
-    else if (key == "labelSelector")
+    else if (key == "labelSelector" && first(kLabelSelector))
       info.label_selector = value;
-    else if (key == "fieldSelector")
+    else if (key == "fieldSelector" && first(kFieldSelector))
       info.field_selector = value;
-    else if (key == "resourceVersion")
+    else if (key == "resourceVersion" && first(kResourceVersion))
       info.resource_version = value;
-    else if (key == "continue")
+    else if (key == "continue" && first(kContinue))
       info.continue_token = value;
-    else if (key == "limit")
+    else if (key == "limit" && first(kLimit))
       info.limit = query_int(value);
-    else if (key == "timeoutSeconds")
+    else if (key == "timeoutSeconds" && first(kTimeoutSeconds))
       info.timeout_seconds = clamped_timeout(query_int(value));
-    else if (key == "allowWatchBookmarks")
+    else if (key == "allowWatchBookmarks" && first(kAllowWatchBookmarks))
       info.allow_watch_bookmarks = query_bool(value);
   });
 }
@@ -222,48 +251,33 @@ bool RequestInfo::is_long_running() const {
 
 std::optional<std::string> origin_form(std::string_view target) {
   if (target.starts_with('/')) return std::string(target);
-  std::string_view rest;
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (target.size() >= scheme.size() &&
-        std::equal(scheme.begin(), scheme.end(), target.begin(), [](char a, char b) {
-          return a == std::tolower(static_cast<unsigned char>(b));
-        })) {
-      rest = target.substr(scheme.size());
-    }
+  // Only a target with an authority ("scheme://") is parsed: it is the only absolute form the hub
+  // accepts, and Boost 1.81's hier-part rule trips an assertion on a one-byte path that is not a
+  // pchar ("x:\x85"), which the authority's "//" rules out.
+  const auto colon = target.find(':');
+  if (colon == std::string_view::npos || target.substr(colon + 1, 2) != "//") return std::nullopt;
+  const auto url = urls::parse_absolute_uri(target);
+  if (!url || (url->scheme_id() != urls::scheme::http && url->scheme_id() != urls::scheme::https)) {
+    return std::nullopt;
   }
-  if (rest.empty()) return std::nullopt;
-  const auto end_of_authority = rest.find_first_of("/?");
-  if (end_of_authority == std::string_view::npos) return std::string("/");
-  std::string origin(rest.substr(end_of_authority));
-  if (origin.front() != '/') origin.insert(origin.begin(), '/');
+  std::string origin;
+  const urls::pct_string_view path_and_query = url->encoded_target();
+  if (!path_and_query.starts_with('/')) origin.push_back('/');  // "http://host?x" is "/?x"
+  origin += path_and_query;
   return origin;
 }
 
-std::string percent_decode(std::string_view text, bool plus_is_space) {
-  if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
-    return std::string(text);  // the common case: nothing to decode
+std::optional<std::string_view> query_unescape(std::string_view text, std::string& scratch) {
+  // The common case, with nothing to decode (a loop: find_first_of calls memchr per character).
+  if (std::none_of(text.begin(), text.end(), [](char c) { return c == '%' || c == '+'; })) {
+    return text;
   }
-  std::string out;
-  out.reserve(text.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%' && i + 2 < text.size()) {
-      int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(plus_is_space && c == '+' ? ' ' : c);
-  }
-  return out;
+  const auto encoded = urls::make_pct_string_view(text);
+  if (!encoded) return std::nullopt;
+  urls::encoding_opts form;  // application/x-www-form-urlencoded, as ParseQuery: '+' is a space
+  form.space_as_plus = true;
+  encoded->decode(form, urls::string_token::assign_to(scratch));
+  return scratch;
 }
 
 RequestInfo classify_request(std::string_view method, std::string_view target,
@@ -276,7 +290,11 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   std::string_view raw_path = target.substr(0, question);
   std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
-  info.path = percent_decode(raw_path, false);
+  if (const auto encoded = urls::make_pct_string_view(raw_path)) {
+    info.path = encoded->decode();
+  } else {
+    info.path = raw_path;
+  }
   info.verb = non_resource_verb_for_method(method);
 
   bool watch_param = false;

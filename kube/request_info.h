@@ -73,32 +73,48 @@ struct RequestInfo {
 };
 
 // Classifies one request. `target` is the request-target as received (origin form, with query).
+// Its path is percent-decoded; a path with an invalid escape, which Go's net/http answers 400
+// before the apiserver sees it, is classified as sent. Its query is read by for_each_query_param,
+// and a repeated parameter counts with its first value, as the apiserver's conversions take it.
 RequestInfo classify_request(std::string_view method, std::string_view target,
                              std::string_view user_agent);
 
-// The origin form ("/path?query") of a request-target: itself when it is one; the path and query
-// of an absolute-form target ("http://host/path?query", which proxies must accept, RFC 9112
-// §3.2.2); nullopt for anything else ("*", authority form). The hub classifies and forwards the
-// origin form, so its decisions are about the path the apiserver acts on.
+// The origin form ("/path?query") of a request-target: itself when it starts with '/'; the path
+// and query of an http or https absolute-form target ("http://host/path?query", which proxies
+// must accept, RFC 9112 §3.2.2); nullopt for anything else ("*", authority form, and an absolute
+// target that is not an RFC 3986 absolute-URI, such as one with an invalid %-escape, which Go's
+// net/http refuses too). The hub classifies and forwards the origin form, so its decisions are
+// about the path the apiserver acts on.
 std::optional<std::string> origin_form(std::string_view target);
 
-// Percent-decodes `text`; with `plus_is_space`, '+' decodes to ' ' (query strings, as Go's
-// url.ParseQuery). Invalid escapes are kept literally.
-std::string percent_decode(std::string_view text, bool plus_is_space);
+// One key or value of a query, decoded as Go's url.QueryUnescape does: %XX escapes, and '+' as a
+// space. nullopt when `text` has an invalid escape ("%zz", a lone '%'). The result views `text`
+// when there is nothing to decode, and otherwise `scratch`, which it overwrites.
+std::optional<std::string_view> query_unescape(std::string_view text, std::string& scratch);
 
-// Calls `visit(key, value)` for each decoded `key=value` pair of a query string.
+// Calls `visit(key, value)` with each decoded pair of a query string (std::string_views, valid
+// during the call only), in order, as Go's url.ParseQuery reads it and so the apiserver (through
+// net/http's URL.Query()): pairs are separated by '&' and split at their first '=' (a bare "key"
+// has the value ""). Empty pairs ("&&") are skipped, and so is a pair with a ';' or an invalid
+// escape: ParseQuery reports an error for it and goes on, and URL.Query() drops the error, so
+// the apiserver acts as if the pair were absent. The split into pairs is Go's, not Boost.URL's
+// params view: parse_query refuses a whole query for one bad escape or for a byte RFC 3986 does
+// not allow in a query ('|', '{', '"', ...), which Go takes as it is. Allocates only when a
+// decoded key or value outgrows std::string's inline buffer (kept for the whole query).
 template <class Visitor>
 void for_each_query_param(std::string_view query, Visitor&& visit) {
+  std::string key_scratch;
+  std::string value_scratch;
   while (!query.empty()) {
-    auto amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    auto eq = pair.find('=');
-    std::string key = percent_decode(pair.substr(0, eq), true);
-    std::string value =
-        eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
-    visit(key, value);
+    if (pair.empty() || pair.find(';') != std::string_view::npos) continue;
+    const auto eq = pair.find('=');
+    const auto key = query_unescape(pair.substr(0, eq), key_scratch);
+    const auto value = query_unescape(
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), value_scratch);
+    if (key && value) visit(*key, *value);
   }
 }
 

@@ -7,13 +7,17 @@
 namespace yurthub::base {
 namespace {
 
-TEST(PercentEncode, KeepsOnlyUnreservedCharacters) {
-  EXPECT_EQ(percent_encode("spec.nodeName=edge-1"), "spec.nodeName%3Dedge-1");
-  EXPECT_EQ(percent_encode("a b,c~_"), "a%20b%2Cc~_");
+TEST(AppendQueryParam, EncodesAllButUnreservedCharacters) {
   std::string target = "/api/v1/pods";
   append_query_param(target, "labelSelector", "app in (a,b)");
   append_query_param(target, "watch", "1");
   EXPECT_EQ(target, "/api/v1/pods?labelSelector=app%20in%20%28a%2Cb%29&watch=1");
+  target = "/x?a=b";
+  append_query_param(target, "k=y&", "aZ09-._~ spec.nodeName=edge-1+%\xc3\xa9");
+  EXPECT_EQ(target, "/x?a=b&k%3Dy%26=aZ09-._~%20spec.nodeName%3Dedge-1%2B%25%C3%A9");
+  target = "/x";
+  append_query_param(target, "", "");
+  EXPECT_EQ(target, "/x?=");
 }
 
 TEST(HostPort, BracketsIpv6Literals) {

@@ -18,7 +18,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-bool to_int(const std::string& text, int& out) {
+bool to_int(std::string_view text, int& out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc{} && ptr == text.data() + text.size() && out > 0;
 }
@@ -128,7 +128,7 @@ asio::awaitable<void> churn(Store& store, ChurnRequest request) {
 std::optional<ChurnRequest> parse_churn_query(std::string_view query) {
   ChurnRequest request;
   bool ok = true;
-  kube::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+  kube::for_each_query_param(query, [&](std::string_view key, std::string_view value) {
     if (key == "objects")
       ok = ok && to_int(value, request.objects);
     else if (key == "events")

@@ -1,7 +1,8 @@
 // Fuzz target for kube/request_info.h: classify_request() on a method, request-target and
 // User-Agent (the input's three NUL-separated parts), plus the percent-decoding and query
-// iteration it is built on. Oracles: decoding never grows the text; the component is the
-// lowercased User-Agent before its first '/'.
+// iteration it is built on and origin_form on the target. Oracles: decoding never grows the
+// text; the component is the lowercased User-Agent before its first '/'; an origin form is a
+// path no longer than the target and its '/'.
 #include "kube/request_info.h"
 
 #include <algorithm>
@@ -19,11 +20,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::transform(component.begin(), component.end(), component.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   fuzz::check(info.component == component, "component is not the User-Agent's first part");
-  fuzz::check(kube::percent_decode(parts[1], false).size() <= parts[1].size(), "decoding grew");
-  fuzz::check(kube::percent_decode(parts[1], true).size() <= parts[1].size(), "decoding grew");
+  fuzz::check(info.path.size() <= parts[1].size(), "decoding grew");
+  std::string scratch;
+  if (const auto decoded = kube::query_unescape(parts[1], scratch)) {
+    fuzz::check(decoded->size() <= parts[1].size(), "decoding grew");
+  }
+  if (const auto origin = kube::origin_form(parts[1])) {
+    fuzz::check(origin->starts_with('/') && origin->size() <= parts[1].size() + 1,
+                "origin form not a path within the target");
+  }
   const std::string_view query = parts[1].substr(std::min(parts[1].find('?'), parts[1].size()));
   std::size_t bytes = 0;
-  kube::for_each_query_param(query, [&](const std::string& key, const std::string& value) {
+  kube::for_each_query_param(query, [&](std::string_view key, std::string_view value) {
     bytes += key.size() + value.size();
   });
   fuzz::check(bytes <= query.size(), "query parameters longer than the query");

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace yurthub::kube {
 namespace {
 
@@ -91,6 +95,17 @@ const Case kCases[] = {
     {"trailing slash ignored", "GET", "/api/v1/pods/", true, "list", "", "v1", "", "pods", "", ""},
     {"percent-encoded path", "GET", "/api/v1/namespaces/default/configmaps/a%2Eb", true, "get", "",
      "v1", "default", "configmaps", "", "a.b"},
+    {"'+' in a path is not a space", "GET", "/api/v1/namespaces/default/configmaps/a+b", true,
+     "get", "", "v1", "default", "configmaps", "", "a+b"},
+    {"%2F in a path splits it", "GET", "/api/v1/namespaces/default/configmaps%2Fx", true, "get", "",
+     "v1", "default", "configmaps", "", "x"},
+    // Go's net/http answers 400 to these before the apiserver sees them; the hub classifies the
+    // path as sent, with no escape decoded.
+    {"path with an invalid escape is not decoded", "GET",
+     "/api/v1/namespaces/default/configmaps/a%2Eb%zz", true, "get", "", "v1", "default",
+     "configmaps", "", "a%2Eb%zz"},
+    {"path with a lone % is not decoded", "GET", "/api/v1/namespaces/default/configmaps/a%2F%",
+     true, "get", "", "v1", "default", "configmaps", "", "a%2F%"},
     // Non-resource requests: the verb is the lowercased method.
     {"version", "GET", "/version", false, "get", "", "", "", "", "", ""},
     {"/api discovery", "GET", "/api", false, "get", "", "", "", "", "", ""},
@@ -168,6 +183,28 @@ TEST(RequestInfo, QueryParametersAreDecoded) {
   EXPECT_EQ(info.path, "/api/v1/pods");
 }
 
+// url.Values keeps every value and the apiserver's conversions take the first.
+TEST(RequestInfo, ARepeatedParameterCountsWithItsFirstValue) {
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=0&watch=1", "").verb, Verb::List);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1&watch=0", "").verb, Verb::Watch);
+  // A dropped pair is no value: the first one the apiserver sees counts.
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=%zz&watch=0&watch=1", "").verb, Verb::List);
+  const RequestInfo info = classify_request(
+      "GET",
+      "/api/v1/pods?labelSelector=a%3Db&fieldSelector=spec.nodeName%3Dn1&limit=5&continue=c1"
+      "&resourceVersion=7&timeoutSeconds=30&allowWatchBookmarks=false&labelSelector=c&limit=6"
+      "&fieldSelector=spec.nodeName%3Dn2&continue=c2&resourceVersion=8&timeoutSeconds=60"
+      "&allowWatchBookmarks=true",
+      "");
+  EXPECT_EQ(info.label_selector, "a=b");
+  EXPECT_EQ(info.field_selector, "spec.nodeName=n1");
+  EXPECT_EQ(info.limit, 5);
+  EXPECT_EQ(info.continue_token, "c1");
+  EXPECT_EQ(info.resource_version, "7");
+  EXPECT_EQ(info.timeout_seconds, 30);
+  EXPECT_FALSE(info.allow_watch_bookmarks);
+}
+
 TEST(RequestInfo, MalformedNumbersAreAbsentNotZero) {
   RequestInfo info = classify_request("GET", "/api/v1/pods?limit=ten&timeoutSeconds=5s", "x");
   EXPECT_FALSE(info.limit.has_value());
@@ -185,12 +222,55 @@ TEST(RequestInfo, LongRunning) {
       classify_request("PATCH", "/api/v1/namespaces/a/pods/p/status", "").is_long_running());
 }
 
-TEST(PercentDecode, HandlesPlusAndBadEscapes) {
-  EXPECT_EQ(percent_decode("a+b%20c", true), "a b c");
-  EXPECT_EQ(percent_decode("a+b", false), "a+b");
-  EXPECT_EQ(percent_decode("100%", true), "100%");
-  EXPECT_EQ(percent_decode("%zz%4", true), "%zz%4");
-  EXPECT_EQ(percent_decode("%2f%2F", false), "//");
+TEST(QueryUnescape, PlusIsASpaceAndBadEscapesAreErrors) {
+  std::string scratch;
+  EXPECT_EQ(query_unescape("a+b%20c", scratch), "a b c");
+  EXPECT_EQ(query_unescape("%2f%2F%41", scratch), "//A");
+  EXPECT_EQ(query_unescape("%2B", scratch), "+");
+  EXPECT_EQ(query_unescape("%00", scratch), std::string_view("\0", 1));  // Go decodes it too
+  EXPECT_EQ(query_unescape("plain", scratch), "plain");
+  EXPECT_EQ(query_unescape("", scratch), "");
+  // url.QueryUnescape's EscapeErrors.
+  EXPECT_FALSE(query_unescape("100%", scratch));
+  EXPECT_FALSE(query_unescape("%4", scratch));
+  EXPECT_FALSE(query_unescape("%zz", scratch));
+  EXPECT_FALSE(query_unescape("a%4g", scratch));
+  EXPECT_FALSE(query_unescape("%%41", scratch));
+}
+
+// The pairs Go's url.ParseQuery yields for the same query, in order.
+std::vector<std::pair<std::string, std::string>> pairs_of(std::string_view query) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for_each_query_param(
+      query, [&](std::string_view key, std::string_view value) { out.emplace_back(key, value); });
+  return out;
+}
+
+TEST(ForEachQueryParam, ReadsTheQueryAsGoParseQuery) {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(pairs_of(""), Pairs{});
+  EXPECT_EQ(pairs_of("a=1&b=x+y&a=2"), (Pairs{{"a", "1"}, {"b", "x y"}, {"a", "2"}}));
+  EXPECT_EQ(pairs_of("watch&limit="), (Pairs{{"watch", ""}, {"limit", ""}}));
+  EXPECT_EQ(pairs_of("&&a=1&&"), (Pairs{{"a", "1"}}));  // empty pairs are skipped
+  EXPECT_EQ(pairs_of("=x&a==b"), (Pairs{{"", "x"}, {"a", "=b"}}));
+  EXPECT_EQ(pairs_of("a%3Db=c%26d"), (Pairs{{"a=b", "c&d"}}));
+  // A pair with an invalid escape or a ';' is dropped; the others stay.
+  EXPECT_EQ(pairs_of("a=%zz&b=1&c%=2&d=3%"), (Pairs{{"b", "1"}}));
+  EXPECT_EQ(pairs_of("a=1;b=2&c=3&d=%3B"), (Pairs{{"c", "3"}, {"d", ";"}}));
+  // Characters RFC 3986 does not allow in a query, which Go accepts as they are.
+  EXPECT_EQ(pairs_of("l=a|b{c}\"x y"), (Pairs{{"l", "a|b{c}\"x y"}}));
+}
+
+// The hub classifies by the parameters the apiserver sees: not those of dropped pairs.
+TEST(RequestInfo, DroppedPairsDoNotCount) {
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=%zz", "").verb, Verb::List);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1%", "").verb, Verb::List);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?watch=1;x=2", "").verb, Verb::List);
+  EXPECT_EQ(classify_request("GET", "/api/v1/pods?x=%zz&watch=1", "").verb, Verb::Watch);
+  const RequestInfo info = classify_request(
+      "GET", "/api/v1/pods?labelSelector=app%3Dweb%&fieldSelector=spec.nodeName%3Dn;x", "");
+  EXPECT_EQ(info.label_selector, "");
+  EXPECT_EQ(info.field_selector, "");
 }
 
 }  // namespace
@@ -210,6 +290,14 @@ TEST(OriginForm, AbsoluteTargetsBecomeTheirPath) {
   EXPECT_FALSE(origin_form("host:443"));
   EXPECT_FALSE(origin_form("ftp://host/x"));
   EXPECT_FALSE(origin_form(""));
+  EXPECT_EQ(origin_form("http://user@[::1]:10261/api/v1/pods?watch=1&limit=5"),
+            "/api/v1/pods?watch=1&limit=5");
+  EXPECT_EQ(origin_form("http://host/a%2Fb?l=x%3Dy"), "/a%2Fb?l=x%3Dy");  // escapes kept
+  EXPECT_FALSE(origin_form("x:\x85"));             // Boost 1.81 asserts on it: kept from its parser
+  EXPECT_FALSE(origin_form("http:/api/v1/pods"));  // no authority
+  EXPECT_FALSE(origin_form("http://host/a%zz"));   // Go's ParseRequestURI refuses it too
+  EXPECT_FALSE(origin_form("http://host/api#x"));  // a request-target has no fragment
+  EXPECT_FALSE(origin_form("http://host/a b"));
 }
 
 }  // namespace

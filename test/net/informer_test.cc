@@ -283,14 +283,18 @@ TEST_F(InformerTest, DestroyedWhileWatchingNeverCallsBack) {
 }
 
 TEST(InformerUrl, PercentEncodesAllButUnreserved) {
-  EXPECT_EQ(base::percent_encode("aZ09-._~"), "aZ09-._~");
-  EXPECT_EQ(base::percent_encode("a b/c=d&e,f!(g)+"), "a%20b%2Fc%3Dd%26e%2Cf%21%28g%29%2B");
-  EXPECT_EQ(base::percent_encode("\xc3\xa9"), "%C3%A9");
   std::string target = "/api/v1/pods";
   base::append_query_param(target, "labelSelector", "app=x");
   base::append_query_param(target, "watch", "true");
   EXPECT_EQ(target, "/api/v1/pods?labelSelector=app%3Dx&watch=true");
-  EXPECT_EQ(kube::percent_decode(base::percent_encode("app in (a, b)"), true), "app in (a, b)");
+  target = "/api/v1/pods";
+  base::append_query_param(target, "l", "aZ09-._~ b/c=d&e,f!(g)+;\xc3\xa9%");
+  EXPECT_EQ(target, "/api/v1/pods?l=aZ09-._~%20b%2Fc%3Dd%26e%2Cf%21%28g%29%2B%3B%C3%A9%25");
+  // Read back as the apiserver's url.ParseQuery reads it.
+  std::string read_back;
+  kube::for_each_query_param(std::string_view(target).substr(target.find('?') + 1),
+                             [&](std::string_view, std::string_view v) { read_back = v; });
+  EXPECT_EQ(read_back, "aZ09-._~ b/c=d&e,f!(g)+;\xc3\xa9%");
 }
 
 }  // namespace

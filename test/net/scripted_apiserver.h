@@ -130,7 +130,7 @@ class ScriptedApiserver {
     if (q != std::string::npos) {
       kube::for_each_query_param(
           std::string_view(r.target).substr(q + 1),
-          [&](const std::string& k, const std::string& v) { r.query[k] = v; });
+          [&](std::string_view k, std::string_view v) { r.query[std::string(k)] = v; });
     }
     requests.push_back(r);
     auto scripted = path_lists_.find(r.path);
