@@ -10,7 +10,9 @@ namespace yurthub::base {
 
 using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
 
-inline SteadyClock real_steady_clock() { return [] { return std::chrono::steady_clock::now(); }; }
+inline SteadyClock real_steady_clock() {
+  return [] { return std::chrono::steady_clock::now(); };
+}
 
 // A clock that moves only when told.
 class ManualClock {

@@ -145,8 +145,9 @@ asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
 Forwarder<Stream>::wait_for_filters() {
   FilterHooks* filters = shared_.filters;
   // Polled: readiness flips once per process, so a waiter list would buy nothing.
-  const bool ready = co_await poll_until([filters] { return filters->ready(); }, shared_.filters_ready_wait,
-                                         std::chrono::milliseconds(100));
+  const bool ready =
+      co_await poll_until([filters] { return filters->ready(); }, shared_.filters_ready_wait,
+                          std::chrono::milliseconds(100));
   if (ready) co_return std::nullopt;
   co_return Refusal{kube::Failure::FiltersNotReady,
                     "the informers of nodes, nodepools and services have not synced"};

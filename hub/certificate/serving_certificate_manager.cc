@@ -117,8 +117,8 @@ asio::awaitable<Result<SslContext>> ServingCertificateManager::obtain_async() {
   std::ifstream in(files_.current_pem(Pair::Serving));
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
   if (!stored.empty() && stored_is_usable(stored)) co_return use(stored, stored);
-  co_return co_await retry_at_start<SslContext>([this] { return request_new(); }, settings_.csr_wait,
-                                                "serving certificate");
+  co_return co_await retry_at_start<SslContext>([this] { return request_new(); },
+                                                settings_.csr_wait, "serving certificate");
 }
 
 asio::awaitable<void> ServingCertificateManager::learn_cluster_ips(const net::UpstreamTls& tls) {

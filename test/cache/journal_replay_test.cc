@@ -199,7 +199,8 @@ class JournalReplayTest : public test_support::StoreFixture {
 
 std::vector<std::string> names_of(const std::vector<Seen>& seen) {
   std::vector<std::string> out;
-  for (const auto& s : seen) out.push_back(s.method + " " + s.target.substr(s.target.rfind('/') + 1));
+  for (const auto& s : seen)
+    out.push_back(s.method + " " + s.target.substr(s.target.rfind('/') + 1));
   return out;
 }
 
@@ -275,14 +276,14 @@ TEST_F(JournalReplayTest, A401ThatPersistsIsRetriedThenDropped) {
 }
 
 TEST_F(JournalReplayTest, AStaleUpdateIsReBasedOntoTheCloudsObject) {
-  JournalEntry e = entry(
-      "PUT", "a", R"({"metadata":{"name":"a","resourceVersion":"5"},"data":{"x":"edge"}})");
+  JournalEntry e =
+      entry("PUT", "a", R"({"metadata":{"name":"a","resourceVersion":"5"},"data":{"x":"edge"}})");
   e.base = R"({"metadata":{"name":"a","resourceVersion":"5"},"data":{"x":"old"}})";
   journal(e);
   start([](const Seen& s, std::size_t n) {
     if (s.method == "GET")
-      return Answer{200,
-                    R"({"metadata":{"name":"a","resourceVersion":"9"},"data":{"x":"old","y":"cloud"}})"};
+      return Answer{
+          200, R"({"metadata":{"name":"a","resourceVersion":"9"},"data":{"x":"old","y":"cloud"}})"};
     return n == 0 ? Answer{409, R"({"kind":"Status"})"} : Answer{};
   });
 

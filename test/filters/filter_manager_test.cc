@@ -149,8 +149,8 @@ TEST_F(FilterManagerTest, ChainsFollowTheComponentTheRequestAndTheConfigMap) {
   EXPECT_NE(manager.filter(request("GET", slices, "kube-proxy")), nullptr);
   EXPECT_NE(manager.filter(request("GET", slices + "&watch=true", "coredns")), nullptr);
   EXPECT_NE(manager.filter(request("GET", "/api/v1/services", "kubelet")), nullptr);
-  EXPECT_NE(manager.filter(request("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy",
-                                   "kubelet")),
+  EXPECT_NE(manager.filter(
+                request("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy", "kubelet")),
             nullptr);  // inclusterconfig on a get
   EXPECT_EQ(manager.filter(request("GET", slices, "kubelet")), nullptr);
   EXPECT_EQ(manager.filter(request("GET", slices, "yurthub")), nullptr);
@@ -158,11 +158,11 @@ TEST_F(FilterManagerTest, ChainsFollowTheComponentTheRequestAndTheConfigMap) {
   auto table = request("GET", slices, "kube-proxy");
   table.accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
   EXPECT_EQ(manager.filter(table), nullptr);
-  EXPECT_EQ(manager.filter(request("DELETE", "/api/v1/namespaces/default/services/web",
-                                   "kube-proxy")),
-            nullptr);
-  EXPECT_EQ(manager.filter(request("GET", "/api/v1/namespaces/default/services/web/status",
-                                   "kube-proxy")),
+  EXPECT_EQ(
+      manager.filter(request("DELETE", "/api/v1/namespaces/default/services/web", "kube-proxy")),
+      nullptr);
+  EXPECT_EQ(manager.filter(
+                request("GET", "/api/v1/namespaces/default/services/web/status", "kube-proxy")),
             nullptr);
 
   // yurt-hub-cfg gives servicetopology to another component, live.
@@ -181,8 +181,8 @@ TEST_F(FilterManagerTest, OnlyATopologyChangeOnceReadyCallsBack) {
   ASSERT_TRUE(wait_until([&] { return manager.ready() && watch_of(kServices) != nullptr; }));
   EXPECT_EQ(topology_changes_, 0);  // becoming ready is not a change open watches must see
 
-  auto label_only = R"({"type":"MODIFIED","object":)" +
-                    service("11", "kubernetes.io/hostname", "web-2") + "}";
+  auto label_only =
+      R"({"type":"MODIFIED","object":)" + service("11", "kubernetes.io/hostname", "web-2") + "}";
   watch_of(kServices)->push(label_only);
   ASSERT_TRUE(wait_until([&] {
     auto services = manager.view()->services;

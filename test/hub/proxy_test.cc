@@ -63,8 +63,8 @@ std::string chunk(const std::string& data) {
 const char* kWatchHeader =
     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
 std::string event(const std::string& name) {
-  return R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")" +
-         name + R"(","resourceVersion":"1"}}})" + std::string("\n");
+  return R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")" + name +
+         R"(","resourceVersion":"1"}}})" + std::string("\n");
 }
 std::string json_response(const std::string& body) {
   return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -121,8 +121,8 @@ class ScriptedUpstream {
       http::request<http::string_body> request;
       auto [rec, n] = co_await http::async_read(*stream, buffer, request, net::kNoThrow);
       if (rec) co_return;
-      Received r{std::string(request.method_string()), std::string(request.target()), {},
-                 request.body()};
+      Received r{
+          std::string(request.method_string()), std::string(request.target()), {}, request.body()};
       for (const auto& field : request) r.headers[std::string(field.name_string())] = field.value();
       std::vector<Step> steps;
       {
@@ -139,7 +139,8 @@ class ScriptedUpstream {
           if (!co_await wait_for_permit(*stream)) co_return;
           continue;
         }
-        auto [wec, w] = co_await asio::async_write(*stream, asio::buffer(step.bytes), net::kNoThrow);
+        auto [wec, w] =
+            co_await asio::async_write(*stream, asio::buffer(step.bytes), net::kNoThrow);
         if (wec) co_return;
       }
     }
@@ -483,11 +484,12 @@ TEST_F(ProxyTest, HopByHopHeadersStayWithTheHubAndTheBodyGoesOn) {
   start([](const Received&) { return std::vector<Step>{write(json_response("{}"))}; });
   Client c = client();
   const std::string body = R"({"metadata":{"labels":{"edge":"yes"}}})";
-  c.send("PATCH /api/v1/namespaces/default/pods/web HTTP/1.1\r\nHost: hub\r\n"
-         "User-Agent: kubelet/v1.26.0\r\nContent-Type: application/merge-patch+json\r\n"
-         "Connection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\n"
-         "Proxy-Connection: keep-alive\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body);
+  c.send(
+      "PATCH /api/v1/namespaces/default/pods/web HTTP/1.1\r\nHost: hub\r\n"
+      "User-Agent: kubelet/v1.26.0\r\nContent-Type: application/merge-patch+json\r\n"
+      "Connection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\n"
+      "Proxy-Connection: keep-alive\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
   EXPECT_EQ(c.response().result_int(), 200u);
   auto received = upstream_->received();
   ASSERT_EQ(received.size(), 1u);

@@ -81,8 +81,8 @@ class UpstreamPoolTest : public ::testing::Test {
     SSL_CTX_set_num_tickets((*server_tls)->native_handle(), 0);
     server_ = std::make_unique<TlsServer>(io_, *server_tls);
     servers_ = std::make_unique<ServerSet>(
-        std::vector<ServerAddress>{{"https://127.0.0.1:" + server_->port(), "127.0.0.1",
-                                    server_->port()}},
+        std::vector<ServerAddress>{
+            {"https://127.0.0.1:" + server_->port(), "127.0.0.1", server_->port()}},
         LbMode::RoundRobin);
     servers_->set_healthy(0, true);
     tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_context());

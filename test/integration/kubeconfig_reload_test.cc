@@ -34,8 +34,9 @@ TEST(CertificateKubelet, FollowsTheCertificateKubeletRotates) {
   };
   ASSERT_EQ(issue("30").exit_code, 0);
   cluster.start_apiserver();
-  cluster.write_kubeconfig(d + "/kubelet.conf", {{"client-certificate", d + "/kubelet-client-current.pem"},
-                                                 {"client-key", d + "/kubelet-client-current.pem"}});
+  cluster.write_kubeconfig(d + "/kubelet.conf",
+                           {{"client-certificate", d + "/kubelet-client-current.pem"},
+                            {"client-key", d + "/kubelet-client-current.pem"}});
   cluster.start_hub();
   auto pods = cluster.kubectl({"get", "pods", "-A", "-o", "name"});
   ASSERT_EQ(pods.exit_code, 0) << pods.err;

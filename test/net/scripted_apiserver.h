@@ -134,9 +134,9 @@ class ScriptedApiserver {
     }
     requests.push_back(r);
     auto scripted = path_lists_.find(r.path);
-    auto& queue = r.watch()                                                   ? watches_
+    auto& queue = r.watch()                                                    ? watches_
                   : scripted != path_lists_.end() && !scripted->second.empty() ? scripted->second
-                                                                                : lists_;
+                                                                               : lists_;
     Reply reply;
     if (!queue.empty()) {
       reply = std::move(queue.front());
