@@ -8,8 +8,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -29,6 +27,7 @@
 #include "hub/worker.h"
 #include "net/http_io.h"
 #include "net/streams.h"
+#include "test/hub/loopback_pki.h"
 
 namespace yurthub::hub {
 namespace {
@@ -262,28 +261,18 @@ class StubFilters : public FilterHooks {
 
 class ProxyTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char pattern[] = "/tmp/yurthub-proxy-test-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    const std::string cmd =
-        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
-        dir_ + "/k.pem -out " + dir_ +
-        "/c.pem -subj /CN=apiserver -addext subjectAltName=IP:127.0.0.1 -days 1 >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static void SetUpTestSuite() { pki_ = std::make_unique<test_support::LoopbackPki>(); }
+  static void TearDownTestSuite() { pki_.reset(); }
 
   void start(ScriptedUpstream::Script script) {
-    auto server_tls = net::make_server_tls(dir_ + "/c.pem", dir_ + "/k.pem");
-    ASSERT_TRUE(server_tls) << server_tls.error().message;
-    upstream_ = std::make_unique<ScriptedUpstream>(*server_tls, std::move(script));
+    auto server_tls = pki_->server();
+    ASSERT_TRUE(server_tls);
+    upstream_ = std::make_unique<ScriptedUpstream>(server_tls, std::move(script));
     options_.working_mode = WorkingMode::Cloud;
     options_.servers = {{"https://127.0.0.1:" + upstream_->port(), "127.0.0.1", upstream_->port()}};
     servers_ = std::make_unique<ServerSet>(options_.servers, LbMode::RoundRobin);
     servers_->set_healthy(0, true);
-    auto client_tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
-    client_tls->load_verify_file(dir_ + "/c.pem");
-    client_tls->set_verify_mode(asio::ssl::verify_peer);
+    auto client_tls = pki_->client();
     tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_tls);
     tls_.anonymous = client_tls;
     shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
@@ -301,10 +290,7 @@ class ProxyTest : public ::testing::Test {
       // As the Hub stops: drain (open streams end, idle connections close), wait for the
       // sessions, then stop the thread.
       worker_->post_drain();
-      const auto deadline = std::chrono::steady_clock::now() + 10s;
-      while (worker_->session_count() != 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(1ms);
-      EXPECT_EQ(worker_->session_count(), 0u);
+      EXPECT_TRUE(eventually([&] { return worker_->session_count() == 0; }));
       worker_->stop();
       worker_->join();
     }
@@ -324,15 +310,19 @@ class ProxyTest : public ::testing::Test {
   std::string metrics() { return registry_.render(); }
   // The session counts a request after its response went out: the client may be quicker.
   bool counted(const std::string& text) {
+    return eventually([&] { return metrics().find(text) != std::string::npos; });
+  }
+  // Waits (bounded, 10 s) for what another thread makes true.
+  static bool eventually(const std::function<bool()>& condition) {
     const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (metrics().find(text) == std::string::npos) {
+    while (!condition()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(1ms);
     }
     return true;
   }
 
-  static inline std::string dir_;
+  static inline std::unique_ptr<test_support::LoopbackPki> pki_;
   FilterHooks* filters_ = nullptr;  // set before start() to filter every response
   HubOptions options_;
   base::MetricsRegistry registry_;
@@ -464,10 +454,7 @@ TEST_F(ProxyTest, AClientLeavingAWatchClosesItsUpstreamConnection) {
     c.get("/api/v1/pods?watch=true");
     ASSERT_TRUE(c.read_until(R"("name":"a")"));
   }
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!upstream_->saw_hub_close() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
-  EXPECT_TRUE(upstream_->saw_hub_close());
+  EXPECT_TRUE(eventually([&] { return upstream_->saw_hub_close(); }));
 }
 
 TEST_F(ProxyTest, KeepAliveRequestsShareOneUpstreamConnection) {

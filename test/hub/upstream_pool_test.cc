@@ -2,8 +2,6 @@
 // ManualClock for the idle timeout: which idle connections are reused and which are dialled
 // afresh (timed out, closed by the server, made with a replaced certificate, another identity,
 // an unhealthy server), the per-key bound, and reap(). One thread; no sleeps.
-#include <cstdlib>
-#include <filesystem>
 #include <future>
 
 #include <openssl/ssl.h>
@@ -19,6 +17,7 @@
 #include "hub/upstream_pool.h"
 #include "net/http_io.h"
 #include "net/streams.h"
+#include "test/hub/loopback_pki.h"
 
 namespace yurthub::hub {
 namespace {
@@ -62,24 +61,16 @@ class TlsServer {
 
 class UpstreamPoolTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char pattern[] = "/tmp/yurthub-pool-test-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    const std::string cmd =
-        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
-        dir_ + "/k.pem -out " + dir_ +
-        "/c.pem -subj /CN=apiserver -addext subjectAltName=IP:127.0.0.1 -days 1 >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static void SetUpTestSuite() { pki_ = std::make_unique<test_support::LoopbackPki>(); }
+  static void TearDownTestSuite() { pki_.reset(); }
 
   void SetUp() override {
-    auto server_tls = net::make_server_tls(dir_ + "/c.pem", dir_ + "/k.pem");
-    ASSERT_TRUE(server_tls) << server_tls.error().message;
+    auto server_tls = pki_->server();
+    ASSERT_TRUE(server_tls);
     // No TLS 1.3 session tickets: they would wait unread on an idle client socket, which then
     // looks closed. A real connection reads them with its first response; these carry none.
-    SSL_CTX_set_num_tickets((*server_tls)->native_handle(), 0);
-    server_ = std::make_unique<TlsServer>(io_, *server_tls);
+    SSL_CTX_set_num_tickets(server_tls->native_handle(), 0);
+    server_ = std::make_unique<TlsServer>(io_, server_tls);
     servers_ = std::make_unique<ServerSet>(
         std::vector<ServerAddress>{
             {"https://127.0.0.1:" + server_->port(), "127.0.0.1", server_->port()}},
@@ -91,12 +82,7 @@ class UpstreamPoolTest : public ::testing::Test {
                                            clock_.clock());
   }
 
-  static std::shared_ptr<ssl::context> client_context() {
-    auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
-    ctx->load_verify_file(dir_ + "/c.pem");
-    ctx->set_verify_mode(ssl::verify_peer);
-    return ctx;
-  }
+  static std::shared_ptr<ssl::context> client_context() { return pki_->client(); }
 
   // Runs the io_context until `work` is done (the server runs on it too).
   void run(asio::awaitable<void> work) {
@@ -124,7 +110,7 @@ class UpstreamPoolTest : public ::testing::Test {
                : rendered.substr(at + prefix.size(), rendered.find('\n', at) - at - prefix.size());
   }
 
-  static inline std::string dir_;
+  static inline std::unique_ptr<test_support::LoopbackPki> pki_;
   asio::io_context io_;
   base::ManualClock clock_;
   base::MetricsRegistry registry_;
