@@ -181,6 +181,8 @@ class ScriptedApiserver {
       auto [ec, n] = co_await asio::async_write(*socket, asio::buffer(out), kNoThrow);
       if (ec || stream->end) co_return;
       out.clear();
+      // An event pushed during the write above cancelled no wait: send it before waiting.
+      if (!stream->pending.empty() || stream->end) continue;
       stream->wake.expires_at(Clock::time_point::max());
       co_await stream->wake.async_wait(kNoThrow);
     }
