@@ -1,8 +1,9 @@
 // Incremental framing of Kubernetes JSON responses, so a list or a watch is handled one object at
 // a time as its bytes arrive, never parsed (or held) whole. Framing only finds boundaries; it does
 // not build a DOM: each complete piece is handed out as raw JSON text for the caller to parse.
-// Used by the cache's response tap (issue 3) and the filter chain (issue 4). Not thread-safe;
-// one framer per response.
+// ListFramer is used by the cache's list tap and the filter chain, WatchFramer by the hub's
+// BodyTransform (once per watch, for the filter chain and the cache's tap together). Not
+// thread-safe; one framer per response.
 //
 //   ListFramer over `{"kind":"PodList","apiVersion":"v1","metadata":{...},"items":[{...},{...}]}`
 //   emits, in order: member("kind", "\"PodList\""), member("apiVersion", ...),

@@ -30,6 +30,12 @@ class TapBase : public hub::ResponseTap {
         failed_(std::make_shared<std::atomic<bool>>(false)) {}
 
   bool failed() const override { return failed_->load(); }
+  // Only a watch's tap takes events; the others take bytes.
+  void event(std::string_view) override {
+    fail("framing", "an event for a response that is not a watch");
+  }
+  void events_done() override { submit(); }
+  void unframeable(std::string_view why) override { fail("framing", std::string(why)); }
 
  protected:
   CacheOp op(OpKind kind) {
@@ -185,16 +191,10 @@ class WatchTap final : public TapBase {
     if (start_failed) failed_->store(true);
   }
 
-  void body(std::string_view bytes) override {
-    if (broken_) return;
-    Status s = framer_.feed(bytes, [this](std::string_view raw) { event(raw); });
-    if (!s) fail("framing", s.error().message);
-    submit();  // events are applied in order, each batch as soon as it arrives
-  }
+  void body(std::string_view) override { fail("framing", "a watch fed as bytes, not events"); }
   void end(bool) override { submit(); }
 
- private:
-  void event(std::string_view raw) {
+  void event(std::string_view raw) override {
     if (broken_) return;
     EventSink sink;
     base::ListFramer members(sink);
@@ -223,8 +223,6 @@ class WatchTap final : public TapBase {
     if (kind == OpKind::Upsert) o.json = std::move(sink.object);
     queue(std::move(o));
   }
-
-  base::WatchFramer framer_;
 };
 
 // A whole small body: a GET's object or a discovery document.

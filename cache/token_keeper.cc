@@ -99,6 +99,10 @@ class TokenTap final : public hub::ResponseTap {
     if (body_.size() + bytes.size() > kMaxAnswerBytes) too_big_ = true;
     if (!too_big_) body_.append(bytes);
   }
+  // A TokenRequest's answer is one object, never a watch: anything else is not kept.
+  void event(std::string_view) override { too_big_ = true; }
+  void events_done() override {}
+  void unframeable(std::string_view) override { too_big_ = true; }
   void end(bool complete) override {
     if (complete && !too_big_) done_(std::move(body_));
   }
@@ -107,7 +111,7 @@ class TokenTap final : public hub::ResponseTap {
  private:
   std::function<void(std::string)> done_;
   std::string body_;
-  bool too_big_ = false;
+  bool too_big_ = false;  // or not a single object: not kept
 };
 
 }  // namespace

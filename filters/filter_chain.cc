@@ -142,7 +142,6 @@ FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, 
   if (reactive_filter && shape_ != Shape::Object) client_view_ = std::move(client_view);
   reactive_ = client_view_ != nullptr && shape_ == Shape::Watch;
   if (shape_ == Shape::List) list_ = std::make_unique<ListWriter>(*this);
-  if (shape_ == Shape::Watch) watch_.emplace();
 }
 
 FilterChain::~FilterChain() = default;
@@ -188,15 +187,15 @@ Status FilterChain::feed(std::string_view bytes, std::string* out) {
       if (!s) metrics_.framing_failures.with({}).inc();
       return s;
     }
-    case Shape::Watch: {
-      const auto view = view_();
-      Status s = watch_->feed(bytes, [&](std::string_view raw) { on_event(raw, view, out); });
-      if (!s) metrics_.framing_failures.with({}).inc();
-      return s;
-    }
+    case Shape::Watch:
+      return make_error("a watch is filtered by event, as the hub frames it");
   }
   return {};
 }
+
+void FilterChain::event(std::string_view raw, std::string* out) { on_event(raw, view_(), out); }
+
+void FilterChain::unframeable(std::string_view) { metrics_.framing_failures.with({}).inc(); }
 
 Status FilterChain::finish(std::string* out) {
   if (shape_ == Shape::List && !list_->framer.done()) {

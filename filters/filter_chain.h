@@ -1,7 +1,8 @@
-// FilterChain: filters one response with an ordered list of ObjectFilters. It owns the framing:
-// a get's whole object, every item of a list (dropped items are left out, the list's other
-// members kept as sent), every event of a watch (a dropped object becomes a DELETED event
-// carrying the object as the apiserver sent it, so the client forgets it). Objects the filters
+// FilterChain: filters one response with an ordered list of ObjectFilters: a get's whole object,
+// every item of a list (framed here; dropped items are left out, the list's other members kept
+// as sent), every event of a watch (framed by the hub's BodyTransform, which shares the events
+// with the cache's tap; a dropped object becomes a DELETED event carrying the object as the
+// apiserver sent it, so the client forgets it). Objects the filters
 // leave unchanged are passed on as the exact bytes received; only changed ones are re-serialized.
 // Objects that cannot be parsed pass through unchanged and are counted.
 //
@@ -42,7 +43,9 @@ class FilterChain final : public hub::ResponseFilter {
               bool first_page = true);
   ~FilterChain() override;
 
-  Status feed(std::string_view bytes, std::string* out) override;
+  Status feed(std::string_view bytes, std::string* out) override;  // Object and List
+  void event(std::string_view raw, std::string* out) override;     // Watch
+  void unframeable(std::string_view why) override;
   Status finish(std::string* out) override;
   bool reactive() const override { return reactive_; }
   bool correct(std::string* out) override;
@@ -74,10 +77,9 @@ class FilterChain final : public hub::ResponseFilter {
   std::shared_ptr<ClientView> client_view_;  // reactive lists and watches only
   bool first_page_;
 
-  std::string object_;                      // Shape::Object: the body so far
-  std::unique_ptr<ListWriter> list_;        // Shape::List
-  std::optional<base::WatchFramer> watch_;  // Shape::Watch
-  std::string scratch_;  // the in-situ parse of the object or event being filtered
+  std::string object_;                // Shape::Object: the body so far
+  std::unique_ptr<ListWriter> list_;  // Shape::List
+  std::string scratch_;               // the in-situ parse of the object or event being filtered
 };
 
 }  // namespace yurthub::filters

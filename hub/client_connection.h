@@ -20,6 +20,8 @@
 
 namespace yurthub::hub {
 
+class BodyTransform;  // hub/body_transform.h
+
 inline constexpr std::size_t kMaxRequestHeaderBytes = 64 * 1024;
 inline constexpr std::size_t kMaxRequestBodyBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kMaxResponseHeaderBytes = 1024 * 1024;
@@ -41,9 +43,9 @@ struct ActiveUpstream {
   boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
 
   // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
-  // outlives every use of them here.
+  // outlives every use of them here; `body` hands corrections to the cache's tap.
   ResponseFilter* filter = nullptr;
-  ResponseTap* tap = nullptr;
+  BodyTransform* body = nullptr;
   bool chunked = false;             // the client's response is chunked (else close-delimited)
   bool in_upstream_read = false;    // the relay waits for the apiserver; the client is idle
   bool correcting = false;          // a correction is being written to the client

@@ -65,7 +65,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
   result_ = result;
   tap_ = plan_.tap ? tap : nullptr;
   filter_ = plan_.filter ? filter : nullptr;
-  feed_.emplace(tap_, filter_, plan_.decode_gzip);
+  feed_.emplace(tap_, filter_, plan_.decode_gzip, info_.is_watch());
   const bool upstream_keep_alive = rp_.keep_alive();
   shape_head(client_version);
   framer_.emplace(net::message_head(rp_.get()), rp_.get().chunked());
@@ -132,7 +132,7 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::start_stream() 
   auto& active = client_->active;
   active.streaming = true;
   active.filter = filter_;
-  active.tap = tap_;
+  active.body = &*feed_;
   active.chunked = rp_.get().chunked();
   // A drain or health change that happened while this request waited for its response header
   // found no stream to end; end it now rather than never.
@@ -164,7 +164,7 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_correction
   std::string events;
   if (!filter_->correct(&events)) co_return StreamEnd::FilterRelist;
   if (events.empty()) co_return std::nullopt;
-  if (tap_) tap_->body(events);
+  feed_->corrected(events);
   const bool sent = co_await write_to_client(client_, framer_->frame(events, false), true);
   co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
 }
@@ -270,6 +270,9 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_early(StreamEnd end) {
     case StreamEnd::ClientGone:
       break;  // nobody to tell
     case StreamEnd::FilterError:
+      // A watch's events framed before the break are whole: they go out first.
+      if (plan_.streaming && info_.is_watch() && !feed_->out().empty())
+        co_await write_to_client(client_, framer_->frame(feed_->out(), false), true);
       // Cut (no last chunk), so the client cannot mistake a truncated body for a complete one.
       YH_LOG(Warning) << kube::verb_name(info_.verb) << " " << info_.path << " for "
                       << info_.component << " cut short: " << feed_->error();

@@ -17,6 +17,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 
+#include "hub/body_transform.h"
 #include "hub/client_connection.h"
 #include "hub/client_stream.h"
 #include "net/http_framing.h"
@@ -37,7 +38,7 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
       break;
     }
     if (events.empty()) continue;
-    if (a.tap) a.tap->body(events);
+    if (a.body) a.body->corrected(events);
     const std::string framed = a.chunked ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
       a.stop(StreamEnd::ClientGone);

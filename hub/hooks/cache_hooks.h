@@ -31,8 +31,19 @@ namespace yurthub::hub {
 class ResponseTap {
  public:
   virtual ~ResponseTap() = default;
-  // Body bytes as relayed (de-chunked; decompressed when the response was gzip-encoded).
+  // Gets and lists: body bytes as relayed (de-chunked; decompressed when the response was
+  // gzip-encoded).
   virtual void body(std::string_view bytes) = 0;
+  // Watches: one whole event, as the hub framed it from the stream (the exact text of one JSON
+  // value, as the client got it: filtered when the response is). A watch is framed once, by the
+  // hub's BodyTransform, for the filter and the tap together.
+  virtual void event(std::string_view raw) = 0;
+  // Watches: the events of one relayed piece were all fed; what the tap holds goes to the cache
+  // now (events are applied in order, a batch per piece, as soon as they arrive).
+  virtual void events_done() = 0;
+  // The body is not the JSON its shape must be (a watch stream that cannot be framed); nothing
+  // more comes. The cache must not trust what it holds for this response.
+  virtual void unframeable(std::string_view why) = 0;
   // The response ended: `complete` when the whole body arrived (false: the stream broke).
   virtual void end(bool complete) = 0;
   // A cache write for this response failed (set from the cache writer's thread). The relay then

@@ -3,9 +3,10 @@
 //
 //   FilterHooks     asked by the Forwarder for every request: a filter for its response (then the
 //                   hub asks the apiserver for JSON), and are the filters ready.
-//   ResponseFilter  transforms one response body as it streams past: whole objects, list items
-//                   and watch events, re-framed for the client. For watches it can also produce
-//                   corrections when what the filters read (Services, pool membership) changed.
+//   ResponseFilter  transforms one response body as it streams past: whole objects and list
+//                   items (framed by the filter), watch events (framed by the hub). For
+//                   watches it can also produce corrections when what the filters read
+//                   (Services, pool membership) changed.
 //
 // Threading: FilterHooks is called from every worker thread and must be thread-safe. A
 // ResponseFilter belongs to one request on one worker thread.
@@ -23,16 +24,24 @@ namespace yurthub::hub {
 class ResponseFilter {
  public:
   virtual ~ResponseFilter() = default;
-  // Transforms the next bytes of the (decoded) body, appending what the client gets to *out.
-  // An error means the body cannot be framed (malformed JSON, an object over the size bound):
-  // the response must be cut short, since what follows cannot be filtered.
+  // Gets and lists: transforms the next bytes of the (decoded) body, appending what the client
+  // gets to *out. An error means the body cannot be framed (malformed JSON, an object over the
+  // size bound): the response must be cut short, since what follows cannot be filtered.
   virtual Status feed(std::string_view bytes, std::string* out) = 0;
+  // Watches: one whole event, as the hub framed it from the stream (the exact text of one JSON
+  // value). Appends what the client gets of it to *out: at most one event, ending in a newline.
+  // An event the filters cannot read passes as sent.
+  virtual void event(std::string_view raw, std::string* out) = 0;
+  // Watches: the stream cannot be framed (malformed JSON between events, an event over the size
+  // bound); nothing more comes and the response is cut short.
+  virtual void unframeable(std::string_view why) = 0;
   // The whole body was fed; appends whatever is left (a get's object is only sent here).
   virtual Status finish(std::string* out) = 0;
   // Watches: whether this response's filters depend on state that changes while it is open.
   virtual bool reactive() const = 0;
   // Watches: the filters' inputs changed. Appends events that correct what the client was sent
-  // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed).
+  // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed), each
+  // compact JSON on a line of its own (so a newline is where one ends).
   // False when it cannot (too many objects were sent to keep them): the client must re-list.
   virtual bool correct(std::string* out) = 0;
 };

@@ -25,6 +25,7 @@
 #include "cache/cache_writer.h"
 #include "cache/local_proxy.h"
 #include "cache/response_taps.h"
+#include "test/base/watch_events.h"
 #include "test/bench/bench_support.h"
 
 namespace yurthub::bench {
@@ -186,7 +187,8 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
     auto tap = make_watch_tap(*cache.writer, *cache.metrics, *cache.policy.identity(info), false);
     const double cpu = process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
-    Cache::feed(*tap, stream);
+    test_support::for_each_watch_event(
+        stream, 16384, [&](std::string_view raw) { tap->event(raw); }, [&] { tap->events_done(); });
     cache.writer->flush();
     rates.push_back(events / seconds_since(start));
     cpu_per_event = (process_cpu_seconds() - cpu) / events;

@@ -12,6 +12,7 @@
 #include "cache/cache_policy.h"
 #include "cache/local_proxy.h"
 #include "cache/response_taps.h"
+#include "test/base/watch_events.h"
 #include "test/cache/cache_test_support.h"
 
 namespace yurthub::cache {
@@ -74,7 +75,12 @@ class OfflineTest : public StoreFixture {
       tap = make_watch_tap(*writer_, *metrics_, *id, false);
     else
       tap = make_object_tap(*writer_, *metrics_, *id);
-    feed(*tap, body);
+    if (info.verb == kube::Verb::Watch) {  // the hub frames a watch and feeds its events
+      EXPECT_TRUE(yurthub::test_support::for_each_watch_event(
+          body, 4096, [&](std::string_view raw) { tap->event(raw); }, [&] { tap->events_done(); }));
+    } else {
+      feed(*tap, body);
+    }
     tap->end(true);
     EXPECT_FALSE(tap->failed());
     writer_->flush();

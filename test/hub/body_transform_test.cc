@@ -15,6 +15,12 @@ namespace {
 class RecordingTap : public ResponseTap {
  public:
   void body(std::string_view bytes) override { got += bytes; }
+  void event(std::string_view raw) override { events.emplace_back(raw); }
+  void events_done() override { ++batches; }
+  void unframeable(std::string_view why) override { unframed = why; }
+  std::vector<std::string> events;
+  int batches = 0;
+  std::string unframed;
   void end(bool c) override {
     ended = true;
     complete = c;
@@ -44,8 +50,17 @@ class UpperFilter : public ResponseFilter {
     held_.clear();
     return {};
   }
+  // A watch event: upper-cased on a line of its own; one whose object is "drop" is left out.
+  void event(std::string_view raw, std::string* out) override {
+    if (raw.find("\"drop\"") != std::string_view::npos) return;
+    for (char c : raw)
+      out->push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    out->push_back('\n');
+  }
+  void unframeable(std::string_view why) override { unframed = why; }
   bool reactive() const override { return false; }
   bool correct(std::string*) override { return true; }
+  std::string unframed;
 
  private:
   std::string held_;
@@ -149,6 +164,53 @@ TEST(BodyTransformTest, AGzipStreamThatEndsEarlyIsNotComplete) {
   EXPECT_FALSE(feed.finish());
   feed.end(true);
   EXPECT_FALSE(tap.complete);
+}
+
+TEST(BodyTransformTest, AWatchIsFramedOnceAndTheTapGetsEachEventTheClientGets) {
+  RecordingTap tap;
+  UpperFilter filter;
+  BodyTransform feed(&tap, &filter, false, true);
+  // Three events, split inside the second; the third is dropped by the filter.
+  const std::string stream = "{\"a\":1}\n{\"b\":\n [2]}\n{\"c\":\"drop\"}\n";
+  std::string client;
+  ASSERT_TRUE(feed.feed(std::string_view(stream).substr(0, 12)));
+  client += feed.out();
+  ASSERT_TRUE(feed.feed(std::string_view(stream).substr(12)));
+  client += feed.out();
+  EXPECT_EQ(client, "{\"A\":1}\n{\"B\":\n [2]}\n");  // an event's own newlines stay in it
+  EXPECT_EQ(tap.events, (std::vector<std::string>{"{\"A\":1}", "{\"B\":\n [2]}"}));
+  EXPECT_EQ(tap.batches, 2);  // a batch per relayed piece
+  EXPECT_TRUE(tap.got.empty());
+  // Corrections reach the tap as events too.
+  feed.corrected("{\"x\":1}\n{\"y\":2}\n");
+  EXPECT_EQ(tap.events.size(), 4u);
+  EXPECT_EQ(tap.events.back(), "{\"y\":2}");
+}
+
+TEST(BodyTransformTest, AnUnfilteredWatchGoesToTheTapAsReceivedEventByEvent) {
+  RecordingTap tap;
+  BodyTransform feed(&tap, nullptr, false, true);
+  ASSERT_TRUE(feed.feed("{\"type\":\"ADDED\"}\n{\"type\""));
+  EXPECT_TRUE(feed.out().empty());  // the client gets the relayed piece itself
+  ASSERT_TRUE(feed.feed(":\"DELETED\"}\n"));
+  EXPECT_EQ(tap.events,
+            (std::vector<std::string>{"{\"type\":\"ADDED\"}", "{\"type\":\"DELETED\"}"}));
+}
+
+TEST(BodyTransformTest, AWatchThatCannotBeFramedCutsAFilteredStreamAndTellsBoth) {
+  RecordingTap tap;
+  UpperFilter filter;
+  BodyTransform feed(&tap, &filter, false, true);
+  EXPECT_FALSE(feed.feed("{\"a\":1}\n{\"type\":\"ADDED\",]\n"));
+  EXPECT_EQ(feed.out(), "{\"A\":1}\n");  // the event before the break still goes out
+  EXPECT_EQ(tap.events.size(), 1u);
+  EXPECT_FALSE(filter.unframed.empty());
+  EXPECT_FALSE(tap.unframed.empty());
+  // Unfiltered, the client keeps its stream and only the tap is told.
+  RecordingTap alone;
+  BodyTransform unfiltered(&alone, nullptr, false, true);
+  EXPECT_TRUE(unfiltered.feed("][\n"));
+  EXPECT_FALSE(alone.unframed.empty());
 }
 
 TEST(BodyTransformTest, TheCachesFailureIsReported) {

@@ -246,6 +246,8 @@ class PassThroughFilter : public ResponseFilter {
     out->append(bytes);
     return {};
   }
+  void event(std::string_view raw, std::string* out) override { out->append(raw).push_back('\n'); }
+  void unframeable(std::string_view) override {}
   Status finish(std::string*) override { return {}; }
   bool reactive() const override { return false; }
   bool correct(std::string*) override { return true; }
@@ -520,6 +522,30 @@ TEST_F(ProxyTest, AResponseTheFiltersCannotReadGets502) {
   EXPECT_EQ(response.body().find("garbage"), std::string::npos);
   EXPECT_TRUE(counted(R"(node_yurthub_request_failures_total{reason="bad_upstream_response"} 1)"))
       << metrics();
+}
+
+TEST_F(ProxyTest, AFilteredWatchIsFramedIntoEventsAndCutWhereItStopsBeingJson) {
+  // The hub frames the watch (hub/body_transform.cc) and hands the filter whole events: an event
+  // split across two chunks arrives whole, and malformed JSON ends the stream without a last
+  // chunk (so the client cannot take it for a clean end), after the events before it.
+  StubFilters filters;
+  filters_ = &filters;
+  const std::string b = event("b");
+  start([&b](const Received&) {
+    return std::vector<Step>{write(kWatchHeader + chunk(event("a") + b.substr(0, 20))), pause(),
+                             write(chunk(b.substr(20)) + chunk("{\"type\":]\n")), pause()};
+  });
+  Client c = client();
+  c.get("/api/v1/pods?watch=true");
+  ASSERT_TRUE(c.read_until(R"("name":"a")"));
+  // Only the whole event went out; b's first bytes wait for the rest of it.
+  const std::string& got = c.received();
+  EXPECT_EQ(got.find(R"({"type")", got.find(R"("name":"a")")), std::string::npos) << got;
+  upstream_->release();
+  ASSERT_TRUE(c.read_to_end());
+  EXPECT_NE(c.received().find(b), std::string::npos) << c.received();
+  EXPECT_EQ(c.received().find(R"({"type":])"), std::string::npos);
+  EXPECT_FALSE(c.received().ends_with("0\r\n\r\n")) << c.received();
 }
 
 }  // namespace
