@@ -96,22 +96,22 @@ class TokenTap final : public hub::ResponseTap {
  public:
   TokenTap(std::function<void(std::string)> done) : done_(std::move(done)) {}
   void body(std::string_view bytes) override {
-    if (body_.size() + bytes.size() > kMaxAnswerBytes) too_big_ = true;
-    if (!too_big_) body_.append(bytes);
+    if (body_.size() + bytes.size() > kMaxAnswerBytes) not_kept_ = true;
+    if (!not_kept_) body_.append(bytes);
   }
   // A TokenRequest's answer is one object, never a watch: anything else is not kept.
-  void event(std::string_view) override { too_big_ = true; }
+  void event(std::string_view) override { not_kept_ = true; }
   void events_done() override {}
-  void unframeable(std::string_view) override { too_big_ = true; }
+  void unframeable(std::string_view) override { not_kept_ = true; }
   void end(bool complete) override {
-    if (complete && !too_big_) done_(std::move(body_));
+    if (complete && !not_kept_) done_(std::move(body_));
   }
   bool failed() const override { return false; }
 
  private:
   std::function<void(std::string)> done_;
   std::string body_;
-  bool too_big_ = false;  // or not a single object: not kept
+  bool not_kept_ = false;  // too big, or not a single object
 };
 
 }  // namespace

@@ -55,8 +55,12 @@ void BodyTransform::on_event(std::string_view raw) {
   tap_->event(sent);
 }
 
-void BodyTransform::corrected(std::string_view events) {
-  if (!tap_ || broken_) return;
+bool BodyTransform::correct(std::string* corrections) {
+  const std::size_t before = corrections->size();
+  if (!filter_->correct(corrections)) return false;
+  if (!tap_ || broken_) return true;
+  // One compact event per line (ResponseFilter::correct).
+  std::string_view events = std::string_view(*corrections).substr(before);
   while (!events.empty()) {
     const std::size_t newline = events.find('\n');
     const std::string_view event = events.substr(0, newline);
@@ -64,6 +68,7 @@ void BodyTransform::corrected(std::string_view events) {
     events.remove_prefix(newline == std::string_view::npos ? events.size() : newline + 1);
   }
   tap_->events_done();
+  return true;
 }
 
 bool BodyTransform::finish() {

@@ -30,9 +30,10 @@ class BodyTransform {
   bool feed(std::string_view piece);
   // The body is complete: appends the filter's last output (a get's whole object) to out().
   bool finish();
-  // A watch's corrections from the filter (ResponseFilter::correct, one event per line): the tap
-  // gets them as it gets the events of the stream.
-  void corrected(std::string_view events);
+  // A filtered watch's corrections (ResponseFilter::correct): appends them to *events for the
+  // client, and the tap gets them as it gets the events of the stream. False when the filter
+  // cannot correct (the client must re-list). REQUIRES: a filter.
+  bool correct(std::string* events);
   std::string& out() { return out_; }
   const std::string& error() const { return error_; }
   // The response ended: ends the tap, as complete only if the whole body reached it.

@@ -43,7 +43,8 @@ struct ActiveUpstream {
   boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
 
   // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
-  // outlives every use of them here; `body` hands corrections to the cache's tap.
+  // outlives every use of them here; corrections are asked of `body` (BodyTransform::correct),
+  // which hands them to the cache's tap too. Both are set together.
   ResponseFilter* filter = nullptr;
   BodyTransform* body = nullptr;
   bool chunked = false;             // the client's response is chunked (else close-delimited)

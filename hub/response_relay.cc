@@ -162,9 +162,8 @@ template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_corrections() {
   client_->active.correction_pending = false;
   std::string events;
-  if (!filter_->correct(&events)) co_return StreamEnd::FilterRelist;
+  if (!feed_->correct(&events)) co_return StreamEnd::FilterRelist;
   if (events.empty()) co_return std::nullopt;
-  feed_->corrected(events);
   const bool sent = co_await write_to_client(client_, framer_->frame(events, false), true);
   co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
 }
@@ -271,7 +270,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::end_early(StreamEnd end) {
       break;  // nobody to tell
     case StreamEnd::FilterError:
       // A watch's events framed before the break are whole: they go out first.
-      if (plan_.streaming && info_.is_watch() && !feed_->out().empty())
+      if (plan_.streaming && !feed_->out().empty())
         co_await write_to_client(client_, framer_->frame(feed_->out(), false), true);
       // Cut (no last chunk), so the client cannot mistake a truncated body for a complete one.
       YH_LOG(Warning) << kube::verb_name(info_.verb) << " " << info_.path << " for "

@@ -33,12 +33,11 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
   while (a.correction_pending && !a.stop_reason && a.filter != nullptr) {
     a.correction_pending = false;
     events.clear();
-    if (!a.filter->correct(&events)) {
+    if (!a.body->correct(&events)) {
       a.stop(StreamEnd::FilterRelist);  // the relay sends the 410 event once its read is aborted
       break;
     }
     if (events.empty()) continue;
-    if (a.body) a.body->corrected(events);
     const std::string framed = a.chunked ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
       a.stop(StreamEnd::ClientGone);

@@ -59,8 +59,12 @@ class UpperFilter : public ResponseFilter {
   }
   void unframeable(std::string_view why) override { unframed = why; }
   bool reactive() const override { return false; }
-  bool correct(std::string*) override { return true; }
+  bool correct(std::string* out) override {
+    *out += corrections;
+    return true;
+  }
   std::string unframed;
+  std::string corrections;  // what correct() appends
 
  private:
   std::string held_;
@@ -182,7 +186,10 @@ TEST(BodyTransformTest, AWatchIsFramedOnceAndTheTapGetsEachEventTheClientGets) {
   EXPECT_EQ(tap.batches, 2);  // a batch per relayed piece
   EXPECT_TRUE(tap.got.empty());
   // Corrections reach the tap as events too.
-  feed.corrected("{\"x\":1}\n{\"y\":2}\n");
+  filter.corrections = "{\"x\":1}\n{\"y\":2}\n";
+  std::string corrections = "earlier\n";  // appended to, not replaced
+  ASSERT_TRUE(feed.correct(&corrections));
+  EXPECT_EQ(corrections, "earlier\n{\"x\":1}\n{\"y\":2}\n");
   EXPECT_EQ(tap.events.size(), 4u);
   EXPECT_EQ(tap.events.back(), "{\"y\":2}");
 }
