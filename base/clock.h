@@ -1,31 +1,55 @@
-// The steady clock as a value that a unit is given, so a test can move time instead of sleeping:
-// UpstreamPool (idle timeout), LocalProxy (the snapshot hold) take a SteadyClock; tests pass a
-// ManualClock's now(). Header-only; ManualClock is not thread-safe (one test thread moves it).
+// The hub's one clock: every deadline, idle timeout and Asio timer of the hub reads Clock::now()
+// (net::Timer and net::TimedSocket wait on it), so a test can stop time and move it instead of
+// sleeping. In the hub it is std::chrono::steady_clock; a TestClock freezes it for the test's
+// scope. Header-only, no Asio; Clock::now() is safe from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <functional>
+#include <cstdint>
 
 namespace yurthub::base {
 
-using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
+// Meets the std::chrono Clock requirements; its time_point is steady_clock's (same epoch), so
+// deadlines pass between the two without conversion.
+struct Clock {
+  using duration = std::chrono::steady_clock::duration;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::steady_clock::time_point;
+  static constexpr bool is_steady = true;
 
-inline SteadyClock real_steady_clock() {
-  return [] { return std::chrono::steady_clock::now(); };
-}
-
-// A clock that moves only when told.
-class ManualClock {
- public:
-  std::chrono::steady_clock::time_point now() const { return now_; }
-  void advance(std::chrono::steady_clock::duration by) { now_ += by; }
-  // A SteadyClock reading this one; it must not outlive it.
-  SteadyClock clock() const {
-    return [this] { return now_; };
+  static time_point now() noexcept {
+    const auto frozen = frozen_at().load(std::memory_order_relaxed);
+    if (frozen == kRunning) return std::chrono::steady_clock::now();
+    return time_point(duration(frozen));
   }
 
+  // True while a TestClock holds the time (net::Timer then polls, see net/timer.h).
+  static bool frozen() noexcept { return frozen_at().load(std::memory_order_relaxed) != kRunning; }
+
  private:
-  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::now();
+  friend class TestClock;
+  static constexpr rep kRunning = 0;
+  static std::atomic<rep>& frozen_at() noexcept {
+    static std::atomic<rep> value{kRunning};
+    return value;
+  }
+};
+
+// Tests only: stops the hub's Clock at the real time of construction until destroyed; advance()
+// moves it forward. One at a time per process; the hub's threads see the moves at once.
+class TestClock {
+ public:
+  TestClock() {
+    Clock::frozen_at().store(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  ~TestClock() { Clock::frozen_at().store(Clock::kRunning); }
+  TestClock(const TestClock&) = delete;
+  TestClock& operator=(const TestClock&) = delete;
+
+  Clock::time_point now() const { return Clock::now(); }
+  void advance(Clock::duration by) { Clock::frozen_at().fetch_add(by.count()); }
 };
 
 }  // namespace yurthub::base

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "cache/list_identity.h"
 
@@ -128,7 +129,7 @@ void CacheWriter::run_exclusive(Task task, std::function<void(Status)> done) {
 }
 
 void CacheWriter::run() {
-  auto last_commit = std::chrono::steady_clock::now() - options_.commit_interval;
+  auto last_commit = base::Clock::now() - options_.commit_interval;
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock,
@@ -160,7 +161,7 @@ void CacheWriter::run() {
       ::malloc_trim(0);
     }
     for (auto& [task, done] : tasks) done(store_.write(task));
-    last_commit = std::chrono::steady_clock::now();
+    last_commit = base::Clock::now();
     if (last_commit - last_size_refresh_ >= options_.size_refresh_interval) refresh_size_metrics();
 
     lock.lock();
@@ -172,7 +173,7 @@ void CacheWriter::run() {
 }
 
 void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::string>& stale) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = base::Clock::now();
   ++batch_seq_;
   Batch batch;
   Status written = store_.write([&](WriteTxn& txn) -> Status {
@@ -214,7 +215,7 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
     for (const auto& identity : batch.relisted) known_stale_.erase(identity);
     known_stale_.insert(batch.stale.begin(), batch.stale.end());
   }
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+  const std::chrono::duration<double> took = base::Clock::now() - started;
   metrics_.commit_duration.with({}).observe(took.count());
   metrics_.batches.with({}).inc();
   metrics_.ops.with({}).inc(ops.size());
@@ -385,7 +386,7 @@ void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
 }
 
 void CacheWriter::refresh_size_metrics() {
-  last_size_refresh_ = std::chrono::steady_clock::now();
+  last_size_refresh_ = base::Clock::now();
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> per_component;  // objects, bytes
   std::vector<ListUsage> lists;
   {

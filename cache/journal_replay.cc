@@ -49,10 +49,10 @@ asio::awaitable<void> JournalReplay::sleep(std::chrono::milliseconds how_long) {
 asio::awaitable<void> JournalReplay::run() {
   // The timer lives in this coroutine's frame, so it goes with the executor's io_context even if
   // the loop never gets to finish.
-  asio::steady_timer timer(context_.executor);
+  net::Timer timer(context_.executor);
   timer_ = &timer;
   struct Forget {
-    asio::steady_timer*& timer;
+    net::Timer*& timer;
     ~Forget() { timer = nullptr; }
   } forget{timer_};
   auto backoff = options_.backoff_initial;

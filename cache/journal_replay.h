@@ -25,7 +25,7 @@
 #include <memory>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "cache/cache_writer.h"
 #include "cache/journal.h"
@@ -81,8 +81,8 @@ class JournalReplay {
   Journal& journal_;
   Options options_;
   hub::ReplayContext context_;
-  boost::asio::steady_timer* timer_ = nullptr;  // the loop's own, while it runs (executor only)
-  std::map<std::uint64_t, int> conflicts_;      // seq -> 409s so far (loop only)
+  net::Timer* timer_ = nullptr;             // the loop's own, while it runs (executor only)
+  std::map<std::uint64_t, int> conflicts_;  // seq -> 409s so far (loop only)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};
 };

@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "base/base64.h"
+#include "base/clock.h"
 #include "base/json_parse.h"
 #include "cache/local_events.h"
 #include "kube/field_labels.h"
@@ -308,7 +309,7 @@ asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
                                                  std::vector<std::string_view>& items,
                                                  std::unique_ptr<ReadView>& view,
                                                  hub::ResponseWriter& out) {
-  const auto release_at = options_.clock() + options_.snapshot_hold;
+  const auto release_at = base::Clock::now() + options_.snapshot_hold;
   if (!co_await out.start(200, "application/json")) co_return 0;
   piece.reserve(options_.write_bytes * 2);
   const auto append = [&](std::size_t i) {
@@ -318,7 +319,7 @@ asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
   std::size_t next = 0;
   for (; next < items.size(); ++next) {
     if (piece.size() >= options_.write_bytes) {
-      if (options_.clock() >= release_at) break;
+      if (base::Clock::now() >= release_at) break;
       if (!co_await out.write(piece)) co_return 200;
       piece.clear();
     }
@@ -359,7 +360,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
   metrics_.lookups.with({"watch", record ? "hit" : "miss"}).inc();
   if (!co_await out.start(200, "application/json")) co_return 0;
 
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = base::Clock::now();
   const auto deadline =
       started +
       (info.timeout_seconds && *info.timeout_seconds > 0
@@ -370,7 +371,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
   auto changes = events_.subscribe(identity.component, identity.group, identity.version,
                                    identity.resource, info.namespace_name, out.waker());
   for (;;) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = base::Clock::now();
     if (now >= deadline) break;
     const auto wake = bookmarks ? std::min(deadline, now + options_.bookmark_interval) : deadline;
     // Ends early when a server turns healthy (the client then re-watches upstream), when the
@@ -384,7 +385,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
       if (!co_await out.write(event)) co_return 200;
     }
     // Woken for local changes, not by the clock: no bookmark is due.
-    if (!taken.empty() || !bookmarks || std::chrono::steady_clock::now() >= deadline) continue;
+    if (!taken.empty() || !bookmarks || base::Clock::now() >= deadline) continue;
     auto current = store_.read()->list(identity.key());
     const std::uint64_t rv = current ? current->resource_version : record->resource_version;
     const std::string event =

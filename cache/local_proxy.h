@@ -42,7 +42,6 @@ class LocalProxy {
     // How long a list may be written straight from the cache's snapshot before what is left is
     // copied out and the snapshot released (LocalProxy::write_list).
     std::chrono::milliseconds snapshot_hold{1000};
-    base::SteadyClock clock = base::real_steady_clock();
   };
 
   LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options);

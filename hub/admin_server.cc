@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include "net/timed_socket.h"
 
 #include "base/json_parse.h"
 #include "net/http_io.h"
@@ -103,7 +103,7 @@ std::pair<unsigned, std::string> AdminServer::update_token(const std::string& bo
 }
 
 asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  net::TimedSocket stream(std::move(socket));
   beast::flat_buffer buffer(64 * 1024);
   for (;;) {
     http::request_parser<http::string_body> parser;

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include "net/timer.h"
 
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
@@ -37,10 +37,10 @@ inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, at
 struct ActiveUpstream {
   UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
   std::size_t server = 0;
-  bool streaming = false;                     // relaying a watch or another long-running response
-  bool offline = false;                       // answered by the cache (no upstream connection)
-  std::optional<StreamEnd> stop_reason;       // set by stop(); the relay ends and reports it
-  boost::asio::steady_timer* wake = nullptr;  // what an offline stream waits on
+  bool streaming = false;                // relaying a watch or another long-running response
+  bool offline = false;                  // answered by the cache (no upstream connection)
+  std::optional<StreamEnd> stop_reason;  // set by stop(); the relay ends and reports it
+  net::Timer* wake = nullptr;            // what an offline stream waits on
 
   // A filtered watch being relayed (see watch_corrections.h). The relay owns both objects and
   // outlives every use of them here; corrections are asked of `body` (BodyTransform::correct),
@@ -87,9 +87,9 @@ struct ClientConnection {
   boost::beast::flat_buffer buffer;      // bytes read from the client and not yet parsed
   std::unique_ptr<char[]> relay_buffer;  // allocated on first use, kRelayBufferBytes
   ActiveUpstream active;
-  boost::asio::steady_timer write_watchdog;  // bounds client writes while streaming
-  boost::asio::steady_timer wake_timer;      // an offline watch waits on it (ActiveUpstream::wake)
-  bool watching_client = false;              // a client watcher coroutine is running
+  net::Timer write_watchdog;     // bounds client writes while streaming
+  net::Timer wake_timer;         // an offline watch waits on it (ActiveUpstream::wake)
+  bool watching_client = false;  // a client watcher coroutine is running
   bool closed = false;
 
   char* relay() {

@@ -1,6 +1,6 @@
 // Helpers for streaming a response to a client (a relayed watch, an offline watch): while a
 // response streams, a "client watcher" read is pending on the client socket, so that a client
-// leaving ends the stream at once; the tcp_stream's own timer cannot then bound writes (both
+// leaving ends the stream at once; the stream's own deadline cannot then bound writes (both
 // directions would share it), so a separate watchdog timer does. Used by ResponseRelay and
 // ClientResponseWriter; worker-thread only.
 #pragma once
@@ -85,7 +85,7 @@ std::size_t write_now(Stream& stream, const Buffers& buffers, boost::system::err
 }
 
 // Writes `buffers` to the client: what the socket takes at once, the rest asynchronously, under
-// the watchdog for a streaming response (whose tcp_stream timer the client watcher's read owns),
+// the watchdog for a streaming response (whose stream deadline the client watcher's read owns),
 // else under the stream's own kClientIoTimeout. False if the client is gone.
 template <class Stream, class Buffers>
 boost::asio::awaitable<bool> write_to_client(

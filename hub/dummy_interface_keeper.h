@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "base/result.h"
 #include "net/dummy_interface.h"
@@ -40,7 +40,7 @@ class DummyInterfaceKeeper {
 
   net::DummyInterfaceSpec spec_;
   std::chrono::milliseconds period_;
-  boost::asio::steady_timer timer_;
+  net::Timer timer_;
   bool stopped_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/url.h"
 #include "hub/hooks/cache_hooks.h"
@@ -104,7 +105,7 @@ template <class Stream>
 void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& info) {
   auto& req = parser.get();
   client_version_ = req.version();
-  body_.emplace(client_, std::chrono::steady_clock::now() + shared_.options.request_body_timeout);
+  body_.emplace(client_, base::Clock::now() + shared_.options.request_body_timeout);
   upgrade_ = net::is_upgrade_request(req);
   has_body_ = parser.chunked() || parser.content_length().value_or(0) > 0;
   identity_ = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
@@ -334,10 +335,10 @@ template <class Stream>
 asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
                                                     std::chrono::steady_clock::duration limit,
                                                     std::chrono::milliseconds period) {
-  asio::steady_timer timer(client_->write_watchdog.get_executor());
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+  net::Timer timer(client_->write_watchdog.get_executor());
+  const auto deadline = base::Clock::now() + limit;
   while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline || shared_.draining) co_return false;
+    if (base::Clock::now() >= deadline || shared_.draining) co_return false;
     timer.expires_after(period);
     co_await timer.async_wait(net::kNoThrow);
   }

@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/upstream_pool.h"
 #include "net/spawn.h"
@@ -56,7 +57,7 @@ HealthChecker::HealthChecker(asio::any_io_executor executor, ServerSet& servers,
       states_(servers.size(), HealthState(settings.healthy_threshold)),
       last_failure_(servers.size()) {
   for (std::size_t i = 0; i < servers.size(); ++i) {
-    wake_.push_back(std::make_unique<asio::steady_timer>(executor_));
+    wake_.push_back(std::make_unique<net::Timer>(executor_));
   }
 }
 
@@ -105,7 +106,7 @@ asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
 
 asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   const ServerAddress& address = servers_.address(server);
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = base::Clock::now();
   auto conn = co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
   if (!conn) {
     last_failure_[server] = conn.error().message;

@@ -19,7 +19,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
@@ -76,7 +76,7 @@ class HealthChecker {
   Settings settings_;
   HubMetrics& metrics_;
   std::function<void(std::size_t, bool)> on_change_;
-  std::vector<std::unique_ptr<boost::asio::steady_timer>> wake_;  // one per server
+  std::vector<std::unique_ptr<net::Timer>> wake_;  // one per server
   std::vector<HealthState> states_;
   std::vector<std::string> last_failure_;  // why the last probe of each server failed
   std::atomic<std::size_t> initial_done_{0};

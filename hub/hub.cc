@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/proxy_session.h"
 #include "hub/version.h"
@@ -241,14 +242,14 @@ void Hub::begin_drain(const char* why) {
   if (cache_) cache_->stop_replay();
   if (signals_) signals_->cancel();
   for (auto& w : workers_) w->post_drain();
-  drain_timer_ = std::make_unique<asio::steady_timer>(workers_[0]->io());
-  wait_for_drain(std::chrono::steady_clock::now() + kDrainTimeout);
+  drain_timer_ = std::make_unique<net::Timer>(workers_[0]->io());
+  wait_for_drain(base::Clock::now() + kDrainTimeout);
 }
 
 void Hub::wait_for_drain(std::chrono::steady_clock::time_point deadline) {
   std::size_t open = 0;
   for (auto& w : workers_) open += w->session_count();
-  if (open == 0 || std::chrono::steady_clock::now() >= deadline) {
+  if (open == 0 || base::Clock::now() >= deadline) {
     if (open) YH_LOG(Warning) << open << " connections still open after the drain timeout";
     for (auto& w : workers_) w->stop();
     return;

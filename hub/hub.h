@@ -15,7 +15,7 @@
 
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "hub/admin_server.h"
 #include "hub/dummy_interface_keeper.h"
@@ -98,7 +98,7 @@ class Hub {
   AdminServer::TokenUpdate token_update_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<boost::asio::signal_set> signals_;
-  std::unique_ptr<boost::asio::steady_timer> drain_timer_;
+  std::unique_ptr<net::Timer> drain_timer_;
   bool draining_started_ = false;
 };
 

@@ -2,7 +2,7 @@
 #include "hub/listener.h"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "base/log.h"
 #include "net/http_io.h"
@@ -48,7 +48,7 @@ void Listener::close() {
 
 asio::awaitable<void> Listener::accept_loop() {
   std::size_t next = 0;
-  asio::steady_timer backoff(acceptor_.get_executor());
+  net::Timer backoff(acceptor_.get_executor());
   while (acceptor_.is_open()) {
     Worker& worker = *workers_[next++ % workers_.size()];
     // The socket is created on the chosen worker's io_context, so it runs there.

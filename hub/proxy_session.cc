@@ -6,6 +6,7 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/write.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/watch_corrections.h"
 #include "net/http_io.h"
@@ -144,13 +145,13 @@ asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure,
   ForwardResult result;
   result.failure = failure;
   result.status = error.code;
-  record(info, result, std::chrono::steady_clock::now());
+  record(info, result, base::Clock::now());
   co_return written&& keep_alive;
 }
 
 template <class Stream>
 asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = base::Clock::now();
   auto& req = parser.get();
   if (!sv(req.target()).starts_with('/')) {
     // Absolute form ("GET http://host/api/v1/pods"): classified and forwarded as the path it
@@ -211,7 +212,7 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
   const std::string code = result.status ? std::to_string(result.status) : "0";
   m.requests.with({kube::verb_name(info.verb), info.resource, info.component, code}).inc();
   if (!info.is_long_running() && result.status != 0) {
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+    const std::chrono::duration<double> elapsed = base::Clock::now() - started;
     m.request_duration.with({kube::verb_name(info.verb), info.resource}).observe(elapsed.count());
   }
   if (result.response_bytes) {

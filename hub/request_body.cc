@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/clock.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
 
@@ -81,7 +82,7 @@ asio::awaitable<boost::system::error_code> RequestBody<Stream>::read_piece(Reque
   req.body().data = buf;
   req.body().size = kRelayBufferBytes;
   beast::get_lowest_layer(client_->stream)
-      .expires_at(std::min(std::chrono::steady_clock::now() + kClientIoTimeout, deadline_));
+      .expires_at(std::min(base::Clock::now() + kClientIoTimeout, deadline_));
   auto [ec, n] =
       co_await http::async_read_some(client_->stream, client_->buffer, parser, net::kNoThrow);
   if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error

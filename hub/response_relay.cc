@@ -5,6 +5,7 @@
 // soon as its chunk arrives.
 #include "hub/response_relay.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/client_stream.h"
 #include "hub/watch_corrections.h"
@@ -126,9 +127,9 @@ void ResponseRelay<Stream>::shape_head(unsigned client_version) {
 template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::start_stream() {
   // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
-  stream_deadline_ = std::chrono::steady_clock::now() +
-                     (info_.timeout_seconds ? std::chrono::seconds(*info_.timeout_seconds + 60)
-                                            : 2 * shared_.options.min_request_timeout);
+  stream_deadline_ = base::Clock::now() + (info_.timeout_seconds
+                                               ? std::chrono::seconds(*info_.timeout_seconds + 60)
+                                               : 2 * shared_.options.min_request_timeout);
   auto& active = client_->active;
   active.streaming = true;
   active.filter = filter_;

@@ -6,6 +6,7 @@
 #include <openssl/x509v3.h>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "base/clock.h"
 #include "net/http_io.h"
 
 namespace yurthub::hub {
@@ -41,7 +42,7 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
   auto conn = std::make_unique<UpstreamConnection>(
       executor, identity == Identity::Hub ? tls.hub_identity->get() : tls.anonymous);
   conn->identity = identity;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = base::Clock::now() + timeout;
 
   tcp::resolver resolver(executor);
   auto flags = is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
@@ -84,13 +85,11 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
 }
 
 UpstreamPool::UpstreamPool(asio::any_io_executor executor, const ServerSet& servers,
-                           const net::UpstreamTls& tls, HubMetrics& metrics,
-                           base::SteadyClock clock)
+                           const net::UpstreamTls& tls, HubMetrics& metrics)
     : executor_(std::move(executor)),
       servers_(servers),
       tls_(tls),
       metrics_(metrics),
-      clock_(std::move(clock)),
       idle_(servers.size() * 2) {}
 
 std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Identity identity) {
@@ -99,7 +98,7 @@ std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Id
 
 UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity) {
   auto& idle = idle_for(server, identity);
-  const auto now = clock_();
+  const auto now = base::Clock::now();
   // A renewed certificate retires the connections made with the old one: the apiserver checks a
   // client certificate's validity on every request, so they would fail once it expires.
   const auto current = identity == Identity::Hub ? tls_.hub_identity->get() : tls_.anonymous;
@@ -132,7 +131,7 @@ asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t
 void UpstreamPool::release(UpstreamConnectionPtr connection) {
   if (!servers_.healthy(connection->server)) return;  // do not keep connections to a bad server
   auto& idle = idle_for(connection->server, connection->identity);
-  connection->idle_since = clock_();
+  connection->idle_since = base::Clock::now();
   beast::get_lowest_layer(connection->stream).expires_never();
   idle.push_back(std::move(connection));
   // Over the bound: close the oldest.
@@ -149,7 +148,7 @@ void UpstreamPool::drop_all() {
 }
 
 void UpstreamPool::reap() {
-  const auto now = clock_();
+  const auto now = base::Clock::now();
   for (auto& idle : idle_) {
     std::erase_if(idle, [&](const UpstreamConnectionPtr& c) {
       return now - c->idle_since >= kIdleTimeout || !looks_alive(*c);

@@ -14,8 +14,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include "net/timed_socket.h"
 
 #include "base/clock.h"
 #include "base/result.h"
@@ -45,7 +45,7 @@ struct UpstreamConnection {
   // Kept for the connection's life: a renewed certificate replaces the hub's context while
   // connections made with the old one are still open.
   std::shared_ptr<boost::asio::ssl::context> context;
-  boost::beast::ssl_stream<boost::beast::tcp_stream> stream;
+  boost::beast::ssl_stream<net::TimedSocket> stream;
   boost::beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   std::size_t server = 0;
   Identity identity = Identity::Hub;
@@ -65,10 +65,9 @@ class UpstreamPool {
   static constexpr std::chrono::seconds kIdleTimeout{90};
   static constexpr std::chrono::milliseconds kConnectTimeout{10000};
 
-  // `clock` times the idle connections (a test moves it past kIdleTimeout).
+  // Idle connections are timed on base::Clock (a test moves it past kIdleTimeout).
   UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
-               const net::UpstreamTls& tls, HubMetrics& metrics,
-               base::SteadyClock clock = base::real_steady_clock());
+               const net::UpstreamTls& tls, HubMetrics& metrics);
 
   // A usable idle connection to `server` for `identity`, else a newly dialled one.
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server,
@@ -91,7 +90,6 @@ class UpstreamPool {
   const ServerSet& servers_;
   const net::UpstreamTls& tls_;
   HubMetrics& metrics_;
-  base::SteadyClock clock_;
   std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
 };
 

@@ -12,7 +12,7 @@
 #include <unordered_set>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "hub/connection_limits.h"
 #include "hub/health_checker.h"
@@ -90,7 +90,7 @@ class Worker {
   std::atomic<std::size_t> session_count_{0};  // mirrors sessions_.size() for other threads
   boost::asio::io_context io_{1};
   UpstreamPool pool_;
-  boost::asio::steady_timer reap_timer_;
+  net::Timer reap_timer_;
   std::thread thread_;
 
   friend class SessionRegistration;

@@ -19,10 +19,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include "net/timed_socket.h"
+#include "net/timer.h"
 
 #include "base/json_frames.h"
 #include "base/json_parse.h"
@@ -155,8 +155,8 @@ class Informer::State {
   asio::any_io_executor executor_;
   InformerOptions options_;
   OnChange on_change_;
-  asio::steady_timer backoff_timer_;
-  std::optional<beast::tcp_stream> stream_;  // the connection of the request in flight
+  net::Timer backoff_timer_;
+  std::optional<net::TimedSocket> stream_;  // the connection of the request in flight
   bool stop_requested_ = false;
   ObjectSnapshot objects_;        // the map last published
   std::string resource_version_;  // the last one seen (list, event or bookmark)

@@ -7,6 +7,7 @@
 
 #include "base/url.h"
 #include "net/http_io.h"
+#include "net/timed_socket.h"
 
 namespace yurthub::net {
 
@@ -22,7 +23,7 @@ asio::awaitable<Result<LocalResponse>> local_request(asio::any_io_executor execu
   boost::system::error_code aec;
   const auto address = asio::ip::make_address(host, aec);
   if (aec) co_return make_error("proxy host " + host + " is not an IP address");
-  beast::tcp_stream stream(executor);
+  net::TimedSocket stream(executor);
   stream.expires_after(timeout);
   auto [cec] = co_await stream.async_connect(asio::ip::tcp::endpoint(address, port), kNoThrow);
   if (cec) co_return make_error("connecting to " + where + ": " + cec.message());

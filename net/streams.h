@@ -5,13 +5,13 @@
 
 #include <type_traits>
 
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include "net/timed_socket.h"
 
 namespace yurthub::net {
 
-using PlainStream = boost::beast::tcp_stream;
-using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using PlainStream = net::TimedSocket;
+using TlsStream = boost::beast::ssl_stream<net::TimedSocket>;
 
 template <class Stream>
 inline constexpr bool kIsTls = std::is_same_v<Stream, TlsStream>;

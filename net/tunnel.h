@@ -11,10 +11,10 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include "net/timer.h"
 
 #include "net/http_io.h"
 #include "net/streams.h"
@@ -29,7 +29,7 @@ struct TunnelBytes {
 namespace tunnel_detail {
 
 struct Activity {
-  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last = base::Clock::now();
   bool done = false;
 };
 
@@ -39,7 +39,7 @@ boost::asio::awaitable<void> copy(From& from, To& to, std::uint64_t& counter, Ac
   for (;;) {
     auto [rec, n] = co_await from.async_read_some(boost::asio::buffer(buf), kNoThrow);
     if (rec) break;
-    activity.last = std::chrono::steady_clock::now();
+    activity.last = base::Clock::now();
     auto [wec, wn] = co_await boost::asio::async_write(to, boost::asio::buffer(buf, n), kNoThrow);
     if (wec) break;
     counter += n;
@@ -54,12 +54,12 @@ template <class A, class B>
 boost::asio::awaitable<void> idle_watch(A& a, B& b, Activity& activity,
                                         std::chrono::steady_clock::duration idle_timeout) {
   auto executor = co_await boost::asio::this_coro::executor;
-  boost::asio::steady_timer timer(executor);
+  net::Timer timer(executor);
   while (!activity.done) {
     timer.expires_after(std::chrono::seconds(30));
     auto [ec] = co_await timer.async_wait(kNoThrow);
     if (ec) co_return;  // cancelled: the copies finished
-    if (std::chrono::steady_clock::now() - activity.last > idle_timeout) {
+    if (base::Clock::now() - activity.last > idle_timeout) {
       cancel_socket(a);
       cancel_socket(b);
       co_return;

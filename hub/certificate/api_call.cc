@@ -3,6 +3,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include "base/clock.h"
 #include "hub/upstream_pool.h"
 #include "hub/version.h"
 #include "net/http_io.h"
@@ -15,7 +16,7 @@ boost::asio::awaitable<Result<ApiAnswer>> api_call(boost::asio::any_io_executor 
                                                    const ServerAddress& server,
                                                    const net::UpstreamTls& tls, ApiCall call,
                                                    std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = base::Clock::now() + timeout;
   auto connected = co_await connect_upstream(executor, server, tls, Identity::Hub, timeout);
   if (!connected) co_return connected.error();
   auto& stream = (*connected)->stream;

@@ -22,7 +22,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "base/metrics.h"
 #include "base/result.h"
@@ -90,7 +90,7 @@ class ClientCertificateManager {
   std::optional<kube::Credentials> current_;
   std::shared_ptr<net::ReplaceableContext> context_;
   boost::asio::io_context io_;
-  boost::asio::steady_timer wake_{io_};
+  net::Timer wake_{io_};
   std::thread thread_;
 };
 

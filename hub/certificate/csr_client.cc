@@ -1,9 +1,9 @@
 // Create a CSR and wait for its certificate; see csr_client.h.
 #include "hub/certificate/csr_client.h"
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
+#include "net/timer.h"
 
 #include "base/log.h"
 #include "hub/certificate/api_call.h"
@@ -47,8 +47,8 @@ boost::asio::awaitable<Result<IssuedCertificate>> request_certificate(
   YH_LOG(Info) << "created CertificateSigningRequest " << name << " (" << order.signer_name
                << ") on " << server.url << "; waiting for its certificate";
 
-  const auto deadline = std::chrono::steady_clock::now() + order.wait;
-  boost::asio::steady_timer timer(executor);
+  const auto deadline = base::Clock::now() + order.wait;
+  net::Timer timer(executor);
   int unreachable = 0;  // reads in a row that got no answer
   for (;;) {
     if (state->phase == kube::CsrState::Phase::Denied ||
@@ -57,7 +57,7 @@ boost::asio::awaitable<Result<IssuedCertificate>> request_certificate(
                                                            " was not signed: " + state->reason);
     }
     if (state->phase == kube::CsrState::Phase::Issued) break;
-    if (std::chrono::steady_clock::now() + order.poll > deadline) {
+    if (base::Clock::now() + order.poll > deadline) {
       co_return make_error(ErrorCode::Unavailable,
                            "CertificateSigningRequest " + name + " was not signed within " +
                                std::to_string(order.wait.count() / 1000) + " s");

@@ -27,7 +27,7 @@ std::string utc_text(system_clock::time_point t, const char* format) {
   return text;
 }
 
-boost::asio::awaitable<void> renew_forever(boost::asio::steady_timer& wake, Renewal renewal) {
+boost::asio::awaitable<void> renew_forever(net::Timer& wake, Renewal renewal) {
   bool renewed_here = false;
   for (;;) {
     auto info = net::inspect_certificate(renewal.current());

@@ -13,8 +13,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include "net/timer.h"
 
 #include "base/log.h"
 #include "base/metrics.h"
@@ -45,7 +45,7 @@ struct Renewal {
 // certificate's remaining validity: a signer backdates notBefore by five minutes, which would put
 // a short certificate's 70-90 % point in the past at once and renew it in a loop. `wake`, when
 // cancelled, ends a backoff early (a new join token). Ends when its executor stops.
-boost::asio::awaitable<void> renew_forever(boost::asio::steady_timer& wake, Renewal renewal);
+boost::asio::awaitable<void> renew_forever(net::Timer& wake, Renewal renewal);
 
 // As YurtHub at start: calls `attempt` again every 5 s for up to `wait`, unless it fails with
 // InvalidArgument (trying again cannot help: a pin that does not match, a denied CSR).
@@ -53,18 +53,18 @@ template <class T>
 boost::asio::awaitable<Result<T>> retry_at_start(
     std::function<boost::asio::awaitable<Result<T>>()> attempt, std::chrono::milliseconds wait,
     const char* what) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto deadline = base::Clock::now() + wait;
   const auto executor = co_await boost::asio::this_coro::executor;
-  boost::asio::steady_timer timer(executor);
+  net::Timer timer(executor);
   for (;;) {
     auto obtained = co_await attempt();
     if (obtained || obtained.error().code == ErrorCode::InvalidArgument ||
-        std::chrono::steady_clock::now() >= deadline) {
+        base::Clock::now() >= deadline) {
       co_return obtained;
     }
     YH_LOG(Warning) << "cannot get a " << what << " yet: " << obtained.error().message;
     timer.expires_after(std::min<std::chrono::steady_clock::duration>(
-        std::chrono::seconds(5), deadline - std::chrono::steady_clock::now()));
+        std::chrono::seconds(5), deadline - base::Clock::now()));
     co_await timer.async_wait(net::kNoThrow);
   }
 }

@@ -20,7 +20,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "net/timer.h"
 
 #include "base/metrics.h"
 #include "base/result.h"
@@ -90,7 +90,7 @@ class ServingCertificateManager {
   bool cluster_ips_known_ = false;
   std::string current_pem_;
   std::shared_ptr<net::ReplaceableContext> context_;
-  std::optional<boost::asio::steady_timer> wake_;
+  std::optional<net::Timer> wake_;
 };
 
 }  // namespace yurthub::hub

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "base/clock.h"
 #include "cache/cache_policy.h"
 #include "cache/local_proxy.h"
 #include "cache/response_taps.h"
@@ -240,10 +241,10 @@ class CountingStore : public Store {
   Store& inner_;
 };
 
-// Counts the writes made while the cache's snapshot is open; each write moves `now` on by `step`.
+// Counts the writes made while the cache's snapshot is open; each write moves `clock` on by `step`.
 struct SnapshotCheckingWriter : RecordingWriter {
   CountingStore* store = nullptr;
-  std::chrono::steady_clock::time_point* now = nullptr;
+  base::TestClock* clock = nullptr;
   std::chrono::milliseconds step{0};
   int writes = 0, writes_with_view = 0, writes_after_release = 0;
   boost::asio::awaitable<bool> write(std::string_view bytes) override {
@@ -251,7 +252,7 @@ struct SnapshotCheckingWriter : RecordingWriter {
     if (store->open_views != 0) ++writes_with_view;
     if (store->open_views == 0 && writes_with_view > 0) ++writes_after_release;
     body.append(bytes);
-    if (now) *now += step;
+    if (clock) clock->advance(step);
     co_return true;
   }
 };
@@ -287,10 +288,9 @@ TEST_F(OfflineTest, ASlowClientGetsTheRestFromACopyAndTheSnapshotIsReleased) {
   const std::string expected = serve(target).body;
   ASSERT_EQ(parse(expected)["items"].Size(), 40u);
   CountingStore counting(*store_);
-  auto now = std::chrono::steady_clock::time_point{};
+  base::TestClock clock;  // the snapshot hold is timed on it
   LocalProxy::Options options{std::chrono::seconds(1800), std::chrono::seconds(60), 64};
   options.snapshot_hold = std::chrono::milliseconds(1000);
-  options.clock = [&now] { return now; };
   LocalProxy proxy(counting, *metrics_, events_, options);
   auto info = kubelet("GET", target);
 
@@ -302,7 +302,7 @@ TEST_F(OfflineTest, ASlowClientGetsTheRestFromACopyAndTheSnapshotIsReleased) {
 
   SnapshotCheckingWriter slow;
   slow.store = &counting;
-  slow.now = &now;
+  slow.clock = &clock;
   slow.step = std::chrono::milliseconds(400);
   run(proxy.serve(info, policy_.identity(info), slow));
   EXPECT_EQ(slow.body, expected);

@@ -1,5 +1,5 @@
 // UpstreamPool (hub/upstream_pool.h) against an in-process TLS server on 127.0.0.1:0, with a
-// ManualClock for the idle timeout: which idle connections are reused and which are dialled
+// base::TestClock for the idle timeout: which idle connections are reused and which are dialled
 // afresh (timed out, closed by the server, made with a replaced certificate, another identity,
 // an unhealthy server), the per-key bound, and reap(). One thread; no sleeps.
 #include <future>
@@ -78,8 +78,7 @@ class UpstreamPoolTest : public ::testing::Test {
     servers_->set_healthy(0, true);
     tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_context());
     tls_.anonymous = client_context();
-    pool_ = std::make_unique<UpstreamPool>(io_.get_executor(), *servers_, tls_, metrics_,
-                                           clock_.clock());
+    pool_ = std::make_unique<UpstreamPool>(io_.get_executor(), *servers_, tls_, metrics_);
   }
 
   static std::shared_ptr<ssl::context> client_context() { return pki_->client(); }
@@ -112,7 +111,7 @@ class UpstreamPoolTest : public ::testing::Test {
 
   static inline std::unique_ptr<test_support::LoopbackPki> pki_;
   asio::io_context io_;
-  base::ManualClock clock_;
+  base::TestClock clock_;
   base::MetricsRegistry registry_;
   HubMetrics metrics_{registry_};
   std::unique_ptr<TlsServer> server_;
