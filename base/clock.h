@@ -1,7 +1,7 @@
 // The hub's one clock: every deadline, idle timeout and Asio timer of the hub reads Clock::now()
 // (net::Timer and net::TimedSocket wait on it), so a test can stop time and move it instead of
-// sleeping. In the hub it is std::chrono::steady_clock; a TestClock freezes it for the test's
-// scope. Header-only, no Asio; Clock::now() is safe from any thread.
+// sleeping. In the hub it is std::chrono::steady_clock; a TestClock holds it for the test's
+// scope and moves it. Header-only, no Asio; Clock::now() is safe from any thread.
 #pragma once
 
 #include <atomic>
@@ -20,36 +20,47 @@ struct Clock {
   static constexpr bool is_steady = true;
 
   static time_point now() noexcept {
-    const auto frozen = frozen_at().load(std::memory_order_relaxed);
-    if (frozen == kRunning) return std::chrono::steady_clock::now();
-    return time_point(duration(frozen));
+    const rep frozen = state().frozen_at.load(std::memory_order_relaxed);
+    if (frozen != kRunning) return time_point(duration(frozen));
+    return std::chrono::steady_clock::now() +
+           duration(state().offset.load(std::memory_order_relaxed));
   }
 
   // True while a TestClock holds the time (net::Timer then polls, see net/timer.h).
-  static bool frozen() noexcept { return frozen_at().load(std::memory_order_relaxed) != kRunning; }
+  static bool frozen() noexcept {
+    return state().frozen_at.load(std::memory_order_relaxed) != kRunning;
+  }
 
  private:
   friend class TestClock;
   static constexpr rep kRunning = 0;
-  static std::atomic<rep>& frozen_at() noexcept {
-    static std::atomic<rep> value{kRunning};
+  struct State {
+    std::atomic<rep> frozen_at{kRunning};  // the time held by a TestClock, or kRunning
+    std::atomic<rep> offset{0};            // how far a TestClock moved it, once it runs again
+  };
+  static State& state() noexcept {
+    static State value;
     return value;
   }
 };
 
-// Tests only: stops the hub's Clock at the real time of construction until destroyed; advance()
-// moves it forward. One at a time per process; the hub's threads see the moves at once.
+// Tests only: holds the hub's Clock where it is until destroyed; advance() moves it forward.
+// Then the clock runs again from where it was left, so it never goes back. One at a time per
+// process; the hub's threads see the moves at once.
 class TestClock {
  public:
-  TestClock() {
-    Clock::frozen_at().store(std::chrono::steady_clock::now().time_since_epoch().count());
+  TestClock() { Clock::state().frozen_at.store(Clock::now().time_since_epoch().count()); }
+  ~TestClock() {
+    auto& state = Clock::state();
+    state.offset.store(state.frozen_at.load() -
+                       std::chrono::steady_clock::now().time_since_epoch().count());
+    state.frozen_at.store(Clock::kRunning);
   }
-  ~TestClock() { Clock::frozen_at().store(Clock::kRunning); }
   TestClock(const TestClock&) = delete;
   TestClock& operator=(const TestClock&) = delete;
 
   Clock::time_point now() const { return Clock::now(); }
-  void advance(Clock::duration by) { Clock::frozen_at().fetch_add(by.count()); }
+  void advance(Clock::duration by) { Clock::state().frozen_at.fetch_add(by.count()); }
 };
 
 }  // namespace yurthub::base
