@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <boost/asio/ssl/context.hpp>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
@@ -101,11 +102,16 @@ TEST_F(Threads, APostedJoinTokenWakesTheRenewalThread) {
   const auto failures = [&registry] {
     return series(registry, R"(node_yurthub_client_certificate_renewals_total{result="failure"} )");
   };
+  base::TestClock clock;  // the backoff's time passes only when moved here
   manager.start(std::make_shared<net::ReplaceableContext>(
       std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client)));
   // No --server-addr: every renewal fails at once, and the backoff doubles from 1 s.
-  ASSERT_TRUE(within(milliseconds(10000), [&] { return failures() >= 3; }));
-  for (int i = 0; i < 3; ++i) {  // the backoff is 4 s and more now; each token ends it at once
+  ASSERT_TRUE(within(milliseconds(10000), [&] {
+    clock.advance(std::chrono::milliseconds(500));
+    return failures() >= 3;
+  }));
+  // The backoff is 4 s and more now, and the clock no longer moves: only a token can end it.
+  for (int i = 0; i < 3; ++i) {
     const auto before = failures();
     EXPECT_FALSE(manager.update_join_token("not-a-token"));
     ASSERT_TRUE(manager.update_join_token("abcdef.0123456789abcdef"));
