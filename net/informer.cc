@@ -24,6 +24,7 @@
 #include "net/timed_socket.h"
 #include "net/timer.h"
 
+#include "base/clock.h"
 #include "base/json_frames.h"
 #include "base/json_parse.h"
 #include "base/log.h"
@@ -35,7 +36,7 @@ namespace yurthub::net {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using Clock = std::chrono::steady_clock;
+using Clock = base::Clock;
 using tcp = asio::ip::tcp;
 
 namespace {
