@@ -25,13 +25,13 @@
 #include <memory>
 
 #include <boost/asio/awaitable.hpp>
-#include "net/timer.h"
 
 #include "cache/cache_writer.h"
 #include "cache/journal.h"
 #include "cache/store.h"
 #include "hub/hooks/cache_hooks.h"
 #include "net/local_client.h"
+#include "net/timer.h"
 
 namespace yurthub::cache {
 

@@ -9,11 +9,11 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include "net/timed_socket.h"
 
 #include "base/json_parse.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
+#include "net/timed_socket.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;

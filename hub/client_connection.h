@@ -10,13 +10,13 @@
 #include <string>
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include "net/timer.h"
 
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
 #include "hub/hooks/stream_end.h"
 #include "hub/upstream_pool.h"
 #include "net/streams.h"
+#include "net/timer.h"
 
 namespace yurthub::hub {
 

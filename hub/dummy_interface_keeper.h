@@ -10,10 +10,10 @@
 #include <chrono>
 
 #include <boost/asio/any_io_executor.hpp>
-#include "net/timer.h"
 
 #include "base/result.h"
 #include "net/dummy_interface.h"
+#include "net/timer.h"
 
 namespace yurthub::hub {
 

@@ -19,11 +19,11 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include "net/timer.h"
 
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
+#include "net/timer.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {

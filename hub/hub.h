@@ -15,7 +15,6 @@
 
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include "net/timer.h"
 
 #include "hub/admin_server.h"
 #include "hub/dummy_interface_keeper.h"
@@ -26,6 +25,7 @@
 #include "hub/server_set.h"
 #include "hub/worker.h"
 #include "net/informer.h"
+#include "net/timer.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {

@@ -2,11 +2,11 @@
 #include "hub/listener.h"
 
 #include <boost/asio/co_spawn.hpp>
-#include "net/timer.h"
 
 #include "base/log.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
+#include "net/timer.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;

@@ -15,12 +15,12 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include "net/timed_socket.h"
 
 #include "base/clock.h"
 #include "base/result.h"
 #include "hub/hub_metrics.h"
 #include "hub/server_set.h"
+#include "net/timed_socket.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <boost/beast/ssl/ssl_stream.hpp>
+
 #include "net/timed_socket.h"
 
 namespace yurthub::net {

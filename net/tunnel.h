@@ -14,10 +14,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include "net/timer.h"
 
 #include "net/http_io.h"
 #include "net/streams.h"
+#include "net/timer.h"
 
 namespace yurthub::net {
 

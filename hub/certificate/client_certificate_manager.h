@@ -22,7 +22,6 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include "net/timer.h"
 
 #include "base/metrics.h"
 #include "base/result.h"
@@ -31,6 +30,7 @@
 #include "hub/certificate/csr_client.h"
 #include "hub/options.h"
 #include "kube/kubeconfig.h"
+#include "net/timer.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {

@@ -3,12 +3,12 @@
 
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/verb.hpp>
-#include "net/timer.h"
 
 #include "base/log.h"
 #include "hub/certificate/api_call.h"
 #include "kube/certificate_signing_request.h"
 #include "net/http_io.h"
+#include "net/timer.h"
 
 namespace yurthub::hub {
 namespace http = boost::beast::http;

@@ -14,12 +14,12 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
-#include "net/timer.h"
 
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/result.h"
 #include "net/http_io.h"
+#include "net/timer.h"
 
 namespace yurthub::hub {
 

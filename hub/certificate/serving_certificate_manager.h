@@ -20,13 +20,13 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include "net/timer.h"
 
 #include "base/metrics.h"
 #include "base/result.h"
 #include "hub/certificate/certificate_files.h"
 #include "hub/options.h"
 #include "kube/kubeconfig.h"
+#include "net/timer.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {
