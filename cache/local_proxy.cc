@@ -117,7 +117,7 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
 }
 
 LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options)
-    : store_(store), metrics_(metrics), events_(events), options_(std::move(options)) {}
+    : store_(store), metrics_(metrics), events_(events), options_(options) {}
 
 namespace {
 
