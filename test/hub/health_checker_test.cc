@@ -5,8 +5,6 @@
 #include <memory>
 #include <vector>
 
-#include <openssl/ssl.h>
-
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -36,8 +34,11 @@ using std::chrono::seconds;
 class ReadyzServer {
  public:
   ReadyzServer(asio::io_context& io, std::shared_ptr<asio::ssl::context> tls)
-      : io_(io), acceptor_(io, {asio::ip::make_address("127.0.0.1"), 0}), tls_(std::move(tls)) {
-    asio::co_spawn(io, accept(), asio::detached);
+      : acceptor_(io, {asio::ip::make_address("127.0.0.1"), 0}) {
+    asio::co_spawn(io,
+                   test_support::accept_tls(acceptor_, std::move(tls),
+                                            [this](auto stream) { return serve(stream); }),
+                   asio::detached);
   }
   std::string port() const { return std::to_string(acceptor_.local_endpoint().port()); }
 
@@ -46,14 +47,6 @@ class ReadyzServer {
   int probes = 0;
 
  private:
-  asio::awaitable<void> accept() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(net::kNoThrow);
-      if (ec) co_return;
-      asio::co_spawn(io_, serve(std::make_shared<net::TlsStream>(std::move(socket), *tls_)),
-                     asio::detached);
-    }
-  }
   asio::awaitable<void> serve(std::shared_ptr<net::TlsStream> stream) {
     auto [hec] = co_await stream->async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
     if (hec) co_return;
@@ -74,9 +67,7 @@ class ReadyzServer {
     net::close_socket(*stream);
   }
 
-  asio::io_context& io_;
   tcp::acceptor acceptor_;
-  std::shared_ptr<asio::ssl::context> tls_;
   std::vector<std::shared_ptr<net::TlsStream>> held_;
 };
 
@@ -88,14 +79,11 @@ class HealthCheckerTest : public ::testing::Test {
   void SetUp() override {
     auto server_tls = pki_->server();
     ASSERT_TRUE(server_tls);
-    SSL_CTX_set_num_tickets(server_tls->native_handle(), 0);
     server_ = std::make_unique<ReadyzServer>(io_, server_tls);
     servers_ = std::make_unique<ServerSet>(
-        std::vector<ServerAddress>{
-            {"https://127.0.0.1:" + server_->port(), "127.0.0.1", server_->port()}},
+        std::vector<ServerAddress>{test_support::loopback_server(server_->port())},
         LbMode::RoundRobin);
-    tls_.hub_identity = std::make_shared<net::ReplaceableContext>(pki_->client());
-    tls_.anonymous = pki_->client();
+    tls_ = pki_->upstream_tls();
     checker_ = std::make_unique<HealthChecker>(
         io_.get_executor(), *servers_, tls_, settings_, metrics_,
         [this](std::size_t, bool healthy) { changes_.push_back(healthy); });

@@ -1,7 +1,8 @@
 // A self-signed certificate for 127.0.0.1 made once per test suite, and the TLS contexts on both
 // sides of it: the server side for an in-process stand-in apiserver, the client side for what the
-// hub dials it with (verifying it, as the hub verifies the apiserver). Header-only; used by
-// test/hub/upstream_pool_test.cc and test/hub/proxy_test.cc.
+// hub dials it with (verifying it, as the hub verifies the apiserver). Also what every stand-in
+// shares: its accept loop (accept_tls) and its address (loopback_server). Header-only; used by
+// test/hub/upstream_pool_test.cc, health_checker_test.cc and proxy_fixture.h.
 #pragma once
 
 #include <unistd.h>
@@ -12,8 +13,14 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 
+#include "hub/flag_values.h"
+#include "net/http_io.h"
+#include "net/streams.h"
 #include "net/tls.h"
 
 namespace yurthub::hub::test_support {
@@ -46,9 +53,37 @@ class LoopbackPki {
     ctx->set_verify_mode(boost::asio::ssl::verify_peer);
     return ctx;
   }
+  // What the hub dials the stand-in with: its identity and the anonymous context, two fresh
+  // client contexts.
+  net::UpstreamTls upstream_tls() const {
+    net::UpstreamTls tls;
+    tls.hub_identity = std::make_shared<net::ReplaceableContext>(client());
+    tls.anonymous = client();
+    return tls;
+  }
 
  private:
   std::string dir_;
 };
+
+// The address of a stand-in apiserver listening on 127.0.0.1:`port`.
+inline ServerAddress loopback_server(const std::string& port) {
+  return {"https://127.0.0.1:" + port, "127.0.0.1", port};
+}
+
+// Accepts connections on `acceptor` until it is closed, and spawns `serve(stream)` on its
+// executor for each, the TLS stream not yet handshaken. `serve` returns the coroutine (a member
+// coroutine called on `this`), so nothing the connection needs lives in a lambda's captures.
+template <class Serve>
+boost::asio::awaitable<void> accept_tls(boost::asio::ip::tcp::acceptor& acceptor,
+                                        std::shared_ptr<boost::asio::ssl::context> tls,
+                                        Serve serve) {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(net::kNoThrow);
+    if (ec) co_return;
+    auto stream = std::make_shared<net::TlsStream>(std::move(socket), *tls);
+    boost::asio::co_spawn(acceptor.get_executor(), serve(std::move(stream)), boost::asio::detached);
+  }
+}
 
 }  // namespace yurthub::hub::test_support

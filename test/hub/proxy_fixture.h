@@ -79,10 +79,12 @@ class ScriptedUpstream {
 
   ScriptedUpstream(std::shared_ptr<asio::ssl::context> tls, Script script)
       : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
-        tls_(std::move(tls)),
         script_(std::move(script)),
         permit_(io_) {
-    asio::co_spawn(io_, accept(), asio::detached);
+    asio::co_spawn(io_,
+                   test_support::accept_tls(acceptor_, std::move(tls),
+                                            [this](auto stream) { return serve(stream); }),
+                   asio::detached);
     thread_ = std::thread([this] { io_.run(); });
   }
   ~ScriptedUpstream() {
@@ -106,16 +108,8 @@ class ScriptedUpstream {
   bool saw_hub_close() const { return hub_closed_; }
 
  private:
-  asio::awaitable<void> accept() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(net::kNoThrow);
-      if (ec) co_return;
-      ++accepted_;
-      asio::co_spawn(io_, serve(std::make_shared<net::TlsStream>(std::move(socket), *tls_)),
-                     asio::detached);
-    }
-  }
   asio::awaitable<void> serve(std::shared_ptr<net::TlsStream> stream) {
+    ++accepted_;
     auto [hec] = co_await stream->async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
     if (hec) co_return;
     boost::beast::flat_buffer buffer;
@@ -168,7 +162,6 @@ class ScriptedUpstream {
 
   asio::io_context io_;
   tcp::acceptor acceptor_;
-  std::shared_ptr<asio::ssl::context> tls_;
   Script script_;
   asio::steady_timer permit_;
   int permits_ = 0;
@@ -280,12 +273,10 @@ class ProxyTest : public ::testing::Test {
     ASSERT_TRUE(server_tls);
     upstream_ = std::make_unique<ScriptedUpstream>(server_tls, std::move(script));
     options_.working_mode = WorkingMode::Cloud;
-    options_.servers = {{"https://127.0.0.1:" + upstream_->port(), "127.0.0.1", upstream_->port()}};
+    options_.servers = {test_support::loopback_server(upstream_->port())};
     servers_ = std::make_unique<ServerSet>(options_.servers, LbMode::RoundRobin);
     servers_->set_healthy(0, true);
-    auto client_tls = pki_->client();
-    tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_tls);
-    tls_.anonymous = client_tls;
+    tls_ = pki_->upstream_tls();
     shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
     shared_->connections = std::make_unique<ConnectionLimits>(64, 64);
     shared_->filters = filters_;

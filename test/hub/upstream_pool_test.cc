@@ -30,8 +30,11 @@ using asio::ip::tcp;
 class TlsServer {
  public:
   TlsServer(asio::io_context& io, std::shared_ptr<ssl::context> tls)
-      : acceptor_(io, {asio::ip::make_address("127.0.0.1"), 0}), tls_(std::move(tls)) {
-    asio::co_spawn(io, accept(), asio::detached);
+      : acceptor_(io, {asio::ip::make_address("127.0.0.1"), 0}) {
+    asio::co_spawn(io,
+                   test_support::accept_tls(acceptor_, std::move(tls),
+                                            [this](auto stream) { return handshake(stream); }),
+                   asio::detached);
   }
   std::string port() const { return std::to_string(acceptor_.local_endpoint().port()); }
   int accepted() const { return accepted_; }
@@ -42,21 +45,15 @@ class TlsServer {
   }
 
  private:
-  asio::awaitable<void> accept() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(net::kNoThrow);
-      if (ec) co_return;
-      ++accepted_;
-      auto stream = std::make_unique<net::TlsStream>(std::move(socket), *tls_);
-      auto [hec] = co_await stream->async_handshake(ssl::stream_base::server, net::kNoThrow);
-      if (!hec) streams_.push_back(std::move(stream));
-    }
+  asio::awaitable<void> handshake(std::shared_ptr<net::TlsStream> stream) {
+    ++accepted_;
+    auto [hec] = co_await stream->async_handshake(ssl::stream_base::server, net::kNoThrow);
+    if (!hec) streams_.push_back(std::move(stream));
   }
 
   tcp::acceptor acceptor_;
-  std::shared_ptr<ssl::context> tls_;
   int accepted_ = 0;
-  std::vector<std::unique_ptr<net::TlsStream>> streams_;
+  std::vector<std::shared_ptr<net::TlsStream>> streams_;
 };
 
 class UpstreamPoolTest : public ::testing::Test {
@@ -72,12 +69,10 @@ class UpstreamPoolTest : public ::testing::Test {
     SSL_CTX_set_num_tickets(server_tls->native_handle(), 0);
     server_ = std::make_unique<TlsServer>(io_, server_tls);
     servers_ = std::make_unique<ServerSet>(
-        std::vector<ServerAddress>{
-            {"https://127.0.0.1:" + server_->port(), "127.0.0.1", server_->port()}},
+        std::vector<ServerAddress>{test_support::loopback_server(server_->port())},
         LbMode::RoundRobin);
     servers_->set_healthy(0, true);
-    tls_.hub_identity = std::make_shared<net::ReplaceableContext>(client_context());
-    tls_.anonymous = client_context();
+    tls_ = pki_->upstream_tls();
     pool_ = std::make_unique<UpstreamPool>(io_.get_executor(), *servers_, tls_, metrics_);
   }
 
