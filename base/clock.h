@@ -59,7 +59,6 @@ class TestClock {
   TestClock(const TestClock&) = delete;
   TestClock& operator=(const TestClock&) = delete;
 
-  Clock::time_point now() const { return Clock::now(); }
   void advance(Clock::duration by) { Clock::state().frozen_at.fetch_add(by.count()); }
 };
 

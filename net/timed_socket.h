@@ -88,11 +88,9 @@ class TimedSocket {
             std::make_shared<timed_socket_detail::State>(boost::asio::ip::tcp::socket(executor))) {}
   explicit TimedSocket(boost::asio::ip::tcp::socket socket)
       : state_(std::make_shared<timed_socket_detail::State>(std::move(socket))) {}
-  ~TimedSocket() {
-    if (state_) state_->close();
-  }
-  TimedSocket(TimedSocket&&) = default;
-  TimedSocket& operator=(TimedSocket&&) = delete;
+  ~TimedSocket() { state_->close(); }
+  TimedSocket(const TimedSocket&) = delete;
+  TimedSocket& operator=(const TimedSocket&) = delete;
 
   executor_type get_executor() noexcept { return state_->socket.get_executor(); }
   boost::asio::ip::tcp::socket& socket() noexcept { return state_->socket; }

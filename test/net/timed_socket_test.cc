@@ -59,6 +59,12 @@ class TimedSocketTest : public ::testing::Test {
     for (int i = 0; i < 5000 && !done(); ++i) io_.run_for(std::chrono::milliseconds(1));
     io_.restart();
   }
+  // Runs the loop until the operation writing `outcome` has completed; false if it never does.
+  template <class T>
+  bool completes(std::optional<T>& outcome) {
+    run_until([&] { return outcome.has_value(); });
+    return outcome.has_value();
+  }
   // Lets the loop poll a few times (the frozen clock's timers poll every millisecond).
   void spin() {
     io_.run_for(std::chrono::milliseconds(20));
@@ -82,8 +88,7 @@ TEST_F(TimedSocketTest, AReadPendingPastItsDeadlineTimesOutAndClosesTheSocket) {
   EXPECT_FALSE(read) << "ended before its deadline";
 
   clock_.advance(seconds(2));
-  run_until([&] { return read.has_value(); });
-  ASSERT_TRUE(read);
+  ASSERT_TRUE(completes(read));
   EXPECT_EQ(read->ec, boost::beast::error::timeout);
   EXPECT_FALSE(socket_->socket().is_open());
 }
@@ -97,8 +102,7 @@ TEST_F(TimedSocketTest, WithoutADeadlineAReadWaitsForData) {
   spin();
   EXPECT_FALSE(read);
   peer_sends("hello");
-  run_until([&] { return read.has_value(); });
-  ASSERT_TRUE(read);
+  ASSERT_TRUE(completes(read));
   EXPECT_FALSE(read->ec);
   EXPECT_EQ(read->bytes, 5u);
 }
@@ -116,10 +120,9 @@ TEST_F(TimedSocketTest, ADeadlineSetWhileAReadIsPendingBoundsTheNextWriteNotThat
   socket_->async_write_some(asio::buffer("x", 1), [&](boost::system::error_code ec, std::size_t n) {
     write = Outcome{ec, n};
   });
-  run_until([&] { return write.has_value() && read.has_value(); });
-  ASSERT_TRUE(write);
+  ASSERT_TRUE(completes(write));
   EXPECT_EQ(write->ec, boost::beast::error::timeout);
-  ASSERT_TRUE(read);  // the socket is closed under it, but it was not the read that timed out
+  ASSERT_TRUE(completes(read));  // the socket is closed under it, but the read did not time out
   EXPECT_EQ(read->ec, asio::error::operation_aborted);
 }
 
@@ -128,8 +131,7 @@ TEST_F(TimedSocketTest, AnEarlierWaitDoesNotEndALaterDeadlinesRead) {
   std::optional<Outcome> first;
   start_read(first);
   peer_sends("a");
-  run_until([&] { return first.has_value(); });
-  ASSERT_TRUE(first);
+  ASSERT_TRUE(completes(first));
   ASSERT_FALSE(first->ec);
 
   // The timer still waits for the first deadline; the second read's is later.
@@ -140,8 +142,7 @@ TEST_F(TimedSocketTest, AnEarlierWaitDoesNotEndALaterDeadlinesRead) {
   spin();
   EXPECT_FALSE(second) << "ended at the first read's deadline";
   clock_.advance(seconds(25));
-  run_until([&] { return second.has_value(); });
-  ASSERT_TRUE(second);
+  ASSERT_TRUE(completes(second));
   EXPECT_EQ(second->ec, boost::beast::error::timeout);
 }
 
@@ -150,15 +151,13 @@ TEST_F(TimedSocketTest, ALaterWaitDoesNotMissAnEarlierDeadline) {
   std::optional<Outcome> first;
   start_read(first);
   peer_sends("a");
-  run_until([&] { return first.has_value(); });
-  ASSERT_TRUE(first);
+  ASSERT_TRUE(completes(first));
 
   socket_->expires_after(seconds(1));
   std::optional<Outcome> second;
   start_read(second);
   clock_.advance(seconds(2));
-  run_until([&] { return second.has_value(); });
-  ASSERT_TRUE(second) << "waited for the first read's hour";
+  ASSERT_TRUE(completes(second)) << "waited for the first read's hour";
   EXPECT_EQ(second->ec, boost::beast::error::timeout);
 }
 
@@ -177,8 +176,7 @@ TEST_F(TimedSocketTest, ACancelledReadIsAbortedNotTimedOut) {
   asio::co_spawn(io_, race(), asio::detached);
   spin();  // the race starts, its timer set for a second from now
   clock_.advance(seconds(2));
-  run_until([&] { return read_won.has_value(); });
-  ASSERT_TRUE(read_won);
+  ASSERT_TRUE(completes(read_won));
   EXPECT_FALSE(*read_won);
   EXPECT_TRUE(socket_->socket().is_open()) << "a cancelled read must not close the socket";
 
@@ -186,8 +184,7 @@ TEST_F(TimedSocketTest, ACancelledReadIsAbortedNotTimedOut) {
   std::optional<Outcome> next;
   start_read(next);
   peer_sends("b");
-  run_until([&] { return next.has_value(); });
-  ASSERT_TRUE(next);
+  ASSERT_TRUE(completes(next));
   EXPECT_FALSE(next->ec);
 }
 
@@ -197,8 +194,7 @@ TEST_F(TimedSocketTest, DestroyedWithAReadPendingCompletesItAborted) {
   start_read(read);
   socket_.reset();
   clock_.advance(seconds(10));  // the timer's wait must not touch the destroyed stream
-  run_until([&] { return read.has_value(); });
-  ASSERT_TRUE(read);
+  ASSERT_TRUE(completes(read));
   EXPECT_EQ(read->ec, asio::error::operation_aborted);
 }
 
