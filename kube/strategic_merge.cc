@@ -105,6 +105,36 @@ Error fail(const std::string& path, const std::string& what) {
   return make_error("strategic merge patch: " + (path.empty() ? "" : path + ": ") + what);
 }
 
+bool is_directive(std::string_view name) {
+  return name == kPatchDirective || name == kRetainKeys || name.starts_with(kSetElementOrder) ||
+         name.starts_with(kDeleteFromList);
+}
+
+// A value strategicpatch takes from the patch as it is (a map with `$patch: replace`), as the
+// apiserver's typed decode leaves it: without null members, directives, or list elements that
+// carry a `$patch`. Bounded by the patch's parse depth.
+void drop_decode_leftovers(Value& v) {
+  if (v.IsObject()) {
+    for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+      if (it->value.IsNull() || is_directive(string_of(it->name))) {
+        it = v.EraseMember(it);
+      } else {
+        drop_decode_leftovers(it->value);
+        ++it;
+      }
+    }
+  } else if (v.IsArray()) {
+    for (auto it = v.Begin(); it != v.End();) {
+      if (it->IsObject() && member(*it, kPatchDirective) != nullptr) {
+        it = v.Erase(it);
+      } else {
+        drop_decode_leftovers(*it);
+        ++it;
+      }
+    }
+  }
+}
+
 // `{..., "$patch": "delete"}`: an element or map to delete.
 bool is_delete_marker(const Value& v) {
   const Value* d = member(v, kPatchDirective);
@@ -254,7 +284,11 @@ Status Merger::merge_map(Value& target, const Value& patch, const std::string& p
     if (d != "replace") {  // "merge" too, which it only names: strategicpatch refuses it
       return fail(path, "unknown patch type: " + std::string(d) + " in map");
     }
-    target.SetObject();  // the rest of the patch, merged onto nothing
+    // strategicpatch's handleDirectiveInMergeMap returns the patch itself, less `$patch`: it is
+    // not merged, so its nulls and directives are not applied, only dropped by the decode.
+    target.CopyFrom(patch, alloc_);
+    drop_decode_leftovers(target);
+    return {};
   }
   for (const auto& m : patch.GetObject()) {
     std::string_view name = string_of(m.name);

@@ -200,6 +200,14 @@ const Case kCases[] = {
      R"({"spec":{"containers":[{"name":"c","image":"z"}]}})"},
     {"$patch: replace replaces a map", "ConfigMap", R"({"data":{"a":"1","b":"2"}})",
      R"({"data":{"$patch":"replace","c":"3"}})", R"({"data":{"c":"3"}})"},
+    {"$patch: replace takes the patch's map unmerged: directives and nulls dropped", "Pod",
+     R"({"metadata":{"finalizers":["x"]},"spec":{"nodeName":"n","containers":[{"name":"a"},{"name":"b"}]}})",
+     R"({"metadata":{"$patch":"replace","finalizers":["a","b"],"$deleteFromPrimitiveList/finalizers":["a"]},)"
+     R"("spec":{"$patch":"replace","containers":[{"name":"a","image":"x2"},{"name":"b","image":"y2"},)"
+     R"({"name":"c","$patch":"delete"}],"$setElementOrder/containers":[{"name":"b"},{"name":"a"}],)"
+     R"("nodeName":null}})",
+     R"({"metadata":{"finalizers":["a","b"]},"spec":{"containers":[{"name":"a","image":"x2"},)"
+     R"({"name":"b","image":"y2"}]}})"},
     {"$patch: delete empties a map", "ConfigMap", R"({"data":{"a":"1"},"metadata":{"name":"x"}})",
      R"({"data":{"$patch":"delete"}})", R"({"data":{},"metadata":{"name":"x"}})"},
     {"finalizers are a set; a new one comes first", "ConfigMap",
