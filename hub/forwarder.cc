@@ -1,7 +1,7 @@
 // Serving one request: server choice, sending, cache decisions and fallback; see forwarder.h.
 #include "hub/forwarder.h"
 
-#include <boost/algorithm/string/predicate.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
 #include "base/clock.h"
@@ -31,7 +31,7 @@ bool names_framing_in_connection(const http::fields& fields) {
   if (it == fields.end()) return false;
   for (const auto token : http::token_list{it->value()}) {
     for (std::string_view name : {"content-length", "transfer-encoding", "host", "authorization"}) {
-      if (boost::algorithm::iequals(token, name)) return true;
+      if (boost::beast::iequals(token, name)) return true;
     }
   }
   return false;
@@ -41,9 +41,13 @@ bool names_framing_in_connection(const http::fields& fields) {
 // impersonation, and (when the hub's own credentials are used) any Authorization it brought.
 void strip_borrowed_identity(http::fields& fields) {
   for (auto it = fields.begin(); it != fields.end();) {
+    // ASCII case-insensitive, as HTTP field names are: boost::algorithm's comparisons consult the
+    // global std::locale for every character.
+    constexpr std::string_view kImpersonate = "impersonate-";
     const auto name = it->name_string();
     const bool drop = it->name() == http::field::authorization ||
-                      boost::algorithm::istarts_with(name, "impersonate-");
+                      (name.size() >= kImpersonate.size() &&
+                       boost::beast::iequals(name.substr(0, kImpersonate.size()), kImpersonate));
     it = drop ? fields.erase(it) : std::next(it);
   }
 }

@@ -1,7 +1,7 @@
 // The hub's decisions about one response; see response_plan.h.
 #include "hub/response_plan.h"
 
-#include <boost/algorithm/string/predicate.hpp>
+#include <boost/beast/core/string.hpp>
 
 #include "kube/media_type.h"
 
@@ -17,11 +17,11 @@ RequestPlan plan_request(bool head_only, bool cacheable, bool has_filter, bool w
 
 namespace {
 
-bool is_gzip(std::string_view encoding) { return boost::algorithm::iequals(encoding, "gzip"); }
+bool is_gzip(std::string_view encoding) { return boost::beast::iequals(encoding, "gzip"); }
 
 // No content coding: none named, or `identity` (RFC 9110 §8.4.1).
 bool is_plain(std::string_view encoding) {
-  return encoding.empty() || boost::algorithm::iequals(encoding, "identity");
+  return encoding.empty() || boost::beast::iequals(encoding, "identity");
 }
 
 // A successful response with a body: what the cache and the filters read. A Status error

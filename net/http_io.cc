@@ -4,7 +4,7 @@
 #include <iterator>
 #include <string>
 
-#include <boost/algorithm/string/predicate.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
 namespace yurthub::net {
@@ -19,7 +19,7 @@ bool is_upgrade_request(const http::fields& fields) {
   auto upgrade = fields.find(http::field::upgrade);
   if (upgrade == fields.end() || upgrade->value().empty()) return false;
   for (const auto token : http::token_list{fields[http::field::connection]}) {
-    if (boost::algorithm::iequals(token, "upgrade")) return true;
+    if (boost::beast::iequals(token, "upgrade")) return true;
   }
   return false;
 }
@@ -40,7 +40,7 @@ bool carries_bearer_token(const http::fields& fields) {
   const std::string_view value(it->value().data(), it->value().size());
   constexpr std::string_view kScheme = "bearer ";
   if (value.size() <= kScheme.size() ||
-      !boost::algorithm::iequals(value.substr(0, kScheme.size()), kScheme)) {
+      !boost::beast::iequals(value.substr(0, kScheme.size()), kScheme)) {
     return false;
   }
   return value.find_first_not_of(' ', kScheme.size()) != std::string_view::npos;
@@ -77,10 +77,11 @@ void strip_hop_by_hop(http::fields& fields, bool keep_upgrade) {
         drop = true;
         break;
       default:
-        if (protected_from_connection(it->name())) break;
+        // Most messages have no Connection header: skip parsing an empty token list per field.
+        if (connection.empty() || protected_from_connection(it->name())) break;
         for (const auto token : named) {
-          if (boost::algorithm::iequals(token, it->name_string())) {
-            drop = !(keep_upgrade && boost::algorithm::iequals(token, "upgrade"));
+          if (boost::beast::iequals(token, it->name_string())) {
+            drop = !(keep_upgrade && boost::beast::iequals(token, "upgrade"));
             break;
           }
         }
