@@ -7,8 +7,8 @@
 #include <array>
 #include <charconv>
 #include <span>
-#include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/url/encoding_opts.hpp>
 #include <boost/url/grammar/string_token.hpp>
 #include <boost/url/parse.hpp>
@@ -33,10 +33,13 @@ std::string to_lower(std::string_view text) {
 
 // strings.Split(strings.Trim(path, "/"), "/"), with the empty path giving no parts. The parts
 // view `path`.
-std::vector<std::string_view> split_path(std::string_view path) {
+// Inline room for the parts of any resource path (at most 10 are read), so none allocates.
+using PathParts = boost::container::small_vector<std::string_view, 12>;
+
+PathParts split_path(std::string_view path) {
   while (!path.empty() && path.front() == '/') path.remove_prefix(1);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  std::vector<std::string_view> parts;
+  PathParts parts;
   if (path.empty()) return parts;
   std::size_t start = 0;
   while (true) {
@@ -290,7 +293,9 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   std::string_view raw_path = target.substr(0, question);
   std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
-  if (const auto encoded = urls::make_pct_string_view(raw_path)) {
+  if (raw_path.find('%') == std::string_view::npos) {
+    info.path = raw_path;  // nothing to decode: the common case, without Boost.URL's checks
+  } else if (const auto encoded = urls::make_pct_string_view(raw_path)) {
     info.path = encoded->decode();
   } else {
     info.path = raw_path;
@@ -300,7 +305,7 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   bool watch_param = false;
   parse_query(query, info, watch_param);
 
-  const std::vector<std::string_view> all = split_path(info.path);
+  const PathParts all = split_path(info.path);
   std::span<const std::string_view> parts(all);
   if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;
   info.api_prefix = parts[0];
