@@ -50,13 +50,24 @@ FilterAssignment FilterAssignment::build(const FilterFlags& flags,
   return a;
 }
 
-std::vector<const ObjectFilter*> FilterAssignment::for_component(std::string_view component) const {
+template <class Handles>
+std::vector<const ObjectFilter*> FilterAssignment::select(std::string_view component,
+                                                          Handles handles) const {
   std::vector<const ObjectFilter*> out;
   if (component.empty() || component == "yurthub") return out;
   for (const Entry& e : entries_) {
-    if (e.components.contains(component)) out.push_back(e.filter);
+    if (handles(*e.filter) && e.components.contains(component)) out.push_back(e.filter);
   }
   return out;
+}
+
+std::vector<const ObjectFilter*> FilterAssignment::for_component(std::string_view component) const {
+  return select(component, [](const ObjectFilter&) { return true; });
+}
+
+std::vector<const ObjectFilter*> FilterAssignment::for_request(
+    const kube::RequestInfo& info) const {
+  return select(info.component, [&info](const ObjectFilter& f) { return f.handles(info); });
 }
 
 std::string FilterAssignment::describe() const {

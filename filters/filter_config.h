@@ -30,6 +30,9 @@ class FilterAssignment {
 
   // The filters for `component` (lowercased User-Agent before '/'), in chain order.
   std::vector<const ObjectFilter*> for_component(std::string_view component) const;
+  // Those of them that handle `info` (ObjectFilter::handles), in chain order. Asks each filter
+  // first, which is cheaper than the component lookup and, for most requests, says no.
+  std::vector<const ObjectFilter*> for_request(const kube::RequestInfo& info) const;
   // "servicetopology=coredns,kube-proxy; masterservice=kubelet" for logs ("none" when empty).
   std::string describe() const;
   bool operator==(const FilterAssignment& other) const { return describe() == other.describe(); }
@@ -39,6 +42,8 @@ class FilterAssignment {
     const ObjectFilter* filter;
     std::set<std::string, std::less<>> components;  // transparent: looked up per request
   };
+  template <class Handles>
+  std::vector<const ObjectFilter*> select(std::string_view component, Handles handles) const;
   std::vector<Entry> entries_;  // enabled filters, in chain order
 };
 

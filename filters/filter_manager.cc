@@ -122,14 +122,10 @@ std::optional<std::string> FilterManager::not_ready_reason() const {
 }
 
 std::vector<const ObjectFilter*> FilterManager::chain_for(const kube::RequestInfo& info) const {
-  std::vector<const ObjectFilter*> chain;
-  if (!info.is_resource_request || !info.subresource.empty()) return chain;
+  if (!info.is_resource_request || !info.subresource.empty()) return {};
   // Tables and metadata-only objects are not the objects filters read.
-  if (info.accept.find("as=") != std::string::npos) return chain;
-  for (const ObjectFilter* f : assignment_.load()->for_component(info.component)) {
-    if (f->handles(info)) chain.push_back(f);
-  }
-  return chain;
+  if (info.accept.find("as=") != std::string::npos) return {};
+  return assignment_.load()->for_request(info);
 }
 
 std::unique_ptr<hub::ResponseFilter> FilterManager::filter(const kube::RequestInfo& info) {

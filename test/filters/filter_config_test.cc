@@ -32,6 +32,22 @@ TEST(FilterAssignment, DefaultsInChainOrder) {
   EXPECT_TRUE(a.for_component("").empty());
 }
 
+TEST(FilterAssignment, ForRequestKeepsTheAssignedFiltersThatHandleIt) {
+  const auto a = FilterAssignment::build({}, {});
+  const auto slices = kube::classify_request(
+      "GET", "/apis/discovery.k8s.io/v1/endpointslices?watch=true", "kube-proxy/v1.26.0");
+  EXPECT_EQ(names(a.for_request(slices)), (Names{"servicetopology", "forwardkubesvctraffic"}));
+  const auto services = kube::classify_request("GET", "/api/v1/services", "kube-proxy/v1.26.0");
+  EXPECT_EQ(names(a.for_request(services)), (Names{"discardcloudservice", "nodeportisolation"}));
+  // Handled by servicetopology, which is not assigned to kubelet.
+  const auto kubelet_slices =
+      kube::classify_request("GET", "/apis/discovery.k8s.io/v1/endpointslices", "kubelet/v1.26.0");
+  EXPECT_TRUE(a.for_request(kubelet_slices).empty());
+  const auto pod =
+      kube::classify_request("GET", "/api/v1/namespaces/default/pods/web-0", "kube-proxy/v1.26.0");
+  EXPECT_TRUE(a.for_request(pod).empty());
+}
+
 TEST(FilterAssignment, ConfigMapKeysAddComponentsIncludingTheLegacyPrefix) {
   const auto a = FilterAssignment::build({}, {{"servicetopology", " Cilium-Agent/v1.16, my-ctrl "},
                                               {"filter_masterservice", "cilium-agent"},
