@@ -49,6 +49,9 @@ HubMetrics::HubMetrics(base::MetricsRegistry& r)
                                  "Open client connections, by listener.", {"listener"})),
       upstream_connections(r.counter("node_yurthub_upstream_connections_total",
                                      "Upstream connections opened or reused from the pool.",
-                                     {"server", "event"})) {}
+                                     {"server", "event"})),
+      in_flight_now(in_flight.with({})),
+      request_bytes(bytes.with({"request"})),
+      response_bytes(bytes.with({"response"})) {}
 
 }  // namespace yurthub::hub

@@ -38,6 +38,11 @@ struct HubMetrics {
   base::GaugeFamily& client_connections;
   // node_yurthub_upstream_connections_total{server,event="opened"|"reused"}.
   base::CounterFamily& upstream_connections;
+
+  // The series every request counts, looked up once here rather than by label on each request.
+  base::Gauge& in_flight_now;
+  base::Counter& request_bytes;
+  base::Counter& response_bytes;
 };
 
 }  // namespace yurthub::hub

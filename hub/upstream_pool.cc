@@ -90,7 +90,11 @@ UpstreamPool::UpstreamPool(asio::any_io_executor executor, const ServerSet& serv
       servers_(servers),
       tls_(tls),
       metrics_(metrics),
-      idle_(servers.size() * 2) {}
+      idle_(servers.size() * 2) {
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    reused_.push_back(&metrics_.upstream_connections.with({servers.address(i).url, "reused"}));
+  }
+}
 
 std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Identity identity) {
   return idle_[server * 2 + static_cast<std::size_t>(identity)];
@@ -115,16 +119,15 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
 
 asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
                                                                      Identity identity) {
-  const std::string& url = servers_.address(server).url;
   if (auto conn = take_usable(server, identity)) {
-    metrics_.upstream_connections.with({url, "reused"}).inc();
+    reused_[server]->inc();
     co_return std::move(conn);
   }
   auto fresh = co_await connect_upstream(executor_, servers_.address(server), tls_, identity,
                                          kConnectTimeout);
   if (!fresh) co_return fresh.error();
   (*fresh)->server = server;
-  metrics_.upstream_connections.with({url, "opened"}).inc();
+  metrics_.upstream_connections.with({servers_.address(server).url, "opened"}).inc();
   co_return std::move(*fresh);
 }
 

@@ -91,6 +91,7 @@ class UpstreamPool {
   const net::UpstreamTls& tls_;
   HubMetrics& metrics_;
   std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
+  std::vector<base::Counter*> reused_;  // [server]: upstream_connections{server, "reused"}
 };
 
 }  // namespace yurthub::hub
