@@ -3,8 +3,8 @@
 
 #include <sys/socket.h>
 
-#include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -18,6 +18,39 @@ namespace beast = boost::beast;
 namespace {
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+// The request headers the session reads, found in one pass: each fields[name] is a search of
+// Beast's field tree by case-insensitive name, and these were four of them per request. Each is
+// the first value of its name, as fields[name] gives. The views are into the request's fields.
+struct SessionHeaders {
+  std::optional<std::string_view> user_agent, accept, content_type, expect;
+};
+
+SessionHeaders session_headers(const http::fields& fields) {
+  SessionHeaders out;
+  auto keep_first = [](std::optional<std::string_view>& slot, beast::string_view value) {
+    if (!slot) slot = sv(value);
+  };
+  for (const auto& field : fields) {
+    switch (field.name()) {
+      case http::field::user_agent:
+        keep_first(out.user_agent, field.value());
+        break;
+      case http::field::accept:
+        keep_first(out.accept, field.value());
+        break;
+      case http::field::content_type:
+        keep_first(out.content_type, field.value());
+        break;
+      case http::field::expect:
+        keep_first(out.expect, field.value());
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
 
 // kubelet's heartbeats (its lease, its node's status): a node whose lease renewals got 429 would
 // be taken for dead, so these have slots of their own beyond --max-requests-in-flight.
@@ -41,11 +74,11 @@ class InFlight {
                                              : shared_.options.max_requests_in_flight +
                                                    (is_heartbeat(info) ? kHeartbeatReserve : 0);
     admitted_ = counter_.fetch_add(1) < limit;
-    shared_.metrics.in_flight.with({}).add(1);
+    shared_.metrics.in_flight_now.add(1);
   }
   ~InFlight() {
     counter_.fetch_sub(1);
-    shared_.metrics.in_flight.with({}).add(-1);
+    shared_.metrics.in_flight_now.add(-1);
   }
   bool admitted() const { return admitted_; }
 
@@ -164,10 +197,11 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     }
     req.target(*origin);
   }
+  const SessionHeaders headers = session_headers(req);
   kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
-                                                  sv(req[http::field::user_agent]));
-  info.accept = std::string(sv(req[http::field::accept]));
-  info.content_type = std::string(sv(req[http::field::content_type]));
+                                                  headers.user_agent.value_or(""));
+  info.accept = headers.accept.value_or("");
+  info.content_type = headers.content_type.value_or("");
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
 
@@ -189,7 +223,7 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
             : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
     co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1);
   }
-  if (boost::algorithm::iequals(sv(req[http::field::expect]), "100-continue")) {
+  if (beast::iequals(headers.expect.value_or(""), "100-continue")) {
     // The hub reads the body itself as it forwards it; tell the client to send it.
     req.erase(http::field::expect);
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -218,9 +252,9 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
   if (result.response_bytes) {
     m.traffic.with({info.user_agent, kube::verb_name(info.verb), info.resource, info.subresource})
         .inc(result.response_bytes);
-    m.bytes.with({"response"}).inc(result.response_bytes);
+    m.response_bytes.inc(result.response_bytes);
   }
-  if (result.request_bytes) m.bytes.with({"request"}).inc(result.request_bytes);
+  if (result.request_bytes) m.request_bytes.inc(result.request_bytes);
   if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();
   if (result.stream_end) m.streams_ended.with({stream_end_name(*result.stream_end)}).inc();
 }
