@@ -223,7 +223,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
     const ServerAddress& address = shared_.servers.address(*server);
     req.set(http::field::host, base::host_port(address.host, address.port));
     ActiveScope scope(client_->active, up.get(), *server);
-    ResponseParser rp;
+    ResponseParser& rp = response_.emplace();
     boost::system::error_code ec;
     const Attempt outcome = co_await attempt(*up, parser, rp, info, result, ec);
     if (outcome == Attempt::Header) {
@@ -291,7 +291,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
     UpstreamConnectionPtr up, ResponseParser& rp, RequestParser& parser,
     const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   const std::string& url = shared_.servers.address(up->server).url;
-  ResponseRelay<Stream> relay(client_, worker_, info, std::move(up), rp);
+  ResponseRelay<Stream>& relay = relay_.emplace(client_, worker_, info, std::move(up), rp);
   const auto& res = rp.get();
   if (upgrade_ && res.result() == http::status::switching_protocols) {
     co_return co_await relay.tunnel(result);

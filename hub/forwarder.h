@@ -21,6 +21,7 @@
 #include "hub/exchange.h"
 #include "hub/request_body.h"
 #include "hub/response_plan.h"
+#include "hub/response_relay.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
 
@@ -120,6 +121,11 @@ class Forwarder {
   RequestPlan plan_;
   std::unique_ptr<ResponseFilter> filter_;   // when plan_.filter
   std::optional<RequestBody<Stream>> body_;  // from prepare()
+  // The response's parser and relay, per attempt and per response: members rather than locals of
+  // exchange() and relay_response(), whose coroutine frames they would take past the 1020 bytes
+  // Asio recycles (docs/benchmarks.md). The Forwarder lives in its ProxySession for one request.
+  std::optional<ResponseParser> response_;
+  std::optional<ResponseRelay<Stream>> relay_;
 };
 
 extern template class Forwarder<net::PlainStream>;

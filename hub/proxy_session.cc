@@ -183,8 +183,7 @@ asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure,
 }
 
 template <class Stream>
-asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
-  const auto started = base::Clock::now();
+bool ProxySession<Stream>::classify(RequestParser& parser) {
   auto& req = parser.get();
   if (!sv(req.target()).starts_with('/')) {
     // Absolute form ("GET http://host/api/v1/pods"): classified and forwarded as the path it
@@ -192,18 +191,31 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     // apiserver does.
     auto origin = kube::origin_form(sv(req.target()));
     if (!origin) {
-      co_return co_await answer_error(kube::Failure::BadRequest, "the request target is not a path",
-                                      kube::RequestInfo{}, parser);
+      info_.emplace();
+      return false;
     }
     req.target(*origin);
   }
   const SessionHeaders headers = session_headers(req);
-  kube::RequestInfo info = kube::classify_request(sv(req.method_string()), sv(req.target()),
-                                                  headers.user_agent.value_or(""));
+  kube::RequestInfo& info = info_.emplace(kube::classify_request(
+      sv(req.method_string()), sv(req.target()), headers.user_agent.value_or("")));
   info.accept = headers.accept.value_or("");
   info.content_type = headers.content_type.value_or("");
+  expects_continue_ = beast::iequals(headers.expect.value_or(""), "100-continue");
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";
+  return true;
+}
+
+template <class Stream>
+asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
+  const auto started = base::Clock::now();
+  auto& req = parser.get();
+  if (!classify(parser)) {
+    co_return co_await answer_error(kube::Failure::BadRequest, "the request target is not a path",
+                                    *info_, parser);
+  }
+  const kube::RequestInfo& info = *info_;
 
   // The HTTPS port and the dummy IP are for in-cluster pods, which always send their
   // service-account token; a request without one would otherwise be sent with the node's identity.
@@ -223,7 +235,7 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
             : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
     co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1);
   }
-  if (beast::iequals(headers.expect.value_or(""), "100-continue")) {
+  if (expects_continue_) {
     // The hub reads the body itself as it forwards it; tell the client to send it.
     req.erase(http::field::expect);
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -233,8 +245,9 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
     if (ec) co_return false;
   }
 
-  Forwarder<Stream> forwarder(client_, worker_);
+  Forwarder<Stream>& forwarder = forwarder_.emplace(client_, worker_);
   const ForwardResult result = co_await forwarder.forward(parser, info, req.keep_alive());
+  forwarder_.reset();
   record(info, result, started);
   co_return result.keep_alive;
 }

@@ -35,6 +35,8 @@ class ProxySession : public SessionControl {
 
  private:
   boost::asio::awaitable<void> serve_connection();
+  // Classifies the request into info_; false if its target names no path.
+  bool classify(RequestParser& parser);
   boost::asio::awaitable<bool> serve(RequestParser& parser);
   boost::asio::awaitable<void> reject_unreadable(const boost::system::error_code& ec);
   boost::asio::awaitable<bool> answer_error(kube::Failure failure, const std::string& detail,
@@ -50,6 +52,12 @@ class ProxySession : public SessionControl {
   bool bearer_required_;
   bool idle_ = true;  // waiting for the next request's header
   SessionRegistration registration_;
+  // The request being served, its Expect: 100-continue and its forwarder. Members rather than
+  // locals of serve(): a coroutine frame of more than 1020 bytes is not recycled by Asio and costs
+  // a malloc and a free per request (docs/benchmarks.md); one request is served at a time.
+  std::optional<kube::RequestInfo> info_;
+  bool expects_continue_ = false;
+  std::optional<Forwarder<Stream>> forwarder_;
 };
 
 // Starts a session for an accepted socket; runs on `worker`'s thread.
