@@ -197,7 +197,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
                                                            bool keep_alive) {
   auto& req = parser.get();
   ForwardResult result;
-  std::vector<bool> tried(shared_.servers.size());
+  ServerSet::Mask tried;
   std::string last_error;
   bool fresh_retry_used = false;
   for (;;) {
@@ -220,8 +220,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
       continue;
     }
     UpstreamConnectionPtr up = std::move(*acquired);
-    const ServerAddress& address = shared_.servers.address(*server);
-    req.set(http::field::host, base::host_port(address.host, address.port));
+    req.set(http::field::host, shared_.servers.authority(*server));
     ActiveScope scope(client_->active, up.get(), *server);
     ResponseParser& rp = response_.emplace();
     boost::system::error_code ec;

@@ -1,14 +1,19 @@
 // Server selection; see server_set.h.
 #include "hub/server_set.h"
 
+#include "base/url.h"
+
 namespace yurthub::hub {
 
 ServerSet::ServerSet(std::vector<ServerAddress> servers, LbMode mode)
     : servers_(std::move(servers)), mode_(mode), healthy_(new std::atomic<bool>[servers_.size()]) {
-  for (std::size_t i = 0; i < servers_.size(); ++i) healthy_[i].store(false);
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    healthy_[i].store(false);
+    authorities_.push_back(base::host_port(servers_[i].host, servers_[i].port));
+  }
 }
 
-std::optional<std::size_t> ServerSet::pick(const std::vector<bool>& exclude) {
+std::optional<std::size_t> ServerSet::pick(const Mask& exclude) {
   // Rotate over the usable servers themselves: skipping unhealthy ones from a rotating start
   // (as YurtHub does) would send the dead server's share to its successor.
   std::size_t usable[kMaxServers];

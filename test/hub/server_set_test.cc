@@ -44,9 +44,16 @@ TEST(ServerSet, PriorityPicksTheFirstHealthyInFlagOrder) {
 TEST(ServerSet, ExcludedServersAreSkipped) {
   ServerSet set(three(), LbMode::Priority);
   for (std::size_t i = 0; i < 3; ++i) set.set_healthy(i, true);
-  EXPECT_EQ(*set.pick({true, false, false}), 1u);
-  EXPECT_EQ(*set.pick({true, true, false}), 2u);
-  EXPECT_FALSE(set.pick({true, true, true}).has_value());
+  EXPECT_EQ(*set.pick(ServerSet::Mask(0b001)), 1u);
+  EXPECT_EQ(*set.pick(ServerSet::Mask(0b011)), 2u);
+  EXPECT_FALSE(set.pick(ServerSet::Mask(0b111)).has_value());
+}
+
+TEST(ServerSet, AuthorityIsTheHostHeaderOfEachServer) {
+  ServerSet set({{"https://a:6443", "a", "6443"}, {"https://[fd00::1]:443", "fd00::1", "443"}},
+                LbMode::RoundRobin);
+  EXPECT_EQ(set.authority(0), "a:6443");
+  EXPECT_EQ(set.authority(1), "[fd00::1]:443");
 }
 
 TEST(ServerSet, SetHealthyReportsChanges) {
