@@ -200,7 +200,7 @@ bool ProxySession<Stream>::classify(RequestParser& parser) {
   // Classified straight into info_: moving a RequestInfo in costs a move of each of its strings.
   struct Classified {
     std::string_view method, target, user_agent;
-    operator kube::RequestInfo() const {  // NOLINT(google-explicit-constructor): emplace's input
+    operator kube::RequestInfo() const {  // implicit: emplace converts with it
       return kube::classify_request(method, target, user_agent);
     }
   };

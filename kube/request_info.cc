@@ -293,12 +293,11 @@ RequestInfo classify_request(std::string_view method, std::string_view target,
   std::string_view raw_path = target.substr(0, question);
   std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
-  if (raw_path.find('%') == std::string_view::npos) {
-    info.path = raw_path;  // nothing to decode: the common case, without Boost.URL's checks
-  } else if (const auto encoded = urls::make_pct_string_view(raw_path)) {
-    info.path = encoded->decode();
-  } else {
-    info.path = raw_path;
+  // A path with nothing to decode (the common case) skips Boost.URL's checks; an invalid escape
+  // leaves the path as sent.
+  info.path = raw_path;
+  if (raw_path.find('%') != std::string_view::npos) {
+    if (const auto encoded = urls::make_pct_string_view(raw_path)) info.path = encoded->decode();
   }
   info.verb = non_resource_verb_for_method(method);
 
