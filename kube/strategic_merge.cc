@@ -105,18 +105,14 @@ Error fail(const std::string& path, const std::string& what) {
   return make_error("strategic merge patch: " + (path.empty() ? "" : path + ": ") + what);
 }
 
-bool is_directive(std::string_view name) {
-  return name == kPatchDirective || name == kRetainKeys || name.starts_with(kSetElementOrder) ||
-         name.starts_with(kDeleteFromList);
-}
-
 // A value strategicpatch takes from the patch as it is (a map with `$patch: replace`), as the
-// apiserver's typed decode leaves it: without null members, directives, or list elements that
-// carry a `$patch`. Bounded by the patch's parse depth.
+// apiserver's typed decode leaves it: without null members, members named with a '$' (the
+// directives, and misspelt ones, which name no field of any Kubernetes object), or list elements
+// that carry a `$patch`. Bounded by the patch's parse depth.
 void drop_decode_leftovers(Value& v) {
   if (v.IsObject()) {
     for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
-      if (it->value.IsNull() || is_directive(string_of(it->name))) {
+      if (it->value.IsNull() || string_of(it->name).starts_with('$')) {
         it = v.EraseMember(it);
       } else {
         drop_decode_leftovers(it->value);

@@ -31,14 +31,8 @@ using smp::text;
 using smp::unknown;
 
 constexpr std::string_view kPatch = "$patch";
-constexpr std::string_view kRetainKeys = "$retainKeys";
 constexpr std::string_view kSetOrder = "$setElementOrder/";
 constexpr std::string_view kDeleteFrom = "$deleteFromPrimitiveList/";
-
-bool is_directive(std::string_view name) {
-  return name == kPatch || name == kRetainKeys || name.starts_with(kSetOrder) ||
-         name.starts_with(kDeleteFrom);
-}
 
 Value* member(Value& obj, std::string_view name) {
   auto it = obj.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
@@ -46,11 +40,12 @@ Value* member(Value& obj, std::string_view name) {
 }
 
 // What the typed decode leaves of a value taken from the patch whole: no null members, no
-// directives, no directive-only list elements.
+// member named with a '$' (no field of a Kubernetes type is; a misspelt directive goes as an
+// unknown field would), no directive-only list elements.
 void strip(Value& v) {
   if (v.IsObject()) {
     for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
-      if (it->value.IsNull() || is_directive(text(it->name))) {
+      if (it->value.IsNull() || text(it->name).starts_with('$')) {
         it = v.EraseMember(it);
       } else {
         strip(it->value);

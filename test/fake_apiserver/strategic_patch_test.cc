@@ -208,6 +208,10 @@ const Case kCases[] = {
      R"("nodeName":null}})",
      R"({"metadata":{"finalizers":["a","b"]},"spec":{"containers":[{"name":"a","image":"x2"},)"
      R"({"name":"b","image":"y2"}]}})"},
+    {"a misspelt directive in a replaced map is dropped as an unknown field", "Pod",
+     R"({"metadata":{"labels":{"app":"web"}}})",
+     R"({"metadata":{"labels":{"$patch":"replace","app":"web2","$deleteFromPrimitiveLst/x":["a"]}}})",
+     R"({"metadata":{"labels":{"app":"web2"}}})"},
     {"$patch: delete empties a map", "ConfigMap", R"({"data":{"a":"1"},"metadata":{"name":"x"}})",
      R"({"data":{"$patch":"delete"}})", R"({"data":{},"metadata":{"name":"x"}})"},
     {"finalizers are a set; a new one comes first", "ConfigMap",
