@@ -55,7 +55,8 @@ HealthChecker::HealthChecker(asio::any_io_executor executor, ServerSet& servers,
       metrics_(metrics),
       on_change_(std::move(on_change)),
       states_(servers.size(), HealthState(settings.healthy_threshold)),
-      last_failure_(servers.size()) {
+      last_failure_(servers.size()),
+      kept_(servers.size()) {
   for (std::size_t i = 0; i < servers.size(); ++i) {
     wake_.push_back(std::make_unique<net::Timer>(executor_));
   }
@@ -106,44 +107,71 @@ asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
 
 asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   const ServerAddress& address = servers_.address(server);
-  const auto started = base::Clock::now();
-  auto conn = co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
-  if (!conn) {
-    last_failure_[server] = conn.error().message;
-    YH_LOG(Debug) << "probe of " << address.url << " failed: " << conn.error().message;
-    co_return false;
+  const auto deadline = base::Clock::now() + settings_.timeout;
+  bool keep = false;
+  bool timed_out = false;
+  UpstreamConnectionPtr conn = std::move(kept_[server]);
+  if (conn && (conn->context != tls_.hub_identity->get() || !looks_alive(*conn))) conn.reset();
+  std::optional<unsigned> code;
+  if (conn) {
+    code = co_await ask_readyz(*conn, server, deadline, keep, timed_out);
+    // No answer on a kept connection: the apiserver may have closed it as the probe went out.
+    // A fresh one decides, unless the time is up.
+    if (!code) conn.reset();
+    if (!code && timed_out) co_return false;
   }
-  auto& stream = (*conn)->stream;
-  beast::get_lowest_layer(stream).expires_at(started + settings_.timeout);
+  if (!conn) {
+    const auto fresh_deadline = base::Clock::now() + settings_.timeout;  // dial and exchange
+    auto fresh =
+        co_await connect_upstream(executor_, address, tls_, Identity::Hub, settings_.timeout);
+    if (!fresh) {
+      last_failure_[server] = fresh.error().message;
+      YH_LOG(Debug) << "probe of " << address.url << " failed: " << fresh.error().message;
+      co_return false;
+    }
+    conn = std::move(*fresh);
+    code = co_await ask_readyz(*conn, server, fresh_deadline, keep, timed_out);
+  }
+  if (!code) co_return false;
+  if (keep) kept_[server] = std::move(conn);
+  if (*code != 200) {
+    last_failure_[server] = "/readyz answered " + std::to_string(*code);
+    YH_LOG(Debug) << "probe of " << address.url << " answered " << *code;
+  }
+  co_return *code == 200;
+}
 
+asio::awaitable<std::optional<unsigned>> HealthChecker::ask_readyz(
+    UpstreamConnection& conn, std::size_t server, std::chrono::steady_clock::time_point deadline,
+    bool& keep, bool& timed_out) {
+  const ServerAddress& address = servers_.address(server);
+  auto& stream = conn.stream;
+  beast::get_lowest_layer(stream).expires_at(deadline);
   http::request<http::empty_body> req{http::verb::get, "/readyz", 11};
-  req.set(http::field::host, address.host + ":" + address.port);
+  req.set(http::field::host, servers_.authority(server));
   req.set(http::field::user_agent, "yurthub/health-probe");
   if (auto bearer = tls_.hub_authorization(); !bearer.empty()) {
     req.set(http::field::authorization, bearer);
   }
-  req.keep_alive(false);
   auto [wec, wn] = co_await http::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
   if (wec) {
+    timed_out = wec == beast::error::timeout;
     last_failure_[server] = "sending the probe: " + wec.message();
-    co_return false;
+    co_return std::nullopt;
   }
-
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024);
-  auto [rec, rn] = co_await http::async_read((*conn)->stream, (*conn)->buffer, parser,
-                                             asio::as_tuple(asio::use_awaitable));
+  auto [rec, rn] =
+      co_await http::async_read(stream, conn.buffer, parser, asio::as_tuple(asio::use_awaitable));
   if (rec) {
+    timed_out = rec == beast::error::timeout;
     last_failure_[server] = "reading the probe's answer: " + rec.message();
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();
-    co_return false;
+    co_return std::nullopt;
   }
-  const unsigned code = parser.get().result_int();
-  if (code != 200) {
-    last_failure_[server] = "/readyz answered " + std::to_string(code);
-    YH_LOG(Debug) << "probe of " << address.url << " answered " << code;
-  }
-  co_return code == 200;
+  keep = parser.keep_alive() && conn.buffer.size() == 0;
+  beast::get_lowest_layer(stream).expires_never();
+  co_return parser.get().result_int();
 }
 
 }  // namespace yurthub::hub

@@ -1,6 +1,7 @@
-// HealthChecker: probes every apiserver (`GET /readyz` over a fresh TLS connection with the hub's
-// identity) every --heartbeat-interval-seconds, each probe allowed --heartbeat-failed-retry
-// attempts of --heartbeat-timeout-seconds each. One failed probe marks a server unhealthy at once;
+// HealthChecker: probes every apiserver (`GET /readyz` with the hub's identity, over the last
+// probe's connection while the apiserver keeps it open) every --heartbeat-interval-seconds, each
+// probe allowed --heartbeat-failed-retry attempts of --heartbeat-timeout-seconds each. One failed
+// probe marks a server unhealthy at once;
 // --heartbeat-healthy-threshold consecutive successes mark it healthy again; the first probe after
 // start decides immediately (YurtHub's state machine, docs/reference/yurthub.md §3.3). Unlike
 // YurtHub, the probe is not the node's lease heartbeat: kubelet renews its own lease through the
@@ -23,6 +24,7 @@
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/server_set.h"
+#include "hub/upstream_pool.h"
 #include "net/timer.h"
 #include "net/tls.h"
 
@@ -69,6 +71,11 @@ class HealthChecker {
  private:
   boost::asio::awaitable<void> run_server(std::size_t server);
   boost::asio::awaitable<bool> probe_once(std::size_t server);
+  // One GET /readyz on `conn` before `deadline`: the answer's code, or nullopt with
+  // last_failure_ set. `keep`: the connection may carry the next probe.
+  boost::asio::awaitable<std::optional<unsigned>> ask_readyz(
+      UpstreamConnection& conn, std::size_t server, std::chrono::steady_clock::time_point deadline,
+      bool& keep, bool& timed_out);
 
   boost::asio::any_io_executor executor_;
   ServerSet& servers_;
@@ -79,6 +86,10 @@ class HealthChecker {
   std::vector<std::unique_ptr<net::Timer>> wake_;  // one per server
   std::vector<HealthState> states_;
   std::vector<std::string> last_failure_;  // why the last probe of each server failed
+  // [server]: the last probe's connection, while the apiserver keeps it open. A TLS handshake
+  // per probe would be, over a fleet, thousands a second at the apiserver; YurtHub's probes go
+  // through Go's keep-alive client.
+  std::vector<UpstreamConnectionPtr> kept_;
   std::atomic<std::size_t> initial_done_{0};
   std::atomic<bool> stopped_{false};
 };

@@ -22,6 +22,8 @@ bool is_ip_literal(const std::string& host) {
   return !ec;
 }
 
+}  // namespace
+
 // An idle keep-alive connection that the server has closed (or that has unexpected bytes
 // waiting) is readable; a healthy idle one is not.
 bool looks_alive(UpstreamConnection& c) {
@@ -31,8 +33,6 @@ bool looks_alive(UpstreamConnection& c) {
   pollfd pfd{socket.native_handle(), POLLIN, 0};
   return ::poll(&pfd, 1, 0) == 0;
 }
-
-}  // namespace
 
 asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_executor executor,
                                                                 const ServerAddress& address,

@@ -54,6 +54,10 @@ struct UpstreamConnection {
 };
 using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
 
+// An idle connection that may be used again: open, nothing unread, and not closed by the server
+// (a poll without waiting).
+bool looks_alive(UpstreamConnection& connection);
+
 // Dials `address` and completes the TLS handshake, all within `timeout`.
 boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
     boost::asio::any_io_executor executor, const ServerAddress& address,

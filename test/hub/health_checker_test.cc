@@ -30,7 +30,9 @@ using asio::ip::tcp;
 using std::chrono::seconds;
 
 // Answers every GET /readyz with `code`, or, while `answering` is false, reads the probe and
-// never answers.
+// never answers. With `keep_alive`, a connection carries one probe after another; with
+// `one_answer_per_connection` too, the second probe on a connection is read and the connection
+// closed unanswered (an apiserver closing an idle connection as the probe arrives).
 class ReadyzServer {
  public:
   ReadyzServer(asio::io_context& io, std::shared_ptr<asio::ssl::context> tls)
@@ -44,26 +46,34 @@ class ReadyzServer {
 
   unsigned code = 200;
   bool answering = true;
+  bool keep_alive = false;
+  bool one_answer_per_connection = false;
   int probes = 0;
+  int connections = 0;
 
  private:
   asio::awaitable<void> serve(std::shared_ptr<net::TlsStream> stream) {
     auto [hec] = co_await stream->async_handshake(asio::ssl::stream_base::server, net::kNoThrow);
     if (hec) co_return;
+    ++connections;
     boost::beast::flat_buffer buffer;
-    http::request<http::empty_body> request;
-    auto [rec, rn] = co_await http::async_read(*stream, buffer, request, net::kNoThrow);
-    if (rec) co_return;
-    ++probes;
-    if (!answering) {
-      held_.push_back(stream);  // open, silent
-      co_return;
+    for (int answered = 0;; ++answered) {
+      http::request<http::empty_body> request;
+      auto [rec, rn] = co_await http::async_read(*stream, buffer, request, net::kNoThrow);
+      if (rec) co_return;
+      ++probes;
+      if (!answering) {
+        held_.push_back(stream);  // open, silent
+        co_return;
+      }
+      if (answered == 1 && one_answer_per_connection) break;
+      http::response<http::string_body> response{static_cast<http::status>(code), 11};
+      response.body() = code == 200 ? "ok" : "not ready";
+      response.keep_alive(keep_alive);
+      response.prepare_payload();
+      auto [wec, wn] = co_await http::async_write(*stream, response, net::kNoThrow);
+      if (wec || !keep_alive) break;
     }
-    http::response<http::string_body> response{static_cast<http::status>(code), 11};
-    response.body() = code == 200 ? "ok" : "not ready";
-    response.keep_alive(false);
-    response.prepare_payload();
-    co_await http::async_write(*stream, response, net::kNoThrow);
     net::close_socket(*stream);
   }
 
@@ -171,6 +181,37 @@ TEST_F(HealthCheckerTest, AnApiserverThatNeverAnswersFailsEachAttemptAtItsTimeou
     advance(seconds(2));
   }
   EXPECT_TRUE(run_until([&] { return !healthy(); }));
+}
+
+TEST_F(HealthCheckerTest, ProbesReuseTheConnectionTheApiserverKeepsOpen) {
+  server_->keep_alive = true;
+  ASSERT_TRUE(run_until([&] { return finished("success") == 1; }));
+  for (int probe = 2; probe <= 3; ++probe) {
+    advance(seconds(10));
+    ASSERT_TRUE(run_until([&] { return finished("success") == probe; }));
+  }
+  EXPECT_EQ(server_->probes, 3);
+  EXPECT_EQ(server_->connections, 1) << "a TLS handshake per probe";
+}
+
+// --heartbeat-failed-retry=1: a probe has one attempt, so one lost to a closed connection would
+// mark the server unhealthy.
+class HealthCheckerOneAttemptTest : public HealthCheckerTest {
+ protected:
+  HealthCheckerOneAttemptTest() { settings_.attempts = 1; }
+};
+
+TEST_F(HealthCheckerOneAttemptTest, AProbeOnAConnectionClosedUnderItIsSentOnAFreshOne) {
+  server_->keep_alive = true;
+  server_->one_answer_per_connection = true;
+  ASSERT_TRUE(run_until([&] { return finished("success") == 1; }));
+  for (int probe = 2; probe <= 3; ++probe) {
+    advance(seconds(10));
+    ASSERT_TRUE(run_until([&] { return finished("success") == probe; }));
+  }
+  EXPECT_EQ(finished("failure"), 0);
+  EXPECT_EQ(server_->connections, 3);
+  EXPECT_EQ(changes_, std::vector<bool>{true});
 }
 
 TEST_F(HealthCheckerTest, ProbeSoonDoesNotWaitForTheInterval) {
