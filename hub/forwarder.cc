@@ -41,13 +41,9 @@ bool names_framing_in_connection(const http::fields& fields) {
 // impersonation, and (when the hub's own credentials are used) any Authorization it brought.
 void strip_borrowed_identity(http::fields& fields) {
   for (auto it = fields.begin(); it != fields.end();) {
-    // ASCII case-insensitive, as HTTP field names are: boost::algorithm's comparisons consult the
-    // global std::locale for every character.
-    constexpr std::string_view kImpersonate = "impersonate-";
     const auto name = it->name_string();
     const bool drop = it->name() == http::field::authorization ||
-                      (name.size() >= kImpersonate.size() &&
-                       boost::beast::iequals(name.substr(0, kImpersonate.size()), kImpersonate));
+                      net::istarts_with({name.data(), name.size()}, "impersonate-");
     it = drop ? fields.erase(it) : std::next(it);
   }
 }

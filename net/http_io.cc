@@ -34,15 +34,17 @@ bool protected_from_connection(http::field name) {
 
 }  // namespace
 
+bool istarts_with(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() &&
+         boost::beast::iequals(text.substr(0, prefix.size()), prefix);
+}
+
 bool carries_bearer_token(const http::fields& fields) {
   const auto it = fields.find(http::field::authorization);
   if (it == fields.end()) return false;
   const std::string_view value(it->value().data(), it->value().size());
   constexpr std::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size() ||
-      !boost::beast::iequals(value.substr(0, kScheme.size()), kScheme)) {
-    return false;
-  }
+  if (!istarts_with(value, kScheme)) return false;
   return value.find_first_not_of(' ', kScheme.size()) != std::string_view::npos;
 }
 

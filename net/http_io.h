@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -30,6 +31,10 @@ void strip_hop_by_hop(boost::beast::http::fields& fields, bool keep_upgrade);
 // body (neither header).
 void set_body_framing(boost::beast::http::fields& fields, bool chunked,
                       std::optional<std::uint64_t> content_length);
+
+// Whether `text` starts with `prefix`, ASCII letters compared without regard to case (as HTTP field
+// names and auth schemes are; no locale is consulted).
+bool istarts_with(std::string_view text, std::string_view prefix);
 
 // Whether the Authorization header carries a bearer token: the scheme compared without regard to
 // case, as kube-apiserver's bearer-token authenticator does, followed by a non-empty token. The
