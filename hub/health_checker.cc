@@ -108,17 +108,15 @@ asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
 asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
   const ServerAddress& address = servers_.address(server);
   const auto deadline = base::Clock::now() + settings_.timeout;
-  bool keep = false;
-  bool timed_out = false;
   UpstreamConnectionPtr conn = std::move(kept_[server]);
   if (conn && (conn->context != tls_.hub_identity->get() || !looks_alive(*conn))) conn.reset();
-  std::optional<unsigned> code;
+  Answer answer;
   if (conn) {
-    code = co_await ask_readyz(*conn, server, deadline, keep, timed_out);
+    answer = co_await ask_readyz(*conn, server, deadline);
     // No answer on a kept connection: the apiserver may have closed it as the probe went out.
     // A fresh one decides, unless the time is up.
-    if (!code) conn.reset();
-    if (!code && timed_out) co_return false;
+    if (!answer.code && answer.timed_out) co_return false;
+    if (!answer.code) conn.reset();
   }
   if (!conn) {
     const auto fresh_deadline = base::Clock::now() + settings_.timeout;  // dial and exchange
@@ -130,20 +128,19 @@ asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
       co_return false;
     }
     conn = std::move(*fresh);
-    code = co_await ask_readyz(*conn, server, fresh_deadline, keep, timed_out);
+    answer = co_await ask_readyz(*conn, server, fresh_deadline);
   }
-  if (!code) co_return false;
-  if (keep) kept_[server] = std::move(conn);
-  if (*code != 200) {
-    last_failure_[server] = "/readyz answered " + std::to_string(*code);
-    YH_LOG(Debug) << "probe of " << address.url << " answered " << *code;
+  if (!answer.code) co_return false;
+  if (answer.keep) kept_[server] = std::move(conn);
+  if (*answer.code != 200) {
+    last_failure_[server] = "/readyz answered " + std::to_string(*answer.code);
+    YH_LOG(Debug) << "probe of " << address.url << " answered " << *answer.code;
   }
-  co_return *code == 200;
+  co_return *answer.code == 200;
 }
 
-asio::awaitable<std::optional<unsigned>> HealthChecker::ask_readyz(
-    UpstreamConnection& conn, std::size_t server, std::chrono::steady_clock::time_point deadline,
-    bool& keep, bool& timed_out) {
+asio::awaitable<HealthChecker::Answer> HealthChecker::ask_readyz(
+    UpstreamConnection& conn, std::size_t server, std::chrono::steady_clock::time_point deadline) {
   const ServerAddress& address = servers_.address(server);
   auto& stream = conn.stream;
   beast::get_lowest_layer(stream).expires_at(deadline);
@@ -155,23 +152,21 @@ asio::awaitable<std::optional<unsigned>> HealthChecker::ask_readyz(
   }
   auto [wec, wn] = co_await http::async_write(stream, req, asio::as_tuple(asio::use_awaitable));
   if (wec) {
-    timed_out = wec == beast::error::timeout;
     last_failure_[server] = "sending the probe: " + wec.message();
-    co_return std::nullopt;
+    co_return Answer{.timed_out = wec == beast::error::timeout};
   }
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024);
   auto [rec, rn] =
       co_await http::async_read(stream, conn.buffer, parser, asio::as_tuple(asio::use_awaitable));
   if (rec) {
-    timed_out = rec == beast::error::timeout;
     last_failure_[server] = "reading the probe's answer: " + rec.message();
     YH_LOG(Debug) << "probe of " << address.url << " failed: " << rec.message();
-    co_return std::nullopt;
+    co_return Answer{.timed_out = rec == beast::error::timeout};
   }
-  keep = parser.keep_alive() && conn.buffer.size() == 0;
   beast::get_lowest_layer(stream).expires_never();
-  co_return parser.get().result_int();
+  co_return Answer{.code = parser.get().result_int(),
+                   .keep = parser.keep_alive() && conn.buffer.size() == 0};
 }
 
 }  // namespace yurthub::hub

@@ -71,11 +71,14 @@ class HealthChecker {
  private:
   boost::asio::awaitable<void> run_server(std::size_t server);
   boost::asio::awaitable<bool> probe_once(std::size_t server);
-  // One GET /readyz on `conn` before `deadline`: the answer's code, or nullopt with
-  // last_failure_ set. `keep`: the connection may carry the next probe.
-  boost::asio::awaitable<std::optional<unsigned>> ask_readyz(
-      UpstreamConnection& conn, std::size_t server, std::chrono::steady_clock::time_point deadline,
-      bool& keep, bool& timed_out);
+  // What one GET /readyz on a connection came to.
+  struct Answer {
+    std::optional<unsigned> code{};  // none: no answer, and last_failure_ says why
+    bool keep = false;               // the connection may carry the next probe
+    bool timed_out = false;          // no answer before the deadline
+  };
+  boost::asio::awaitable<Answer> ask_readyz(UpstreamConnection& conn, std::size_t server,
+                                            std::chrono::steady_clock::time_point deadline);
 
   boost::asio::any_io_executor executor_;
   ServerSet& servers_;
