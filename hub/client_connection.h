@@ -15,6 +15,7 @@
 #include "hub/hooks/filter_hooks.h"
 #include "hub/hooks/stream_end.h"
 #include "hub/upstream_pool.h"
+#include "net/header_arena.h"
 #include "net/streams.h"
 #include "net/timer.h"
 
@@ -87,6 +88,10 @@ struct ClientConnection {
   boost::beast::flat_buffer buffer;      // bytes read from the client and not yet parsed
   std::unique_ptr<char[]> relay_buffer;  // allocated on first use, kRelayBufferBytes
   ActiveUpstream active;
+  // The fields of the request being served (ProxySession) and of the apiserver's response to it
+  // (Forwarder), one message head at a time each.
+  net::HeaderArena request_arena;
+  net::HeaderArena response_arena;
   net::Timer write_watchdog;     // bounds client writes while streaming
   net::Timer wake_timer;         // an offline watch waits on it (ActiveUpstream::wake)
   bool watching_client = false;  // a client watcher coroutine is running

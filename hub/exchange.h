@@ -10,12 +10,16 @@
 
 #include "hub/hooks/stream_end.h"
 #include "kube/status.h"
+#include "net/header_arena.h"
 
 namespace yurthub::hub {
 
 namespace http = boost::beast::http;
-using RequestParser = http::request_parser<http::buffer_body>;
-using ResponseParser = http::response_parser<http::buffer_body>;
+// The heads' fields live in a net::HeaderArena: the session's for the request, the forwarder's for
+// the response (ClientConnection). Construct one with the arena's fresh allocator (its fields
+// argument): Parser parser(std::piecewise_construct, std::tuple<>{}, std::tuple{arena.fresh()}).
+using RequestParser = http::request_parser<http::buffer_body, net::ArenaAllocator>;
+using ResponseParser = http::response_parser<http::buffer_body, net::ArenaAllocator>;
 
 struct ForwardResult {
   unsigned status = 0;      // HTTP code sent to the client; 0 if no response was sent

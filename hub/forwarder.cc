@@ -1,6 +1,8 @@
 // Serving one request: server choice, sending, cache decisions and fallback; see forwarder.h.
 #include "hub/forwarder.h"
 
+#include <tuple>
+
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
@@ -26,7 +28,7 @@ constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
 // Whether the request's Connection header names a header that frames or routes it. The hub frames
 // the body from its parser anyway (net::set_body_framing), but such a request is no honest
 // client's: its upstream connection is not reused and the client's connection is closed after it.
-bool names_framing_in_connection(const http::fields& fields) {
+bool names_framing_in_connection(const net::ArenaFields& fields) {
   const auto it = fields.find(http::field::connection);
   if (it == fields.end()) return false;
   for (const auto token : http::token_list{it->value()}) {
@@ -39,7 +41,7 @@ bool names_framing_in_connection(const http::fields& fields) {
 
 // Headers that would let a caller act as someone else with the identity the hub lends it:
 // impersonation, and (when the hub's own credentials are used) any Authorization it brought.
-void strip_borrowed_identity(http::fields& fields) {
+void strip_borrowed_identity(net::ArenaFields& fields) {
   for (auto it = fields.begin(); it != fields.end();) {
     const auto name = it->name_string();
     const bool drop = it->name() == http::field::authorization ||
@@ -218,7 +220,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
     UpstreamConnectionPtr up = std::move(*acquired);
     req.set(http::field::host, shared_.servers.authority(*server));
     ActiveScope scope(client_->active, up.get(), *server);
-    ResponseParser& rp = response_.emplace();
+    response_.reset();  // its fields go with the arena's reset
+    ResponseParser& rp = response_.emplace(std::piecewise_construct, std::tuple<>{},
+                                           std::tuple{client_->response_arena.fresh()});
     boost::system::error_code ec;
     const Attempt outcome = co_await attempt(*up, parser, rp, info, result, ec);
     if (outcome == Attempt::Header) {

@@ -3,6 +3,8 @@
 
 #include <sys/socket.h>
 
+#include <tuple>
+
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 
@@ -26,7 +28,7 @@ struct SessionHeaders {
   std::optional<std::string_view> user_agent, accept, content_type, expect;
 };
 
-SessionHeaders session_headers(const http::fields& fields) {
+SessionHeaders session_headers(const net::ArenaFields& fields) {
   SessionHeaders out;
   auto keep_first = [](std::optional<std::string_view>& slot, beast::string_view value) {
     if (!slot) slot = sv(value);
@@ -127,7 +129,8 @@ asio::awaitable<void> ProxySession<Stream>::serve_connection() {
     }
   }
   while (!shared_.draining) {
-    RequestParser parser;
+    RequestParser parser(std::piecewise_construct, std::tuple<>{},
+                         std::tuple{client_->request_arena.fresh()});
     parser.header_limit(kMaxRequestHeaderBytes);
     parser.body_limit(kMaxRequestBodyBytes);
     idle_ = true;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "net/header_arena.h"
+
 namespace yurthub::net {
 namespace http = boost::beast::http;
 
@@ -19,7 +21,8 @@ void append_version(std::string& out, unsigned version) {
   out.push_back(static_cast<char>('0' + version % 10));
 }
 
-void append_fields(std::string& out, const http::fields& fields) {
+template <class Fields>
+void append_fields(std::string& out, const Fields& fields) {
   // Sized first, then copied: four appends per field each checked and maybe grew the string.
   std::size_t size = 2;  // the blank line
   for (const auto& field : fields) size += field.name_string().size() + field.value().size() + 4;
@@ -41,7 +44,8 @@ void append_fields(std::string& out, const http::fields& fields) {
 
 }  // namespace
 
-std::string message_head(const http::request_header<>& header) {
+template <class Fields>
+std::string message_head(const http::request_header<Fields>& header) {
   std::string out;
   out.reserve(kHeadReserve);
   out.append(header.method_string());
@@ -54,7 +58,8 @@ std::string message_head(const http::request_header<>& header) {
   return out;
 }
 
-std::string message_head(const http::response_header<>& header) {
+template <class Fields>
+std::string message_head(const http::response_header<Fields>& header) {
   std::string out;
   out.reserve(kHeadReserve);
   append_version(out, header.version());
@@ -68,6 +73,11 @@ std::string message_head(const http::response_header<>& header) {
   append_fields(out, header);
   return out;
 }
+
+template std::string message_head(const http::request_header<http::fields>&);
+template std::string message_head(const http::response_header<http::fields>&);
+template std::string message_head(const http::request_header<ArenaFields>&);
+template std::string message_head(const http::response_header<ArenaFields>&);
 
 void append_chunk_size(std::string& out, std::size_t size) {
   char hex[2 * sizeof size];

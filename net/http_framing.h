@@ -21,8 +21,11 @@
 namespace yurthub::net {
 
 // The wire form of a header: its start line, its fields as stored, the blank line.
-std::string message_head(const boost::beast::http::request_header<>& header);
-std::string message_head(const boost::beast::http::response_header<>& header);
+// Instantiated for heads on the heap and in a HeaderArena (net/header_arena.h).
+template <class Fields>
+std::string message_head(const boost::beast::http::request_header<Fields>& header);
+template <class Fields>
+std::string message_head(const boost::beast::http::response_header<Fields>& header);
 
 // Appends a chunk's size line: "<size in hex>\r\n".
 void append_chunk_size(std::string& out, std::size_t size);

@@ -15,7 +15,8 @@ bool is_malformed_http(const boost::system::error_code& ec) {
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
-bool is_upgrade_request(const http::fields& fields) {
+template <class Allocator>
+bool is_upgrade_request(const http::basic_fields<Allocator>& fields) {
   auto upgrade = fields.find(http::field::upgrade);
   if (upgrade == fields.end() || upgrade->value().empty()) return false;
   for (const auto token : http::token_list{fields[http::field::connection]}) {
@@ -39,7 +40,8 @@ bool istarts_with(std::string_view text, std::string_view prefix) {
          boost::beast::iequals(text.substr(0, prefix.size()), prefix);
 }
 
-bool carries_bearer_token(const http::fields& fields) {
+template <class Allocator>
+bool carries_bearer_token(const http::basic_fields<Allocator>& fields) {
   const auto it = fields.find(http::field::authorization);
   if (it == fields.end()) return false;
   const std::string_view value(it->value().data(), it->value().size());
@@ -48,7 +50,8 @@ bool carries_bearer_token(const http::fields& fields) {
   return value.find_first_not_of(' ', kScheme.size()) != std::string_view::npos;
 }
 
-void set_body_framing(http::fields& fields, bool chunked,
+template <class Allocator>
+void set_body_framing(http::basic_fields<Allocator>& fields, bool chunked,
                       std::optional<std::uint64_t> content_length) {
   fields.erase(http::field::content_length);
   fields.erase(http::field::transfer_encoding);
@@ -59,7 +62,8 @@ void set_body_framing(http::fields& fields, bool chunked,
   }
 }
 
-void strip_hop_by_hop(http::fields& fields, bool keep_upgrade) {
+template <class Allocator>
+void strip_hop_by_hop(http::basic_fields<Allocator>& fields, bool keep_upgrade) {
   // One pass over the fields comparing known names as enums: erasing each hop-by-hop header by
   // name was seven lookups in the fields' tree for every request and response.
   const std::string connection(fields[http::field::connection]);  // erased below
@@ -91,5 +95,15 @@ void strip_hop_by_hop(http::fields& fields, bool keep_upgrade) {
     it = drop ? fields.erase(it) : std::next(it);
   }
 }
+
+// The fields on the heap (hub-made messages, tests) and in a HeaderArena (the relayed heads).
+template bool is_upgrade_request(const http::fields&);
+template bool is_upgrade_request(const ArenaFields&);
+template bool carries_bearer_token(const http::fields&);
+template bool carries_bearer_token(const ArenaFields&);
+template void set_body_framing(http::fields&, bool, std::optional<std::uint64_t>);
+template void set_body_framing(ArenaFields&, bool, std::optional<std::uint64_t>);
+template void strip_hop_by_hop(http::fields&, bool);
+template void strip_hop_by_hop(ArenaFields&, bool);
 
 }  // namespace yurthub::net

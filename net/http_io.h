@@ -14,22 +14,28 @@
 #include <boost/beast/http.hpp>
 
 #include "kube/status.h"
+#include "net/header_arena.h"
 
 namespace yurthub::net {
 
 inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+// The field helpers below take Beast's fields on the heap (boost::beast::http::fields) or in a
+// HeaderArena (ArenaFields); both are instantiated in http_io.cc.
 
 // Removes hop-by-hop headers and any header named in Connection. With `keep_upgrade`, the
 // Connection and Upgrade headers of a protocol upgrade survive. A name in Connection never
 // removes Content-Length, Transfer-Encoding, Host or Authorization: `Connection: Content-Length`
 // would otherwise strip the framing of a body the hub still sends on (request smuggling on a
 // pooled connection that carries the node's identity).
-void strip_hop_by_hop(boost::beast::http::fields& fields, bool keep_upgrade);
+template <class Allocator>
+void strip_hop_by_hop(boost::beast::http::basic_fields<Allocator>& fields, bool keep_upgrade);
 
 // Sets a relayed message's framing headers from what the parser read, never from the headers as
 // they arrived: chunked (Transfer-Encoding: chunked, no Content-Length), a Content-Length, or no
 // body (neither header).
-void set_body_framing(boost::beast::http::fields& fields, bool chunked,
+template <class Allocator>
+void set_body_framing(boost::beast::http::basic_fields<Allocator>& fields, bool chunked,
                       std::optional<std::uint64_t> content_length);
 
 // Whether `text` starts with `prefix`, ASCII letters compared without regard to case (as HTTP field
@@ -40,10 +46,12 @@ bool istarts_with(std::string_view text, std::string_view prefix);
 // case, as kube-apiserver's bearer-token authenticator does, followed by a non-empty token. The
 // HTTPS port's gate and the Forwarder's choice of identity both ask this one function, so that
 // no spelling passes one and not the other.
-bool carries_bearer_token(const boost::beast::http::fields& fields);
+template <class Allocator>
+bool carries_bearer_token(const boost::beast::http::basic_fields<Allocator>& fields);
 
 // True for `Connection: upgrade` + `Upgrade: ...` requests (exec, attach, port-forward).
-bool is_upgrade_request(const boost::beast::http::fields& fields);
+template <class Allocator>
+bool is_upgrade_request(const boost::beast::http::basic_fields<Allocator>& fields);
 
 // Whether a read failed because Beast's parser found the message malformed (bad chunking, a bad
 // header or status line), not because the peer closed or went quiet: the peer then gets a
