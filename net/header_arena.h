@@ -25,7 +25,9 @@ class HeaderArena {
   // Room for a typical head (a kubelet request: about 600 bytes; an apiserver response: 750).
   static constexpr std::size_t kInlineBytes = 2048;
 
-  HeaderArena() = default;
+  // `upstream`: where a head bigger than the inline buffer spills (tests count it).
+  explicit HeaderArena(std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
+      : resource_(inline_.data(), inline_.size(), upstream) {}
   HeaderArena(const HeaderArena&) = delete;
   HeaderArena& operator=(const HeaderArena&) = delete;
 
@@ -38,8 +40,7 @@ class HeaderArena {
 
  private:
   alignas(std::max_align_t) std::array<std::byte, kInlineBytes> inline_{};
-  std::pmr::monotonic_buffer_resource resource_{inline_.data(), inline_.size(),
-                                                std::pmr::new_delete_resource()};
+  std::pmr::monotonic_buffer_resource resource_;
 };
 
 }  // namespace yurthub::net
