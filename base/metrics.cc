@@ -13,9 +13,6 @@ namespace yurthub::base {
 namespace {
 
 constexpr std::string_view kOverflow = "overflow";
-// Label values can come from clients (a User-Agent): each is cut to this many bytes, so a series
-// costs a bounded amount whatever a client sends.
-constexpr std::size_t kMaxLabelValueBytes = 128;
 
 // A float as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it, which is what Prometheus'
 // client_golang emits: shortest round-trip digits, exponent form below 1e-4 and from 1e6 up.

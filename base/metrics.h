@@ -21,6 +21,10 @@
 
 namespace yurthub::base {
 
+// Label values can come from clients (a User-Agent): each is cut to this many bytes, so a series
+// costs a bounded amount whatever a client sends.
+inline constexpr std::size_t kMaxLabelValueBytes = 128;
+
 class Counter {
  public:
   void inc(std::uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }

@@ -266,17 +266,10 @@ template <class Stream>
 void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardResult& result,
                                   std::chrono::steady_clock::time_point started) {
   auto& m = shared_.metrics;
-  const std::string code = result.status ? std::to_string(result.status) : "0";
-  m.requests.with({kube::verb_name(info.verb), info.resource, info.component, code}).inc();
-  if (!info.is_long_running() && result.status != 0) {
-    const std::chrono::duration<double> elapsed = base::Clock::now() - started;
-    m.request_duration.with({kube::verb_name(info.verb), info.resource}).observe(elapsed.count());
-  }
-  if (result.response_bytes) {
-    m.traffic.with({info.user_agent, kube::verb_name(info.verb), info.resource, info.subresource})
-        .inc(result.response_bytes);
-    m.response_bytes.inc(result.response_bytes);
-  }
+  std::optional<std::chrono::duration<double>> elapsed;
+  if (!info.is_long_running() && result.status != 0) elapsed = base::Clock::now() - started;
+  worker_.request_series().count(info, result.status, result.response_bytes, elapsed);
+  if (result.response_bytes) m.response_bytes.inc(result.response_bytes);
   if (result.request_bytes) m.request_bytes.inc(result.request_bytes);
   if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();
   if (result.stream_end) m.streams_ended.with({stream_end_name(*result.stream_end)}).inc();

@@ -9,6 +9,7 @@ namespace asio = boost::asio;
 Worker::Worker(SharedState& shared)
     : shared_(shared),
       pool_(io_.get_executor(), shared.servers, shared.tls, shared.metrics),
+      request_series_(shared.metrics),
       reap_timer_(io_) {
   schedule_reap();
 }

@@ -1,8 +1,9 @@
 // Worker: one proxy I/O thread. It owns an io_context, the upstream connection pool used by the
-// sessions it runs, and a registry of those sessions so it can end their streams when an
-// apiserver turns unhealthy or the hub drains. Everything a worker owns is touched only from its
-// own thread; other threads reach it with post(). SharedState is what all workers share
-// (thread-safe by construction: atomics, immutable data, thread-safe metrics).
+// sessions it runs, the request metrics' series they count into (RequestSeries), and a registry
+// of those sessions so it can end their streams when an apiserver turns unhealthy or the hub
+// drains. Everything a worker owns is touched only from its own thread; other threads reach it
+// with post(). SharedState is what all workers share (thread-safe by construction: atomics,
+// immutable data, thread-safe metrics).
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include "hub/hooks/filter_hooks.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
+#include "hub/request_series.h"
 #include "hub/server_set.h"
 #include "hub/upstream_pool.h"
 #include "net/tls.h"
@@ -65,6 +67,7 @@ class Worker {
 
   boost::asio::io_context& io() { return io_; }
   UpstreamPool& pool() { return pool_; }
+  RequestSeries& request_series() { return request_series_; }
   SharedState& shared() { return shared_; }
 
   std::size_t session_count() const { return session_count_.load(); }
@@ -90,6 +93,7 @@ class Worker {
   std::atomic<std::size_t> session_count_{0};  // mirrors sessions_.size() for other threads
   boost::asio::io_context io_{1};
   UpstreamPool pool_;
+  RequestSeries request_series_;
   net::Timer reap_timer_;
   std::thread thread_;
 
