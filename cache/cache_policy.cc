@@ -60,8 +60,8 @@ std::shared_ptr<const CachePolicy::Agents> CachePolicy::snapshot() const {
 
 bool CachePolicy::is_agent(std::string_view component) const {
   if (component.empty()) return false;  // no User-Agent: never cached (as YurtHub)
-  const auto agents = snapshot();
-  return agents->all || agents->names.count(component) > 0;
+  std::lock_guard lock(mutex_);         // held for the lookup: cheaper than copying the snapshot
+  return agents_->all || agents_->names.count(component) > 0;
 }
 
 std::vector<std::string> CachePolicy::agents() const {
@@ -71,7 +71,10 @@ std::vector<std::string> CachePolicy::agents() const {
 }
 
 bool CachePolicy::cacheable(const kube::RequestInfo& info) const {
-  if (!info.is_resource_request || !is_agent(info.component)) return false;
+  return info.is_resource_request && is_agent(info.component) && agent_request_cacheable(info);
+}
+
+bool CachePolicy::agent_request_cacheable(const kube::RequestInfo& info) {
   if (info.verb != kube::Verb::Get && info.verb != kube::Verb::List &&
       info.verb != kube::Verb::Watch)
     return false;

@@ -33,6 +33,8 @@ class CachePolicy {
 
   // Whether the response to this request is cached.
   bool cacheable(const kube::RequestInfo& info) const;
+  // cacheable() for a resource request whose component is known to be an agent.
+  static bool agent_request_cacheable(const kube::RequestInfo& info);
   // The object set a cacheable request reads or feeds. nullopt when a selector does not parse
   // (the apiserver will reject the request anyway).
   std::optional<ListIdentity> identity(const kube::RequestInfo& info) const;

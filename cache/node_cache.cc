@@ -62,21 +62,30 @@ bool NodeCache::is_discovery(const kube::RequestInfo& info) const {
 }
 
 bool NodeCache::keeps_answer(const kube::RequestInfo& info) const {
-  if (!info.is_resource_request || !policy_.is_agent(info.component)) return false;
+  return info.is_resource_request && policy_.is_agent(info.component) && agent_answer_kept(info);
+}
+
+bool NodeCache::agent_answer_kept(const kube::RequestInfo& info) {
   const bool lease_write = info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
                            info.subresource.empty() &&
                            (info.verb == kube::Verb::Update || info.verb == kube::Verb::Create);
-  return lease_write || wants_request_body(info);
+  return lease_write || agent_token_request(info);
+}
+
+bool NodeCache::agent_token_request(const kube::RequestInfo& info) {
+  return info.verb == kube::Verb::Create && info.api_group.empty() &&
+         info.resource == "serviceaccounts" && info.subresource == "token";
 }
 
 bool NodeCache::wants_request_body(const kube::RequestInfo& info) const {
-  return info.is_resource_request && info.verb == kube::Verb::Create && info.api_group.empty() &&
-         info.resource == "serviceaccounts" && info.subresource == "token" &&
-         policy_.is_agent(info.component);
+  return info.is_resource_request && agent_token_request(info) && policy_.is_agent(info.component);
 }
 
 bool NodeCache::cacheable(const kube::RequestInfo& info) const {
-  return policy_.cacheable(info) || is_discovery(info) || keeps_answer(info);
+  // Asked of every proxied request; is_agent (it takes the policy's lock) is asked once.
+  if (!info.is_resource_request) return is_discovery(info);
+  if (!policy_.is_agent(info.component)) return false;
+  return policy_.agent_request_cacheable(info) || agent_answer_kept(info);
 }
 
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,

@@ -69,6 +69,9 @@ class NodeCache : public hub::CacheHooks {
   bool is_discovery(const kube::RequestInfo& info) const;
   // A cache agent's lease write or TokenRequest, whose answer the cache keeps.
   bool keeps_answer(const kube::RequestInfo& info) const;
+  // keeps_answer() for a resource request whose component is known to be a cache agent.
+  static bool agent_answer_kept(const kube::RequestInfo& info);
+  static bool agent_token_request(const kube::RequestInfo& info);
 
   std::unique_ptr<Store> store_;
   CacheMetrics metrics_;
