@@ -102,7 +102,7 @@ std::pair<unsigned, std::string> AdminServer::update_token(const std::string& bo
   return {200, "update bootstrap token successfully"};
 }
 
-asio::awaitable<void> AdminServer::serve(asio::ip::tcp::socket socket) {
+asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
   net::TimedSocket stream(std::move(socket));
   beast::flat_buffer buffer(64 * 1024);
   for (;;) {

@@ -11,10 +11,10 @@
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include "base/metrics.h"
 #include "base/result.h"
+#include "net/tcp_socket.h"
 
 namespace yurthub::hub {
 
@@ -28,7 +28,7 @@ class AdminServer {
 
   AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
               TokenUpdate token_update = {});
-  boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> serve(net::TcpSocket socket);
 
  private:
   // The status and text answering POST /v1/token with `body`.

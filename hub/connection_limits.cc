@@ -33,7 +33,7 @@ int ConnectionLimits::open() const {
   return total_;
 }
 
-std::string ConnectionLimits::peer_of(boost::asio::ip::tcp::socket& socket) {
+std::string ConnectionLimits::peer_of(net::TcpSocket& socket) {
   boost::system::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
   if (ec) return "unknown";

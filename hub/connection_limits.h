@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include <boost/asio/ip/tcp.hpp>
+#include "net/tcp_socket.h"
 
 namespace yurthub::hub {
 
@@ -40,7 +40,7 @@ class ConnectionLimits {
   int open() const;
 
   // "uid:<n>" for a loopback peer whose credentials the kernel gives, else "ip:<address>".
-  static std::string peer_of(boost::asio::ip::tcp::socket& socket);
+  static std::string peer_of(net::TcpSocket& socket);
 
  private:
   void release(const std::string& peer);

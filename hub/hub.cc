@@ -77,7 +77,7 @@ Status Hub::start() {
   auto admin = Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin");
   if (!admin) return admin.error();
   (*admin)->start({workers_[0].get()},
-                  [this](tcp::socket s, Worker&) { return admin_server_->serve(std::move(s)); });
+                  [this](net::TcpSocket s, Worker&) { return admin_server_->serve(std::move(s)); });
   listeners_.push_back(std::move(*admin));
 
   for (auto& l : listeners_) {
@@ -99,7 +99,7 @@ Status Hub::start() {
 Status Hub::bind_proxy_listeners() {
   std::vector<Worker*> all;
   for (auto& w : workers_) all.push_back(w.get());
-  auto plain = [](tcp::socket s, Worker& w) { return start_plain_session(std::move(s), w); };
+  auto plain = [](net::TcpSocket s, Worker& w) { return start_plain_session(std::move(s), w); };
   auto proxy =
       Listener::bind(workers_[0]->io(), options_.bind_proxy_address, options_.proxy_port, "proxy");
   if (!proxy) return proxy.error();
@@ -116,7 +116,7 @@ Status Hub::bind_proxy_listeners() {
         Listener::bind(workers_[0]->io(), options_.dummy_if_ip, options_.proxy_port, "proxy_dummy");
     if (!dummy) return dummy.error();
     (*dummy)->start(
-        all, [](tcp::socket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
+        all, [](net::TcpSocket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
     listeners_.push_back(std::move(*dummy));
   }
 
@@ -125,7 +125,7 @@ Status Hub::bind_proxy_listeners() {
     auto secure = Listener::bind(workers_[0]->io(), options_.bind_proxy_secure_address,
                                  options_.proxy_secure_port, "proxy_secure");
     if (!secure) return secure.error();
-    (*secure)->start(all, [tls = server_tls_](tcp::socket s, Worker& w) {
+    (*secure)->start(all, [tls = server_tls_](net::TcpSocket s, Worker& w) {
       return start_tls_session(std::move(s), w, tls->get());
     });
     listeners_.push_back(std::move(*secure));

@@ -10,17 +10,16 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include "base/result.h"
 #include "hub/worker.h"
+#include "net/tcp_socket.h"
 
 namespace yurthub::hub {
 
 class Listener {
  public:
-  using AcceptHandler =
-      std::function<boost::asio::awaitable<void>(boost::asio::ip::tcp::socket, Worker&)>;
+  using AcceptHandler = std::function<boost::asio::awaitable<void>(net::TcpSocket, Worker&)>;
 
   // Binds `address:port` (port 0 picks a free port). `name` appears in logs.
   static Result<std::unique_ptr<Listener>> bind(boost::asio::io_context& io,

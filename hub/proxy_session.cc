@@ -305,8 +305,8 @@ namespace {
 
 // A slot for one more client connection, or nullopt when a bound is reached: then a plain-HTTP
 // client is told so (a TLS one is just closed) and the connection is closed.
-std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& socket,
-                                                       Worker& worker, bool plain) {
+std::optional<ConnectionLimits::Slot> admit_connection(net::TcpSocket& socket, Worker& worker,
+                                                       bool plain) {
   SharedState& shared = worker.shared();
   const std::string peer = ConnectionLimits::peer_of(socket);
   auto slot = shared.connections->acquire(peer);
@@ -333,7 +333,7 @@ std::optional<ConnectionLimits::Slot> admit_connection(asio::ip::tcp::socket& so
 
 namespace {
 
-asio::awaitable<void> plain_session(asio::ip::tcp::socket socket, Worker& worker,
+asio::awaitable<void> plain_session(net::TcpSocket socket, Worker& worker,
                                     const char* listener_name, bool bearer_required) {
   auto slot = admit_connection(socket, worker, true);
   if (!slot) co_return;
@@ -348,15 +348,15 @@ asio::awaitable<void> plain_session(asio::ip::tcp::socket socket, Worker& worker
 
 }  // namespace
 
-asio::awaitable<void> start_plain_session(asio::ip::tcp::socket socket, Worker& worker) {
+asio::awaitable<void> start_plain_session(net::TcpSocket socket, Worker& worker) {
   return plain_session(std::move(socket), worker, "proxy", false);
 }
 
-asio::awaitable<void> start_dummy_ip_session(asio::ip::tcp::socket socket, Worker& worker) {
+asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& worker) {
   return plain_session(std::move(socket), worker, "proxy_dummy", true);
 }
 
-asio::awaitable<void> start_tls_session(asio::ip::tcp::socket socket, Worker& worker,
+asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                         std::shared_ptr<asio::ssl::context> tls) {
   auto slot = admit_connection(socket, worker, false);
   if (!slot) co_return;

@@ -61,14 +61,12 @@ class ProxySession : public SessionControl {
 };
 
 // Starts a session for an accepted socket; runs on `worker`'s thread.
-boost::asio::awaitable<void> start_plain_session(boost::asio::ip::tcp::socket socket,
-                                                 Worker& worker);
+boost::asio::awaitable<void> start_plain_session(net::TcpSocket socket, Worker& worker);
 // A plain-HTTP session on the dummy interface's address (listener "proxy_dummy"), which every pod
 // of the node reaches: as on the HTTPS port, a request without a bearer token gets 401 instead of
 // the node's identity (YurtHub lends it there too).
-boost::asio::awaitable<void> start_dummy_ip_session(boost::asio::ip::tcp::socket socket,
-                                                    Worker& worker);
-boost::asio::awaitable<void> start_tls_session(boost::asio::ip::tcp::socket socket, Worker& worker,
+boost::asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& worker);
+boost::asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
 
 extern template class ProxySession<net::PlainStream>;

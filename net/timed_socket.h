@@ -24,6 +24,7 @@
 #include <boost/beast/core/error.hpp>
 
 #include "base/clock.h"
+#include "net/tcp_socket.h"
 #include "net/timer.h"
 
 namespace yurthub::net {
@@ -38,10 +39,9 @@ struct Direction {
 };
 
 struct State : std::enable_shared_from_this<State> {
-  explicit State(boost::asio::ip::tcp::socket s)
-      : socket(std::move(s)), timer(socket.get_executor()) {}
+  explicit State(TcpSocket s) : socket(std::move(s)), timer(socket.get_executor()) {}
 
-  boost::asio::ip::tcp::socket socket;
+  TcpSocket socket;
   Timer timer;
   Direction read;
   Direction write;
@@ -79,21 +79,20 @@ struct Completion {  // NOLINT(bugprone-exception-escape)
 
 class TimedSocket {
  public:
-  using executor_type = boost::asio::ip::tcp::socket::executor_type;
-  using lowest_layer_type = boost::asio::ip::tcp::socket;
+  using executor_type = IoExecutor;
+  using lowest_layer_type = TcpSocket;
   using endpoint_type = boost::asio::ip::tcp::endpoint;
 
-  explicit TimedSocket(const executor_type& executor)
-      : state_(
-            std::make_shared<timed_socket_detail::State>(boost::asio::ip::tcp::socket(executor))) {}
-  explicit TimedSocket(boost::asio::ip::tcp::socket socket)
+  explicit TimedSocket(const boost::asio::any_io_executor& executor)
+      : state_(std::make_shared<timed_socket_detail::State>(TcpSocket(io_executor(executor)))) {}
+  explicit TimedSocket(TcpSocket socket)
       : state_(std::make_shared<timed_socket_detail::State>(std::move(socket))) {}
   ~TimedSocket() { state_->close(); }
   TimedSocket(const TimedSocket&) = delete;
   TimedSocket& operator=(const TimedSocket&) = delete;
 
   executor_type get_executor() noexcept { return state_->socket.get_executor(); }
-  boost::asio::ip::tcp::socket& socket() noexcept { return state_->socket; }
+  TcpSocket& socket() noexcept { return state_->socket; }
   lowest_layer_type& lowest_layer() noexcept { return state_->socket; }
   const lowest_layer_type& lowest_layer() const noexcept { return state_->socket; }
 

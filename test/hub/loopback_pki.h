@@ -79,7 +79,8 @@ boost::asio::awaitable<void> accept_tls(boost::asio::ip::tcp::acceptor& acceptor
                                         std::shared_ptr<boost::asio::ssl::context> tls,
                                         Serve serve) {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(net::kNoThrow);
+    auto [ec, socket] =
+        co_await acceptor.async_accept(net::io_executor(acceptor.get_executor()), net::kNoThrow);
     if (ec) co_return;
     auto stream = std::make_shared<net::TlsStream>(std::move(socket), *tls);
     boost::asio::co_spawn(acceptor.get_executor(), serve(std::move(stream)), boost::asio::detached);

@@ -302,7 +302,7 @@ class ProxyTest : public ::testing::Test {
   }
   asio::awaitable<void> accept() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor_->async_accept(net::kNoThrow);
+      auto [ec, socket] = co_await acceptor_->async_accept(worker_->io(), net::kNoThrow);
       if (ec) co_return;
       asio::co_spawn(worker_->io(), start_plain_session(std::move(socket), *worker_),
                      asio::detached);
