@@ -163,6 +163,27 @@ TEST_F(ProxyTest, HopByHopHeadersStayWithTheHubAndTheBodyGoesOn) {
   EXPECT_EQ(received[0].headers.at("Content-Type"), "application/merge-patch+json");
 }
 
+// A local caller gets the node's identity as it is: its own Authorization (not a bearer token)
+// and any Impersonate-* header stay with the hub, with or without an Authorization beside them.
+TEST_F(ProxyTest, ALocalCallerCannotImpersonateWithTheNodesIdentity) {
+  start([](const Received&) { return std::vector<Step>{write(json_response("{}"))}; });
+  Client c = client();
+  const std::string head = "GET /api/v1/secrets HTTP/1.1\r\nHost: hub\r\nUser-Agent: curl/8.0\r\n";
+  c.send(head + "Impersonate-User: system:admin\r\nimpersonate-group: system:masters\r\n\r\n");
+  EXPECT_EQ(c.response().result_int(), 200u);
+  c.send(head + "Authorization: Basic YWRtaW46YWRtaW4=\r\nImpersonate-Uid: 0\r\n\r\n");
+  EXPECT_EQ(c.response().result_int(), 200u);
+  auto received = upstream_->received();
+  ASSERT_EQ(received.size(), 2u);
+  for (const auto& r : received) {
+    for (const auto& [name, value] : r.headers) {
+      EXPECT_FALSE(boost::beast::iequals(name.substr(0, 12), "impersonate-")) << name;
+    }
+    EXPECT_EQ(r.headers.count("Authorization"), 0u);
+    EXPECT_EQ(r.headers.at("User-Agent"), "curl/8.0");
+  }
+}
+
 TEST_F(ProxyTest, FilteredRequestsWaitForTheFiltersThenGet429) {
   StubFilters filters;
   filters.ready_ = false;
