@@ -3,13 +3,11 @@
 
 #include <tuple>
 
-#include <boost/beast/core/string.hpp>
-#include <boost/beast/http/rfc7230.hpp>
-
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/url.h"
 #include "hub/hooks/cache_hooks.h"
+#include "hub/request_head.h"
 #include "hub/response_relay.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
@@ -24,31 +22,6 @@ namespace {
 constexpr std::chrono::seconds kReplayWait{30};
 // A body the cache keys an answer by (a TokenRequest: a few hundred bytes) is read whole first.
 constexpr std::size_t kMaxKeyedBodyBytes = 64u << 10;
-
-// Whether the request's Connection header names a header that frames or routes it. The hub frames
-// the body from its parser anyway (net::set_body_framing), but such a request is no honest
-// client's: its upstream connection is not reused and the client's connection is closed after it.
-bool names_framing_in_connection(const net::ArenaFields& fields) {
-  const auto it = fields.find(http::field::connection);
-  if (it == fields.end()) return false;
-  for (const auto token : http::token_list{it->value()}) {
-    for (std::string_view name : {"content-length", "transfer-encoding", "host", "authorization"}) {
-      if (boost::beast::iequals(token, name)) return true;
-    }
-  }
-  return false;
-}
-
-// Headers that would let a caller act as someone else with the identity the hub lends it:
-// impersonation, and (when the hub's own credentials are used) any Authorization it brought.
-void strip_borrowed_identity(net::ArenaFields& fields) {
-  for (auto it = fields.begin(); it != fields.end();) {
-    const auto name = it->name_string();
-    const bool drop = it->name() == http::field::authorization ||
-                      net::istarts_with({name.data(), name.size()}, "impersonate-");
-    it = drop ? fields.erase(it) : std::next(it);
-  }
-}
 
 // How long the apiserver may take to send the response header: its own request timeout (60 s,
 // or the client's `timeout`/`timeoutSeconds`) plus a margin.
@@ -108,15 +81,19 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
   auto& req = parser.get();
   client_version_ = req.version();
   body_.emplace(client_, base::Clock::now() + shared_.options.request_body_timeout);
-  upgrade_ = net::is_upgrade_request(req);
+  // Each check below looks a header up only if the one pass found it.
+  const RequestHeadFields has = scan_request_fields(req);
+  upgrade_ = has.upgrade && has.connection && net::is_upgrade_request(req);
   has_body_ = parser.chunked() || parser.content_length().value_or(0) > 0;
-  identity_ = net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
-  framing_doubt_ = names_framing_in_connection(req);
+  identity_ =
+      has.authorization && net::carries_bearer_token(req) ? Identity::Bearer : Identity::Hub;
+  framing_doubt_ = has.connection && names_framing_in_connection(req);
   if (identity_ == Identity::Bearer)
     client_authorization_ = std::string(req[http::field::authorization]);
   // The journal's own replay (cache/journal_replay.h) is never journaled nor held behind itself.
-  if (auto replay = req.find(kReplayHeader); replay != req.end()) {
-    replaying_ = net::secrets_equal(replay->value(), shared_.replay_token);
+  if (has.replay) {
+    if (auto replay = req.find(kReplayHeader); replay != req.end())
+      replaying_ = net::secrets_equal(replay->value(), shared_.replay_token);
     req.erase(kReplayHeader);
   }
   CacheHooks* cache = shared_.cache;
@@ -128,14 +105,18 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
                        cacheable && cache->wants_request_body(info));
 
   net::strip_hop_by_hop(req, upgrade_);
+  // Framing from the parser, never from the headers as sent; with neither header and no body
+  // there is nothing to set or remove.
   const auto length = parser.content_length();
-  net::set_body_framing(req, parser.chunked(),
-                        length ? std::optional<std::uint64_t>(*length) : std::nullopt);
+  if (has.content_length || has.transfer_encoding || parser.chunked() || length) {
+    net::set_body_framing(req, parser.chunked(),
+                          length ? std::optional<std::uint64_t>(*length) : std::nullopt);
+  }
   req.version(11);
   if (framing_doubt_) req.keep_alive(false);  // the apiserver closes it: never back in the pool
   if (identity_ == Identity::Hub) {
     // The node's identity is lent to local clients as it is, never with their own additions.
-    strip_borrowed_identity(req);
+    if (has.authorization || has.impersonation) strip_borrowed_identity(req);
     if (auto bearer = shared_.tls.hub_authorization(); !bearer.empty()) {
       req.set(http::field::authorization, bearer);
     }

@@ -163,6 +163,30 @@ TEST_F(ProxyTest, HopByHopHeadersStayWithTheHubAndTheBodyGoesOn) {
   EXPECT_EQ(received[0].headers.at("Content-Type"), "application/merge-patch+json");
 }
 
+// The framing headers sent on are the parser's, not the client's: a Transfer-Encoding that is
+// not chunked frames nothing (Beast reads no body) and must not reach the apiserver, where it
+// would; a zero Content-Length is kept; a plain GET gets neither.
+TEST_F(ProxyTest, ARequestGoesOnFramedByWhatTheHubReadNotByItsHeaders) {
+  start([](const Received&) { return std::vector<Step>{write(json_response("{}"))}; });
+  Client c = client();
+  const std::string head =
+      "GET /api/v1/pods HTTP/1.1\r\nHost: hub\r\nUser-Agent: kubelet/v1.26.0\r\n";
+  c.send(head + "Transfer-Encoding: gzip\r\n\r\n");
+  EXPECT_EQ(c.response().result_int(), 200u);
+  c.send(head + "Content-Length: 0\r\n\r\n");
+  EXPECT_EQ(c.response().result_int(), 200u);
+  c.send(head + "\r\n");
+  EXPECT_EQ(c.response().result_int(), 200u);
+  auto received = upstream_->received();
+  ASSERT_EQ(received.size(), 3u);
+  EXPECT_EQ(received[0].headers.count("Transfer-Encoding"), 0u);
+  EXPECT_EQ(received[0].headers.count("Content-Length"), 0u);
+  EXPECT_EQ(received[1].headers.count("Transfer-Encoding"), 0u);
+  EXPECT_EQ(received[1].headers["Content-Length"], "0");
+  EXPECT_EQ(received[2].headers.count("Transfer-Encoding"), 0u);
+  EXPECT_EQ(received[2].headers.count("Content-Length"), 0u);
+}
+
 // A local caller gets the node's identity as it is: its own Authorization (not a bearer token)
 // and any Impersonate-* header stay with the hub, with or without an Authorization beside them.
 TEST_F(ProxyTest, ALocalCallerCannotImpersonateWithTheNodesIdentity) {
