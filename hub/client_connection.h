@@ -92,6 +92,11 @@ struct ClientConnection {
   // (Forwarder), one message head at a time each.
   net::HeaderArena request_arena;
   net::HeaderArena response_arena;
+  // The wire form of those heads and the chunk size lines after them (net::BodyFramer): the
+  // request sent on (RequestBody) and the response sent back (ResponseRelay or
+  // ClientResponseWriter, one per request), reused from one request to the next.
+  std::string request_head;
+  std::string response_head;
   net::Timer write_watchdog;     // bounds client writes while streaming
   net::Timer wake_timer;         // an offline watch waits on it (ActiveUpstream::wake)
   bool watching_client = false;  // a client watcher coroutine is running

@@ -55,7 +55,8 @@ asio::awaitable<bool> ClientResponseWriter<Stream>::start(unsigned status,
   res.set(http::field::cache_control, "no-cache, private");
   if (chunked_) res.chunked(true);
   res.keep_alive(keep_alive_);
-  framer_.emplace(net::message_head(res), chunked_);
+  net::write_message_head(client_->response_head, res);
+  framer_.emplace(client_->response_head, chunked_);
   if (!streaming_) co_return true;  // the head goes out with the first piece
   // A watch's client must see the head at once, not with the first event.
   start_client_watch(client_);

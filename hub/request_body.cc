@@ -46,7 +46,8 @@ template <class Stream>
 asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
     UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
   auto& req = parser.get();
-  net::BodyFramer framer(net::message_head(req), req.chunked());
+  net::write_message_head(client_->request_head, req);
+  net::BodyFramer framer(client_->request_head, req.chunked());
   if (whole_) {
     result.request_bytes += bytes_.size();
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);

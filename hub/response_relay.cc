@@ -69,7 +69,8 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
   feed_.emplace(tap_, filter_, plan_.decode_gzip, info_.is_watch());
   const bool upstream_keep_alive = rp_.keep_alive();
   shape_head(client_version);
-  framer_.emplace(net::message_head(rp_.get()), rp_.get().chunked());
+  net::write_message_head(client_->response_head, rp_.get());
+  framer_.emplace(client_->response_head, rp_.get().chunked());
   buf_ = client_->relay();
   if (plan_.streaming) {
     const std::optional<StreamEnd> end = co_await start_stream();

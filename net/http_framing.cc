@@ -13,6 +13,16 @@ namespace {
 
 // Room for a typical head in one allocation.
 constexpr std::size_t kHeadReserve = 512;
+// A reused buffer that once held a head bigger than this is given back rather than kept: one
+// large head (up to the 1 MiB response header limit) must not stay with its connection.
+constexpr std::size_t kMaxKeptHeadCapacity = 16 * 1024;
+
+// Empties `out` for the next head.
+void reset_head(std::string& out) {
+  if (out.capacity() > kMaxKeptHeadCapacity) std::string().swap(out);
+  out.clear();
+  out.reserve(kHeadReserve);
+}
 
 void append_version(std::string& out, unsigned version) {
   out.append("HTTP/");
@@ -45,9 +55,8 @@ void append_fields(std::string& out, const Fields& fields) {
 }  // namespace
 
 template <class Fields>
-std::string message_head(const http::request_header<Fields>& header) {
-  std::string out;
-  out.reserve(kHeadReserve);
+void write_message_head(std::string& out, const http::request_header<Fields>& header) {
+  reset_head(out);
   out.append(header.method_string());
   out.push_back(' ');
   out.append(header.target());
@@ -55,13 +64,11 @@ std::string message_head(const http::request_header<Fields>& header) {
   append_version(out, header.version());
   out.append("\r\n");
   append_fields(out, header);
-  return out;
 }
 
 template <class Fields>
-std::string message_head(const http::response_header<Fields>& header) {
-  std::string out;
-  out.reserve(kHeadReserve);
+void write_message_head(std::string& out, const http::response_header<Fields>& header) {
+  reset_head(out);
   append_version(out, header.version());
   char code[8];
   const auto [end, ec] = std::to_chars(code, code + sizeof code, header.result_int());
@@ -71,13 +78,12 @@ std::string message_head(const http::response_header<Fields>& header) {
   out.append(header.reason());
   out.append("\r\n");
   append_fields(out, header);
-  return out;
 }
 
-template std::string message_head(const http::request_header<http::fields>&);
-template std::string message_head(const http::response_header<http::fields>&);
-template std::string message_head(const http::request_header<ArenaFields>&);
-template std::string message_head(const http::response_header<ArenaFields>&);
+template void write_message_head(std::string&, const http::request_header<http::fields>&);
+template void write_message_head(std::string&, const http::response_header<http::fields>&);
+template void write_message_head(std::string&, const http::request_header<ArenaFields>&);
+template void write_message_head(std::string&, const http::response_header<ArenaFields>&);
 
 void append_chunk_size(std::string& out, std::size_t size) {
   char hex[2 * sizeof size];
@@ -95,8 +101,7 @@ std::string http_chunk(std::string_view bytes) {
   return chunk;
 }
 
-BodyFramer::BodyFramer(std::string head, bool chunked)
-    : prefix_(std::move(head)), chunked_(chunked) {}
+BodyFramer::BodyFramer(std::string& buffer, bool chunked) : prefix_(buffer), chunked_(chunked) {}
 
 std::array<boost::asio::const_buffer, 3> BodyFramer::frame(std::string_view piece, bool last) {
   // After a chunk's data: its CRLF, then (for the last piece) the last chunk.

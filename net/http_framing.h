@@ -20,12 +20,20 @@
 
 namespace yurthub::net {
 
-// The wire form of a header: its start line, its fields as stored, the blank line.
-// Instantiated for heads on the heap and in a HeaderArena (net/header_arena.h).
+// The wire form of a header: its start line, its fields as stored, the blank line. write_* puts it
+// in `out` in place of what was there (a reused buffer keeps its capacity). Instantiated for heads
+// on the heap and in a HeaderArena (net/header_arena.h).
 template <class Fields>
-std::string message_head(const boost::beast::http::request_header<Fields>& header);
+void write_message_head(std::string& out, const boost::beast::http::request_header<Fields>& header);
 template <class Fields>
-std::string message_head(const boost::beast::http::response_header<Fields>& header);
+void write_message_head(std::string& out,
+                        const boost::beast::http::response_header<Fields>& header);
+template <bool isRequest, class Fields>
+std::string message_head(const boost::beast::http::header<isRequest, Fields>& header) {
+  std::string out;
+  write_message_head(out, header);
+  return out;
+}
 
 // Appends a chunk's size line: "<size in hex>\r\n".
 void append_chunk_size(std::string& out, std::size_t size);
@@ -40,7 +48,10 @@ std::string http_chunk(std::string_view bytes);
 // (Content-Length, or a body the closing connection ends).
 class BodyFramer {
  public:
-  BodyFramer(std::string head, bool chunked);
+  // `buffer` holds the head (write_message_head) and is the framer's scratch from then on (chunk
+  // size lines), so a buffer the connection reuses costs no allocation per message. It must
+  // outlive the framer, and nothing else may use it meanwhile.
+  BodyFramer(std::string& buffer, bool chunked);
 
   // The buffers that send `piece` (after the head, the first time); `last`: the body ends with
   // it. They stay valid until the next call.
@@ -51,7 +62,7 @@ class BodyFramer {
   bool head_framed() const { return !head_pending_; }
 
  private:
-  std::string prefix_;  // the head (first time only), then the chunk size line
+  std::string& prefix_;  // the head (first time only), then the chunk size line
   bool chunked_;
   bool head_pending_ = true;
   bool done_ = false;

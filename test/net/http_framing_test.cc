@@ -75,11 +75,33 @@ std::string parse_body(const std::string& wire) {
   return parser.get().body();
 }
 
+// A connection's head buffer is reused: a typical head goes into the memory the last one used;
+// after a big head (a response header may reach 1 MiB) the memory is given back.
+TEST(HttpFraming, AReusedHeadBufferKeepsItsMemoryUnlessAHeadWasBig) {
+  http::response<http::empty_body> res{http::status::ok, 11};
+  res.set(http::field::content_type, "application/json");
+  std::string buffer;
+  write_message_head(buffer, res);
+  const char* memory = buffer.data();
+  write_message_head(buffer, res);
+  EXPECT_EQ(buffer.data(), memory);
+  EXPECT_EQ(buffer, message_head(res));
+
+  http::response<http::empty_body> big{http::status::ok, 11};
+  for (int i = 0; i < 8; ++i) big.insert("X-Big-" + std::to_string(i), std::string(8 * 1024, 'b'));
+  write_message_head(buffer, big);
+  EXPECT_GT(buffer.capacity(), 64u * 1024);
+  write_message_head(buffer, res);
+  EXPECT_LE(buffer.capacity(), 16u * 1024);
+  EXPECT_EQ(buffer, message_head(res));
+}
+
 TEST(HttpFraming, ChunkedBodyReadsBackWhole) {
   http::response<http::empty_body> res{http::status::ok, 11};
   res.chunked(true);
   const std::string head = message_head(res);
-  BodyFramer framer(head, true);
+  std::string buffer = head;
+  BodyFramer framer(buffer, true);
   std::string wire = joined(framer.frame("{\"a\":", false));
   EXPECT_TRUE(wire.starts_with(head + "5\r\n{\"a\":\r\n"));
   EXPECT_FALSE(framer.done());
@@ -91,12 +113,14 @@ TEST(HttpFraming, ChunkedBodyReadsBackWhole) {
 }
 
 TEST(HttpFraming, ChunkedBodyCanEndWithNoPiece) {
-  BodyFramer framer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", true);
+  std::string buffer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  BodyFramer framer(buffer, true);
   std::string wire = joined(framer.frame("abc", false));
   wire += joined(framer.frame("", true));
   EXPECT_EQ(parse_body(wire), "abc");
   // A head alone (a watch's first write), then the events.
-  BodyFramer watch("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", true);
+  std::string watch_buffer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  BodyFramer watch(watch_buffer, true);
   std::string stream = joined(watch.frame("", false));
   EXPECT_TRUE(stream.ends_with("\r\n\r\n"));
   stream += joined(watch.frame("{\"type\":\"ADDED\"}\n", false)) + joined(watch.frame("", true));
@@ -104,12 +128,14 @@ TEST(HttpFraming, ChunkedBodyCanEndWithNoPiece) {
 }
 
 TEST(HttpFraming, RawBodyGoesOutAsItIs) {
-  BodyFramer framer("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", false);
+  std::string buffer = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n";
+  BodyFramer framer(buffer, false);
   std::string wire = joined(framer.frame("abc", false));
   wire += joined(framer.frame("def", true));
   EXPECT_EQ(wire, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabcdef");
   EXPECT_EQ(parse_body(wire), "abcdef");
-  BodyFramer empty("HTTP/1.1 204 No Content\r\n\r\n", false);
+  std::string empty_buffer = "HTTP/1.1 204 No Content\r\n\r\n";
+  BodyFramer empty(empty_buffer, false);
   EXPECT_EQ(joined(empty.frame("", true)), "HTTP/1.1 204 No Content\r\n\r\n");
   EXPECT_TRUE(empty.done());
 }
