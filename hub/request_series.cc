@@ -1,30 +1,37 @@
 // Per-worker series of the request metrics; see request_series.h.
 #include "hub/request_series.h"
 
+#include <cstring>
 #include <string_view>
 
 namespace yurthub::hub {
 namespace {
 
-// Appends `value` as the families see it (cut to kMaxLabelValueBytes), length first so that no
-// two label lists give the same key.
-void append_value(std::string& key, std::string_view value) {
-  value = value.substr(0, base::kMaxLabelValueBytes);
-  key.push_back(static_cast<char>(value.size()));
-  key.append(value);
+// The label values of one kind of request as the families see them (cut to kMaxLabelValueBytes).
+std::string_view label(std::string_view value) {
+  return value.substr(0, base::kMaxLabelValueBytes);
 }
 
 }  // namespace
 
 RequestSeries::Series& RequestSeries::find(const kube::RequestInfo& info, unsigned status) {
   static_assert(base::kMaxLabelValueBytes < 256, "a value's length is one byte of the key");
-  key_.clear();
-  key_.push_back(static_cast<char>(info.verb));
-  key_.append(reinterpret_cast<const char*>(&status), sizeof status);
-  append_value(key_, info.resource);
-  append_value(key_, info.subresource);
-  append_value(key_, info.component);
-  append_value(key_, info.user_agent);
+  // The key: verb, status, then each value after its length, so that no two label lists give the
+  // same key. Sized, then copied: appending piece by piece checked and maybe grew it each time.
+  const std::string_view values[] = {label(info.resource), label(info.subresource),
+                                     label(info.component), label(info.user_agent)};
+  std::size_t size = 1 + sizeof status;
+  for (std::string_view value : values) size += 1 + value.size();
+  key_.resize(size);
+  char* cursor = key_.data();
+  *cursor++ = static_cast<char>(info.verb);
+  std::memcpy(cursor, &status, sizeof status);
+  cursor += sizeof status;
+  for (std::string_view value : values) {
+    *cursor++ = static_cast<char>(value.size());
+    std::memcpy(cursor, value.data(), value.size());
+    cursor += value.size();
+  }
   if (auto it = kinds_.find(key_); it != kinds_.end()) return it->second;
   if (kinds_.size() >= kMaxKinds) kinds_.clear();
   const std::string code = status ? std::to_string(status) : "0";

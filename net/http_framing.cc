@@ -25,10 +25,11 @@ void reset_head(std::string& out) {
 }
 
 void append_version(std::string& out, unsigned version) {
-  out.append("HTTP/");
-  out.push_back(static_cast<char>('0' + version / 10));
-  out.push_back('.');
-  out.push_back(static_cast<char>('0' + version % 10));
+  const char text[] = {'H', 'T',
+                       'T', 'P',
+                       '/', static_cast<char>('0' + version / 10),
+                       '.', static_cast<char>('0' + version % 10)};
+  out.append(text, sizeof text);
 }
 
 template <class Fields>
