@@ -189,16 +189,19 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
       co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
                                      keep_alive, result);
     }
-    auto acquired = co_await worker_.pool().acquire(*server, identity_);
-    if (!acquired) {
-      // Nothing was sent: trying another healthy server is safe for any method.
-      upstream_failed(*server, "connect");
-      YH_LOG(Warning) << acquired.error().message;
-      tried[*server] = true;
-      last_error = acquired.error().message;
-      continue;
+    UpstreamConnectionPtr up = worker_.pool().reuse(*server, identity_);
+    if (!up) {
+      auto acquired = co_await worker_.pool().acquire(*server, identity_);
+      if (!acquired) {
+        // Nothing was sent: trying another healthy server is safe for any method.
+        upstream_failed(*server, "connect");
+        YH_LOG(Warning) << acquired.error().message;
+        tried[*server] = true;
+        last_error = acquired.error().message;
+        continue;
+      }
+      up = std::move(*acquired);
     }
-    UpstreamConnectionPtr up = std::move(*acquired);
     req.set(http::field::host, shared_.servers.authority(*server));
     ActiveScope scope(client_->active, up.get(), *server);
     response_.reset();  // its fields go with the arena's reset

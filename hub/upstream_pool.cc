@@ -117,12 +117,15 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
   return nullptr;
 }
 
+UpstreamConnectionPtr UpstreamPool::reuse(std::size_t server, Identity identity) {
+  auto conn = take_usable(server, identity);
+  if (conn) reused_[server]->inc();
+  return conn;
+}
+
 asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
                                                                      Identity identity) {
-  if (auto conn = take_usable(server, identity)) {
-    reused_[server]->inc();
-    co_return std::move(conn);
-  }
+  if (auto conn = reuse(server, identity)) co_return std::move(conn);
   auto fresh = co_await connect_upstream(executor_, servers_.address(server), tls_, identity,
                                          kConnectTimeout);
   if (!fresh) co_return fresh.error();

@@ -76,6 +76,9 @@ class UpstreamPool {
   // A usable idle connection to `server` for `identity`, else a newly dialled one.
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server,
                                                                 Identity identity);
+  // A usable idle connection, or null: acquire()'s first step, without a coroutine (what most
+  // requests need, and a coroutine frame per request costs as much as the lookup).
+  UpstreamConnectionPtr reuse(std::size_t server, Identity identity);
   // Keeps a connection whose last response was read to the end and may be reused.
   void release(UpstreamConnectionPtr connection);
   // Closes every idle connection to `server` (it turned unhealthy).
