@@ -50,8 +50,19 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                                                           bool client_keep_alive) {
   prepare(parser, info);
   if (framing_doubt_) client_keep_alive = false;
-  // The waits are coroutines, called only when there is something to wait for: a coroutine
-  // frame per request costs as much as a header lookup.
+  // Not a coroutine itself: most requests wait for nothing and go straight to the exchange, and a
+  // coroutine frame per request costs as much as a header lookup.
+  const bool wait = (plan_.filter && !shared_.filters->ready()) || plan_.keyed_body ||
+                    probes_pending() || replay_pending(info);
+  if (wait) return wait_then_exchange(parser, info, client_keep_alive);
+  return exchange(parser, info, client_keep_alive);
+}
+
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::wait_then_exchange(RequestParser& parser,
+                                                                     const kube::RequestInfo& info,
+                                                                     bool client_keep_alive) {
+  // The waits are coroutines, called only when there is something to wait for.
   std::optional<Refusal> refusal;
   if (plan_.filter && !shared_.filters->ready()) refusal = co_await wait_for_filters();
   if (refusal) {

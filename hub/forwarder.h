@@ -56,6 +56,10 @@ class Forwarder {
   // Reads what the request asks for and rewrites its header for the apiserver: hop-by-hop
   // headers, body framing, the identity the hub lends, Accept. Decides the RequestPlan.
   void prepare(RequestParser& parser, const kube::RequestInfo& info);
+  // forward() for a request that must wait first (filters, its body read whole, the servers).
+  boost::asio::awaitable<ForwardResult> wait_then_exchange(RequestParser& parser,
+                                                           const kube::RequestInfo& info,
+                                                           bool client_keep_alive);
   // The filters' first sync, for a filtered request while the filters are not ready.
   boost::asio::awaitable<std::optional<Refusal>> wait_for_filters();
   // What wait_for_servers waits for: the first health probes, and, for a write, the replay of its
