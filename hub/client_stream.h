@@ -71,10 +71,7 @@ void arm_write_watchdog(const std::shared_ptr<ClientConnection<Stream>>& client)
 template <class Stream, class Buffers>
 std::size_t write_now(Stream& stream, const Buffers& buffers, boost::system::error_code& ec) {
   if constexpr (std::is_same_v<Stream, net::PlainStream>) {
-    auto& socket = stream.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);  // would_block, not a wait
-    if (ec) return 0;
-    const std::size_t n = socket.write_some(buffers, ec);
+    const std::size_t n = stream.write_some(buffers, ec);  // never waits
     if (ec == boost::asio::error::would_block || ec == boost::asio::error::try_again) ec = {};
     return n;
   } else {

@@ -120,6 +120,21 @@ class TimedSocket {
         });
   }
 
+  // Synchronous, and never waiting: what the socket takes (or holds) right now, else
+  // would_block. For a caller that knows the socket is ready, and cheaper than an asynchronous
+  // operation that completes at once (which still goes through the event loop). As with Beast's
+  // streams, deadlines bound only the asynchronous operations.
+  template <class Buffers>
+  std::size_t write_some(const Buffers& buffers, boost::system::error_code& ec) {
+    if (!never_wait(ec)) return 0;
+    return state_->socket.write_some(buffers, ec);
+  }
+  template <class Buffers>
+  std::size_t read_some(const Buffers& buffers, boost::system::error_code& ec) {
+    if (!never_wait(ec)) return 0;
+    return state_->socket.read_some(buffers, ec);
+  }
+
   template <class Token>
   auto async_connect(const endpoint_type& endpoint, Token&& token) {
     return start<void(boost::system::error_code)>(
@@ -140,6 +155,14 @@ class TimedSocket {
   }
 
  private:
+  // Makes the socket's synchronous operations report would_block instead of waiting (a system
+  // call the first time only). The asynchronous ones are unaffected.
+  bool never_wait(boost::system::error_code& ec) {
+    auto& socket = state_->socket;
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    return !ec;
+  }
+
   template <class Signature, class Token, class Operation>
   auto start(timed_socket_detail::Direction timed_socket_detail::State::*direction, Token&& token,
              Operation operation) {

@@ -3,9 +3,12 @@
 // passes them; a deadline set while an operation is pending is the next one's; the lazy timer
 // neither ends a later operation early nor misses an earlier deadline; cancellation slots and
 // destruction with an operation pending still work. One thread, no sleeps: the event loop is
-// run until the awaited result is in, or for a few polls when nothing may happen.
+// run until the awaited result is in, or for a few polls when nothing may happen. The synchronous
+// read and write never wait: with nothing to read, or a peer that reads nothing, they say
+// would_block.
 #include "net/timed_socket.h"
 
+#include <future>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -196,6 +199,53 @@ TEST_F(TimedSocketTest, DestroyedWithAReadPendingCompletesItAborted) {
   clock_.advance(seconds(10));  // the timer's wait must not touch the destroyed stream
   ASSERT_TRUE(completes(read));
   EXPECT_EQ(read->ec, asio::error::operation_aborted);
+}
+
+// Without the fix a blocking socket call waits for ever; here it would fail after 30 s instead.
+template <class Work>
+bool finishes_without_waiting(Work work, TimedSocket& socket) {
+  auto done = std::async(std::launch::async, std::move(work));
+  if (done.wait_for(std::chrono::seconds(30)) == std::future_status::ready) return true;
+  boost::system::error_code ignored;
+  socket.socket().shutdown(tcp::socket::shutdown_both, ignored);  // wakes the blocked call
+  done.wait();
+  return false;
+}
+
+TEST_F(TimedSocketTest, SynchronousReadsAndWritesNeverWait) {
+  boost::system::error_code read_ec;
+  std::size_t read = 1;
+  ASSERT_TRUE(finishes_without_waiting(
+      [&] { read = socket_->read_some(asio::buffer(buffer_), read_ec); }, *socket_))
+      << "a read with nothing to read waited";
+  EXPECT_EQ(read, 0u);
+  EXPECT_EQ(read_ec, asio::error::would_block);
+
+  // The peer reads nothing: the kernel's buffers fill, and then a write says so.
+  boost::system::error_code write_ec;
+  std::size_t written = 0;
+  const std::string block(64 * 1024, 'x');
+  ASSERT_TRUE(finishes_without_waiting(
+      [&] {
+        for (int i = 0; i < 10000 && !write_ec; ++i) {
+          written += socket_->write_some(asio::buffer(block), write_ec);
+        }
+      },
+      *socket_))
+      << "a write to a full socket waited";
+  EXPECT_EQ(write_ec, asio::error::would_block);
+  EXPECT_GT(written, block.size());
+  EXPECT_TRUE(socket_->socket().is_open());
+
+  // The asynchronous operations are unaffected: a read still waits for data.
+  std::optional<Outcome> next;
+  start_read(next);
+  spin();
+  EXPECT_FALSE(next);
+  peer_sends("b");
+  ASSERT_TRUE(completes(next));
+  EXPECT_FALSE(next->ec);
+  EXPECT_EQ(next->bytes, 1u);
 }
 
 }  // namespace
