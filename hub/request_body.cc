@@ -6,12 +6,21 @@
 #include "base/clock.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
+#include "net/streams.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 namespace {
+
+// A request head up to this size, with no body, goes to an upstream connection back from the pool
+// in one synchronous write (net::TimedSocket::write_some never waits). The socket takes it at
+// once: the connection's last request was answered, so nothing of it is left in the kernel's send
+// queue, and the send buffer holds 16 KiB or more (Linux's tcp_wmem default). An asynchronous
+// write that completes at once still costs a trip through the event loop: on the small GET's
+// path that was one epoll_wait in three and about 2.5k instructions (docs/benchmarks.md).
+constexpr std::size_t kAtOnceHeadBytes = 4096;
 
 // Errors reading from a client while relaying its request body.
 std::optional<kube::Failure> client_body_failure(const boost::system::error_code& ec) {
@@ -54,6 +63,13 @@ asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
     auto [wec, wn] =
         co_await asio::async_write(up.stream, framer.frame(bytes_, true), net::kNoThrow);
     co_return wec ? Sent::UpstreamFailed : Sent::All;
+  }
+  if (parser.is_done() && up.reused && client_->request_head.size() <= kAtOnceHeadBytes) {
+    // No body, and a connection back from the pool (see kAtOnceHeadBytes). Should the socket not
+    // take it all, the connection is closed, and the Forwarder sends the request again on a
+    // fresh one, as for a pooled connection the apiserver had closed.
+    const bool sent = net::write_at_once(up.stream, framer.frame({}, true));
+    co_return sent ? Sent::All : Sent::UpstreamFailed;
   }
   char* buf = client_->relay();
   do {

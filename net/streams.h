@@ -5,6 +5,7 @@
 
 #include <type_traits>
 
+#include <boost/asio/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "net/timed_socket.h"
@@ -32,6 +33,20 @@ void close_socket(Stream& stream) {
   auto& socket = boost::beast::get_lowest_layer(stream).socket();
   socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   socket.close(ignored);
+}
+
+// Writes all of `buffers` without the event loop, through TLS or not (TimedSocket's synchronous
+// writes never wait), for a caller that knows the socket takes them at once: cheaper than an
+// asynchronous write that completes at once, which still goes through the event loop. False when
+// the socket did not take them all; part of a TLS record may then have gone out, so the
+// connection is closed.
+template <class Stream, class Buffers>
+bool write_at_once(Stream& stream, const Buffers& buffers) {
+  boost::system::error_code ec;
+  boost::asio::write(stream, buffers, ec);
+  if (!ec) return true;
+  close_socket(stream);
+  return false;
 }
 
 }  // namespace yurthub::net

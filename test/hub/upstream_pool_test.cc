@@ -155,6 +155,31 @@ TEST_F(UpstreamPoolTest, ReapClosesIdleConnectionsPastTheTimeoutOnly) {
   EXPECT_EQ(pool_->idle_count(), 0u);
 }
 
+// The Forwarder sends a request with no body on a reused connection at once (hub/request_body.cc):
+// net::write_at_once never waits, and a connection that could not take it all is closed, since
+// part of a TLS record may have gone out. Here the server reads nothing, so its buffers fill.
+TEST_F(UpstreamPoolTest, AWriteAtOnceThatCannotFinishClosesTheConnectionWithoutWaiting) {
+  auto connection = acquire();
+  ASSERT_TRUE(connection);
+  const std::string head = "GET /api/v1/pods HTTP/1.1\r\nHost: apiserver\r\n\r\n";
+  EXPECT_TRUE(net::write_at_once(connection->stream, asio::buffer(head)));
+
+  const std::string block(64 * 1024, 'x');
+  auto filling = std::async(std::launch::async, [&] {
+    for (int i = 0; i < 10000; ++i) {
+      if (!net::write_at_once(connection->stream, asio::buffer(block))) return i;
+    }
+    return -1;
+  });
+  if (filling.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    net::close_socket(connection->stream);  // wakes the blocked write
+    filling.wait();
+    FAIL() << "a write at once waited for the server to read";
+  }
+  EXPECT_GT(filling.get(), 0) << "the socket never filled up";
+  EXPECT_FALSE(boost::beast::get_lowest_layer(connection->stream).socket().is_open());
+}
+
 TEST_F(UpstreamPoolTest, AConnectionTheServerClosedIsNotReused) {
   pool_->release(acquire());
   while (server_->established() < 1) io_.run_one();
