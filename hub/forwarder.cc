@@ -200,9 +200,11 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
       co_return co_await unreachable(kube::Failure::UpstreamUnreachable, last_error, parser, info,
                                      keep_alive, result);
     }
-    UpstreamConnectionPtr up = worker_.pool().reuse(*server, identity_);
+    // A retry goes on a fresh connection: the other idle ones may have been closed as well.
+    UpstreamConnectionPtr up =
+        fresh_retry_used ? nullptr : worker_.pool().reuse(*server, identity_);
     if (!up) {
-      auto acquired = co_await worker_.pool().acquire(*server, identity_);
+      auto acquired = co_await worker_.pool().dial(*server, identity_);
       if (!acquired) {
         // Nothing was sent: trying another healthy server is safe for any method.
         upstream_failed(*server, "connect");

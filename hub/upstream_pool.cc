@@ -123,9 +123,8 @@ UpstreamConnectionPtr UpstreamPool::reuse(std::size_t server, Identity identity)
   return conn;
 }
 
-asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::acquire(std::size_t server,
-                                                                     Identity identity) {
-  if (auto conn = reuse(server, identity)) co_return std::move(conn);
+asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::dial(std::size_t server,
+                                                                  Identity identity) {
   auto fresh = co_await connect_upstream(executor_, servers_.address(server), tls_, identity,
                                          kConnectTimeout);
   if (!fresh) co_return fresh.error();

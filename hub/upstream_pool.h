@@ -73,12 +73,11 @@ class UpstreamPool {
   UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
                const net::UpstreamTls& tls, HubMetrics& metrics);
 
-  // A usable idle connection to `server` for `identity`, else a newly dialled one.
-  boost::asio::awaitable<Result<UpstreamConnectionPtr>> acquire(std::size_t server,
-                                                                Identity identity);
-  // A usable idle connection, or null: acquire()'s first step, without a coroutine (what most
+  // A usable idle connection to `server` for `identity`, or null: without a coroutine (what most
   // requests need, and a coroutine frame per request costs as much as the lookup).
   UpstreamConnectionPtr reuse(std::size_t server, Identity identity);
+  // A newly dialled connection to `server` for `identity`.
+  boost::asio::awaitable<Result<UpstreamConnectionPtr>> dial(std::size_t server, Identity identity);
   // Keeps a connection whose last response was read to the end and may be reused.
   void release(UpstreamConnectionPtr connection);
   // Closes every idle connection to `server` (it turned unhealthy).

@@ -84,8 +84,10 @@ class UpstreamPoolTest : public ::testing::Test {
     while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io_.run_one();
     done.get();
   }
+  // As the Forwarder takes a connection: an idle one if usable, else a new one.
   asio::awaitable<void> acquire_into(Identity identity, UpstreamConnectionPtr& out) {
-    auto connection = co_await pool_->acquire(0, identity);
+    if ((out = pool_->reuse(0, identity))) co_return;
+    auto connection = co_await pool_->dial(0, identity);
     EXPECT_TRUE(connection) << connection.error().message;
     if (connection) out = std::move(*connection);
   }
