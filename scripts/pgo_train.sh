@@ -35,16 +35,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "pgo_train: $*" >&2; for f in "$work"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done; exit 1; }
-
-# wait_log FILE REGEX: the first capture group once the line appears (at most 30 s).
-wait_log() {
-  for _ in $(seq 1 600); do
-    if [[ $(cat "$1" 2>/dev/null) =~ $2 ]]; then echo "${BASH_REMATCH[1]}"; return 0; fi
-    sleep 0.05
-  done
-  fail "timed out waiting for '$2' in $1"
+fail() {
+  echo "pgo_train: $*" >&2
+  for f in "$work"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done
+  exit 1
 }
+
+source "$root/test/bench/bench_lib.sh"  # wait_log FILE REGEX [SECONDS]
 
 bash "$root/scripts/gen-certs.sh" "$work/pki" edge-node-1 >/dev/null
 "$api_bin" --cert="$work/pki/apiserver.crt" --key="$work/pki/apiserver.key" \
@@ -53,7 +50,7 @@ bash "$root/scripts/gen-certs.sh" "$work/pki" edge-node-1 >/dev/null
   --generate-pods=2000 --generate-pod-bytes=2000 --generate-node=edge-node-1 \
   >"$work/apiserver.log" 2>&1 &
 api_pid=$!; pids+=("$api_pid")
-api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)')
+api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)' 30)
 api=https://127.0.0.1:$api_port
 
 "$hub_bin" --server-addr="$api" --node-name=edge-node-1 --kubeconfig="$work/pki/hub.kubeconfig" \
@@ -62,9 +59,9 @@ api=https://127.0.0.1:$api_port
   --disk-cache-path="$work/cache" --heartbeat-interval-seconds=2 --enable-dummy-if=false \
   >"$work/hub.log" 2>&1 &
 hub_pid=$!; pids+=("$hub_pid")
-port=$(wait_log "$work/hub.log" ' proxy listening on 127\.0\.0\.1:([0-9]+)')
-secure_port=$(wait_log "$work/hub.log" 'proxy_secure listening on 127\.0\.0\.1:([0-9]+)')
-wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null
+port=$(wait_log "$work/hub.log" ' proxy listening on 127\.0\.0\.1:([0-9]+)' 30)
+secure_port=$(wait_log "$work/hub.log" 'proxy_secure listening on 127\.0\.0\.1:([0-9]+)' 30)
+wait_log "$work/hub.log" 'apiserver (https://[^ ]+) is healthy' 30 >/dev/null
 hub=http://127.0.0.1:$port
 
 kubelet="kubelet/v1.32.4 (linux/amd64) kubernetes/abc1234"
@@ -72,17 +69,26 @@ kube_proxy="kube-proxy/v1.32.4 (linux/amd64) kubernetes/abc1234"
 pod=/api/v1/namespaces/default/pods/web-0
 slices=/apis/discovery.k8s.io/v1/endpointslices
 
+# expect_codes N EXPECT WHAT CODES: fails unless all N status codes (one per line) are EXPECT.
+expect_codes() {
+  local ok
+  ok=$(grep -cx "$2" <<<"$4" || true)
+  [ "$ok" -eq "$1" ] || fail "$ok of $1 $3 answered $2: $(sort <<<"$4" | uniq -c | tr '\n' ' ')"
+}
 # many N EXPECT URL [CURL ARGS...]: N requests of URL over one kept-alive connection; every one
 # must answer EXPECT.
 many() {
   local n=$(( ($1 + share - 1) / share )) expect=$2 url=$3; shift 3
   local config=$work/curl.config
   for _ in $(seq 1 "$n"); do printf 'url = "%s"\noutput = "/dev/null"\n' "$url"; done >"$config"
-  local codes
-  codes=$(curl -s --max-time 120 -w '%{http_code}\n' -K "$config" "$@") || true
-  local ok
-  ok=$(grep -cx "$expect" <<<"$codes" || true)
-  [ "$ok" -eq "$n" ] || fail "$ok of $n requests of $url answered $expect: $(sort <<<"$codes" | uniq -c | tr '\n' ' ')"
+  expect_codes "$n" "$expect" "requests of $url" \
+    "$(curl -s --max-time 120 -w '%{http_code}\n' -K "$config" "$@" || true)"
+}
+# churn QUERY: starts the fake apiserver's churn (test/fake_apiserver/churn.h) with QUERY.
+churn() {
+  curl -s -f -o /dev/null --cacert "$work/pki/ca.crt" \
+    -H "Authorization: Bearer admin-token-0123456789" -X POST "$api/_fake/churn?$1" ||
+    fail "the churn $1 did not start"
 }
 status_patch() {  # status_patch MESSAGE: kubelet's status patch of web-0, as its status manager sends it
   printf '{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[{"type":"Ready","status":"True"}],"message":"%s"}}' "$1"
@@ -105,9 +111,7 @@ for i in $(seq 1 "$patches"); do
   printf 'header = "Content-Type: application/strategic-merge-patch+json"\noutput = "/dev/null"\n'
   printf "data = \"%s\"\nwrite-out = \"%%{http_code}\\\\n\"\n" "$(status_patch "online $i" | sed 's/"/\\"/g')"
 done >"$work/patch.config"
-codes=$(curl -s --max-time 120 -K "$work/patch.config") || true
-[ "$(grep -cx 200 <<<"$codes" || true)" -eq "$patches" ] ||
-  fail "status patches: $(sort <<<"$codes" | uniq -c | tr '\n' ' ')"
+expect_codes "$patches" 200 "status patches" "$(curl -s --max-time 120 -K "$work/patch.config" || true)"
 many 2 200 "$hub/api/v1/namespaces/bulk/pods" -A "kubectl/v1.26.0"
 many 1 200 "$hub/api/v1/namespaces/bulk/pods" -A "$kubelet"
 
@@ -121,9 +125,7 @@ curl -s -N --max-time 30 -A "$kubelet" -o "$work/pods.watch" \
   "$hub/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=true&timeoutSeconds=4" &
 pods_watch=$!
 sleep 0.5
-curl -s -f -o /dev/null --cacert "$work/pki/ca.crt" -H "Authorization: Bearer admin-token-0123456789" \
-  -X POST "$api/_fake/churn?objects=50&events=1000&namespace=churn&resource=endpointslices&endpoints=10" ||
-  fail "the churn did not start"
+churn "objects=50&events=1000&namespace=churn&resource=endpointslices&endpoints=10"
 wait "$slices_watch" "$pods_watch" || fail "a watch failed"
 events=$(grep -c '"type":"\(ADDED\|MODIFIED\)"' "$work/slices.watch" || true)
 [ "$events" -gt 100 ] || fail "kube-proxy's watch got $events events"
@@ -131,10 +133,8 @@ events=$(grep -c '"type":"\(ADDED\|MODIFIED\)"' "$work/slices.watch" || true)
 # A big EndpointSlice list, as kube-proxy lists it at start on a large cluster: 500 slices of 100
 # endpoints (12 MB) through servicetopology, so that the filters' loops are counted at their real
 # lengths.
-curl -s -f -o /dev/null --cacert "$work/pki/ca.crt" -H "Authorization: Bearer admin-token-0123456789" \
-  -X POST "$api/_fake/churn?objects=500&events=500&namespace=big&resource=endpointslices&endpoints=100" ||
-  fail "the big slices were not made"
-wait_log "$work/apiserver.log" '(churn done events=500)' >/dev/null
+churn "objects=500&events=500&namespace=big&resource=endpointslices&endpoints=100"
+wait_log "$work/apiserver.log" '(churn done events=500)' 30 >/dev/null
 many 3 200 "$hub/apis/discovery.k8s.io/v1/namespaces/big/endpointslices" -A "$kube_proxy"
 
 # Offline: the apiserver dies; kubelet reads from the cache and its status patch is journaled.

@@ -1,6 +1,6 @@
 # Shell pieces both benchmark scripts use (sourced by test/bench/run.sh and
 # test/bench/callgrind_small_get.sh): waiting for a log line, and nginx as the plain-proxy
-# baseline in front of the fake apiserver.
+# baseline in front of the fake apiserver. scripts/pgo_train.sh waits for log lines with it too.
 
 # wait_log FILE REGEX [SECONDS]: prints the first capture group once the line appears in FILE
 # (default: wait up to 10 s); exits the script if it never does.

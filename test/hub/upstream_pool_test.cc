@@ -18,6 +18,7 @@
 #include "net/http_io.h"
 #include "net/streams.h"
 #include "test/hub/loopback_pki.h"
+#include "test/net/without_waiting.h"
 
 namespace yurthub::hub {
 namespace {
@@ -167,18 +168,16 @@ TEST_F(UpstreamPoolTest, AWriteAtOnceThatCannotFinishClosesTheConnectionWithoutW
   EXPECT_TRUE(net::write_at_once(connection->stream, asio::buffer(head)));
 
   const std::string block(64 * 1024, 'x');
-  auto filling = std::async(std::launch::async, [&] {
-    for (int i = 0; i < 10000; ++i) {
-      if (!net::write_at_once(connection->stream, asio::buffer(block))) return i;
-    }
-    return -1;
-  });
-  if (filling.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    net::close_socket(connection->stream);  // wakes the blocked write
-    filling.wait();
-    FAIL() << "a write at once waited for the server to read";
-  }
-  EXPECT_GT(filling.get(), 0) << "the socket never filled up";
+  int taken = -1;  // writes the socket took before the first it could not finish
+  ASSERT_TRUE(net::test_support::finishes_without_waiting(
+      [&] {
+        for (int i = 0; i < 10000 && taken < 0; ++i) {
+          if (!net::write_at_once(connection->stream, asio::buffer(block))) taken = i;
+        }
+      },
+      connection->stream))
+      << "a write at once waited for the server to read";
+  EXPECT_GT(taken, 0) << "the socket never filled up";
   EXPECT_FALSE(boost::beast::get_lowest_layer(connection->stream).socket().is_open());
 }
 

@@ -8,7 +8,6 @@
 // would_block.
 #include "net/timed_socket.h"
 
-#include <future>
 #include <optional>
 
 #include <gtest/gtest.h>
@@ -19,6 +18,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+
+#include "test/net/without_waiting.h"
 
 namespace yurthub::net {
 namespace {
@@ -201,21 +202,10 @@ TEST_F(TimedSocketTest, DestroyedWithAReadPendingCompletesItAborted) {
   EXPECT_EQ(read->ec, asio::error::operation_aborted);
 }
 
-// Without the fix a blocking socket call waits for ever; here it would fail after 30 s instead.
-template <class Work>
-bool finishes_without_waiting(Work work, TimedSocket& socket) {
-  auto done = std::async(std::launch::async, std::move(work));
-  if (done.wait_for(std::chrono::seconds(30)) == std::future_status::ready) return true;
-  boost::system::error_code ignored;
-  socket.socket().shutdown(tcp::socket::shutdown_both, ignored);  // wakes the blocked call
-  done.wait();
-  return false;
-}
-
 TEST_F(TimedSocketTest, SynchronousReadsAndWritesNeverWait) {
   boost::system::error_code read_ec;
   std::size_t read = 1;
-  ASSERT_TRUE(finishes_without_waiting(
+  ASSERT_TRUE(test_support::finishes_without_waiting(
       [&] { read = socket_->read_some(asio::buffer(buffer_), read_ec); }, *socket_))
       << "a read with nothing to read waited";
   EXPECT_EQ(read, 0u);
@@ -225,7 +215,7 @@ TEST_F(TimedSocketTest, SynchronousReadsAndWritesNeverWait) {
   boost::system::error_code write_ec;
   std::size_t written = 0;
   const std::string block(64 * 1024, 'x');
-  ASSERT_TRUE(finishes_without_waiting(
+  ASSERT_TRUE(test_support::finishes_without_waiting(
       [&] {
         for (int i = 0; i < 10000 && !write_ec; ++i) {
           written += socket_->write_some(asio::buffer(block), write_ec);
