@@ -1,7 +1,8 @@
 // Kubernetes protobuf bodies, the few fields the hub reads; see protobuf_wire.h. Field numbers
 // from k8s.io/apimachinery pkg/runtime/generated.proto (Unknown, TypeMeta), pkg/apis/meta/v1
-// (ObjectMeta, OwnerReference, Time, MicroTime), k8s.io/api coordination/v1 (Lease, LeaseSpec)
-// and authentication/v1 (TokenRequest, TokenRequestSpec, BoundObjectReference).
+// (ObjectMeta, OwnerReference, Time, MicroTime), k8s.io/api coordination/v1 (Lease, LeaseSpec),
+// storage/v1 (CSINode, CSINodeSpec, CSINodeDriver, VolumeNodeResources) and authentication/v1
+// (TokenRequest, TokenRequestSpec, BoundObjectReference).
 #include "kube/protobuf_wire.h"
 
 #include <cstdio>
@@ -83,6 +84,40 @@ std::optional<std::string_view> embedded(std::string_view object, std::uint32_t 
   }
   if (r.failed()) return std::nullopt;
   return found;
+}
+
+// One entry of a map<string, string>: {1: key, 2: value}.
+std::optional<std::pair<std::string, std::string>> decode_map_entry(std::string_view message) {
+  std::pair<std::string, std::string> entry;
+  WireReader r(message);
+  while (r.next()) {
+    if (r.field() == 1 && r.is_bytes()) entry.first = text(r);
+    if (r.field() == 2 && r.is_bytes()) entry.second = text(r);
+  }
+  if (r.failed()) return std::nullopt;
+  return entry;
+}
+
+std::optional<CSINodeDriverFields> decode_csinode_driver(std::string_view message) {
+  CSINodeDriverFields d;
+  WireReader r(message);
+  while (r.next()) {
+    if (!r.is_bytes()) continue;
+    if (r.field() == 1) d.name = text(r);
+    if (r.field() == 2) d.node_id = text(r);
+    if (r.field() == 3) d.topology_keys.push_back(text(r));
+    if (r.field() == 4) {
+      d.has_allocatable = true;
+      WireReader resources(r.bytes());
+      while (resources.next()) {
+        if (resources.field() == 1 && resources.is_varint())
+          d.allocatable_count = static_cast<std::int32_t>(resources.varint());
+      }
+      if (resources.failed()) return std::nullopt;
+    }
+  }
+  if (r.failed()) return std::nullopt;
+  return d;
 }
 
 }  // namespace
@@ -169,12 +204,29 @@ std::optional<ObjectMetaFields> decode_object_meta(std::string_view message) {
       case 6:
         m.resource_version = text(r);
         break;
+      case 8: {
+        auto time = decode_time(r.bytes(), false);
+        if (!time) return std::nullopt;
+        // Go writes a zero Time as an empty message, which JSON renders as null.
+        if (!r.bytes().empty()) m.creation_timestamp = std::move(*time);
+        break;
+      }
+      case 11:
+      case 12: {
+        auto entry = decode_map_entry(r.bytes());
+        if (!entry) return std::nullopt;
+        (r.field() == 11 ? m.labels : m.annotations).push_back(std::move(*entry));
+        break;
+      }
       case 13: {
         auto owner = decode_owner_reference(r.bytes());
         if (!owner) return std::nullopt;
         m.owner_references.push_back(std::move(*owner));
         break;
       }
+      case 14:
+        m.finalizers.push_back(text(r));
+        break;
     }
   }
   if (r.failed()) return std::nullopt;
@@ -208,6 +260,22 @@ std::optional<LeaseFields> decode_lease(std::string_view object) {
   }
   if (r.failed()) return std::nullopt;
   return lease;
+}
+
+std::optional<CSINodeFields> decode_csinode(std::string_view object) {
+  auto metadata = decode_object_metadata(object);
+  auto spec = embedded(object, 2);
+  if (!metadata || !spec) return std::nullopt;
+  CSINodeFields csinode{std::move(*metadata), {}};
+  WireReader r(*spec);
+  while (r.next()) {
+    if (r.field() != 1 || !r.is_bytes()) continue;
+    auto driver = decode_csinode_driver(r.bytes());
+    if (!driver) return std::nullopt;
+    csinode.drivers.push_back(std::move(*driver));
+  }
+  if (r.failed()) return std::nullopt;
+  return csinode;
 }
 
 std::optional<TokenRequestFields> decode_token_request(std::string_view object) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace yurthub::kube {
@@ -57,10 +58,15 @@ struct OwnerReferenceFields {
   std::optional<bool> controller, block_owner_deletion;
 };
 
-// What the hub reads of an ObjectMeta.
+// What the hub reads of an ObjectMeta: what a client sets (the server-set rest, generation,
+// deletion and managedFields, is skipped). Maps keep the wire's order; a repeated key is written
+// again, and the last one wins, as in protobuf's own map semantics.
 struct ObjectMetaFields {
   std::string name, generate_name, namespace_name, uid, resource_version;
+  std::optional<std::string> creation_timestamp;  // RFC 3339, whole seconds, as metav1.Time
+  std::vector<std::pair<std::string, std::string>> labels, annotations;
   std::vector<OwnerReferenceFields> owner_references;
+  std::vector<std::string> finalizers;
 };
 std::optional<ObjectMetaFields> decode_object_meta(std::string_view message);
 // The metadata (field 1, as in every Kubernetes object) of an object's message.
@@ -77,6 +83,20 @@ struct LeaseFields {
   std::optional<std::int32_t> lease_transitions;
 };
 std::optional<LeaseFields> decode_lease(std::string_view object);
+
+// storage.k8s.io/v1 CSINode: kubelet's CSI node-info manager creates it at start and updates it
+// (PUT, protobuf) when a CSI driver registers or its migrated-plugins annotation changes.
+struct CSINodeDriverFields {
+  std::string name, node_id;
+  std::vector<std::string> topology_keys;
+  std::optional<std::int32_t> allocatable_count;  // spec.drivers[].allocatable.count
+  bool has_allocatable = false;                   // allocatable present, even without a count
+};
+struct CSINodeFields {
+  ObjectMetaFields metadata;
+  std::vector<CSINodeDriverFields> drivers;
+};
+std::optional<CSINodeFields> decode_csinode(std::string_view object);
 
 // authentication.k8s.io/v1 TokenRequest's spec.
 struct TokenRequestFields {

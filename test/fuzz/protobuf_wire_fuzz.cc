@@ -1,11 +1,18 @@
 // Fuzz target for kube/protobuf_wire.h, which reads kubelet's protobuf request bodies offline
 // (leases, TokenRequests, events, nodes, CSINodes), and for cache/token_keeper.h's readers of a
 // TokenRequest (read_token_request, protobuf and JSON) and of the apiserver's answer (jwt_expiry,
-// parse_rfc3339). The input is the body; it is also read as a bare message (a "k8s\0" envelope's
-// raw content) and as text. Oracles: nothing decoded is longer than the input (every string is a
-// piece of it, never read past its end), a decoded lease's times are RFC 3339 that
-// parse_rfc3339 reads back, and a key read from the body is read the same way twice.
+// parse_rfc3339), and for kube/protobuf_json.h, which renders a Lease or CSINode body as the JSON
+// the offline write applies. The input is the body; it is also read as a bare message (a "k8s\0"
+// envelope's raw content) and as text. Oracles: nothing decoded is longer than the input (every
+// string is a piece of it, never read past its end), a decoded lease's times are RFC 3339 that
+// parse_rfc3339 reads back, a key read from the body is read the same way twice, and a rendered
+// object is JSON that parses, with the kind asked for.
 #include "kube/protobuf_wire.h"
+
+#include <rapidjson/document.h>
+
+#include "base/json_parse.h"
+#include "kube/protobuf_json.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +31,8 @@ void check_meta(const kube::ObjectMetaFields& meta, std::size_t size) {
     fuzz::check(s->size() <= size, "a metadata field longer than the body");
   }
   fuzz::check(meta.owner_references.size() <= size, "more owner references than bytes");
+  fuzz::check(meta.labels.size() + meta.annotations.size() + meta.finalizers.size() <= size,
+              "more map entries than bytes");
 }
 
 void check_time(const std::optional<std::string>& time) {
@@ -48,6 +57,10 @@ void decode_all(std::string_view message, std::size_t size) {
     fuzz::check(!lease->holder_identity || lease->holder_identity->size() <= size,
                 "a holder identity longer than the body");
   }
+  if (auto csinode = kube::decode_csinode(message)) {
+    check_meta(csinode->metadata, size);
+    fuzz::check(csinode->drivers.size() <= size, "more drivers than bytes");
+  }
   if (auto token = kube::decode_token_request(message)) {
     fuzz::check(token->audiences.size() <= size, "more audiences than bytes");
   }
@@ -61,6 +74,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::check(envelope->raw.size() <= size && envelope->kind.size() <= size,
                 "an envelope longer than the body");
     decode_all(envelope->raw, size);
+  }
+  for (auto [kind, api_version] :
+       {std::pair{"Lease", "coordination.k8s.io/v1"}, std::pair{"CSINode", "storage.k8s.io/v1"}}) {
+    auto json = kube::protobuf_object_json(in, kind, api_version);
+    if (!json) continue;
+    rapidjson::Document doc;
+    fuzz::check(base::parse_json(*json, doc).ok() && doc.IsObject() && doc.HasMember("kind") &&
+                    doc["kind"] == kind,
+                "a rendered object that is not JSON of its kind");
   }
   decode_all(in, size);
 

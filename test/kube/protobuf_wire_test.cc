@@ -95,6 +95,37 @@ TEST(ProtobufWire, ObjectNamesOfNodeCSINodeAndEvent) {
   }
 }
 
+TEST(ProtobufWire, KubeletsCSINodeUpdate) {
+  const std::string body = fixture("csinode-update.pb");
+  auto envelope = unwrap_protobuf(body);
+  ASSERT_TRUE(envelope);
+  EXPECT_EQ(envelope->kind, "CSINode");
+  auto csinode = decode_csinode(envelope->raw);
+  ASSERT_TRUE(csinode);
+  EXPECT_EQ(csinode->metadata.name, "edge-1");
+  EXPECT_EQ(csinode->metadata.uid, "7c0d9a8e-1b2c-4d3e-9f40-5a6b7c8d9e0f");
+  EXPECT_EQ(csinode->metadata.resource_version, "4711");
+  EXPECT_EQ(csinode->metadata.creation_timestamp, "2026-11-23T09:00:00Z");
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(csinode->metadata.labels, (Pairs{{"example.com/zone", "a"}}));
+  EXPECT_EQ(csinode->metadata.annotations,
+            (Pairs{{"storage.alpha.kubernetes.io/migrated-plugins", "kubernetes.io/aws-ebs"}}));
+  ASSERT_EQ(csinode->drivers.size(), 1u);
+  EXPECT_EQ(csinode->drivers[0].name, "csi.example.com");
+  EXPECT_EQ(csinode->drivers[0].node_id, "edge-1");
+  EXPECT_EQ(csinode->drivers[0].topology_keys,
+            std::vector<std::string>{"topology.example.com/zone"});
+  EXPECT_TRUE(csinode->drivers[0].has_allocatable);
+  EXPECT_EQ(csinode->drivers[0].allocatable_count, 16);
+
+  // The create has no drivers, and a zero creationTimestamp (an empty Time message).
+  const std::string create = fixture("csinode-create.pb");
+  auto created = decode_csinode(unwrap_protobuf(create)->raw);
+  ASSERT_TRUE(created);
+  EXPECT_TRUE(created->drivers.empty());
+  EXPECT_FALSE(created->metadata.creation_timestamp);
+}
+
 TEST(ProtobufWire, MalformedBodiesAreRefusedNotGuessed) {
   const std::string good = fixture("lease-update.pb");
   EXPECT_FALSE(unwrap_protobuf(""));

@@ -25,6 +25,7 @@ fixtures=(
   "token-request-other-audience:TokenRequestEnvelope"
   "node-create:NodeEnvelope"
   "csinode-create:CSINodeEnvelope"
+  "csinode-update:CSINodeEnvelope"
   "event-create:EventEnvelope"
 )
 
