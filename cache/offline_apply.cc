@@ -47,6 +47,29 @@ std::string object_ref(const kube::RequestInfo& info) {
          "\"";
 }
 
+// What an update cannot change or drop, as the apiserver keeps it: the creationTimestamp
+// (rest.BeforeUpdate sets the old one), and managedFields when the update has none (the field
+// manager then keeps the live object's). A protobuf update rendered as JSON carries neither.
+// Called on the update's body before the preconditions, which read neither.
+void keep_server_metadata(const Document& base, Document& updated) {
+  const Value* base_metadata = member(base, "metadata");
+  auto metadata = updated.FindMember("metadata");
+  if (base_metadata == nullptr || metadata == updated.MemberEnd() || !metadata->value.IsObject())
+    return;
+  auto& a = updated.GetAllocator();
+  auto keep = [&](const char* name, bool always) {
+    const Value* old = member(*base_metadata, name);
+    auto now = metadata->value.FindMember(name);
+    // An explicit empty list resets managedFields, as the field manager takes it.
+    const bool absent = now == metadata->value.MemberEnd() || now->value.IsNull();
+    if (!always && !absent) return;
+    metadata->value.RemoveMember(name);
+    if (old != nullptr) metadata->value.AddMember(Value(name, a), Value(*old, a), a);
+  };
+  keep("creationTimestamp", true);
+  keep("managedFields", false);
+}
+
 // The body of a patch of media type `type`, or of an update, parsed (depth-bounded).
 std::variant<Document, WriteRefusal> parse_body(const std::string& type, std::string_view body) {
   Document parsed;
@@ -94,6 +117,7 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   if (info.verb == kube::Verb::Update) {
     if (!parsed.IsObject())
       return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
+    keep_server_metadata(base, parsed);
     return std::move(parsed);
   }
   doc.CopyFrom(base, doc.GetAllocator());

@@ -12,6 +12,7 @@
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
 #include "cache/writer_task.h"
+#include "kube/protobuf_json.h"
 #include "kube/protobuf_wire.h"
 #include "net/tls.h"
 
@@ -21,9 +22,6 @@ namespace {
 namespace asio = boost::asio;
 using rapidjson::Document;
 using rapidjson::Value;
-
-constexpr std::string_view kLeaseKind = "Lease";
-constexpr std::string_view kLeaseApiVersion = "coordination.k8s.io/v1";
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -55,56 +53,40 @@ std::string random_uid() {
          "-" + h.substr(20, 12);
 }
 
-// The lease kubelet creates, as the cache keeps it: the client's object (JSON, or the fields a
-// protobuf body carries) with what the apiserver would add.
-std::optional<std::string> local_lease(const kube::RequestInfo& info,
-                                       const hub::OfflineWrite& write) {
+// What the node keeps locally when kubelet creates it offline and the cache has none: its lease
+// and its CSINode (kube/protobuf_json.h reads their protobuf bodies).
+using LocalKind = OfflineCreates::LocalKind;
+
+std::optional<LocalKind> local_kind(const kube::RequestInfo& info) {
+  if (!info.subresource.empty()) return std::nullopt;
+  if (info.api_group == "coordination.k8s.io" && info.resource == "leases")
+    return LocalKind{"Lease", "coordination.k8s.io/v1", "LeaseList"};
+  if (info.api_group == "storage.k8s.io" && info.resource == "csinodes")
+    return LocalKind{"CSINode", "storage.k8s.io/v1", "CSINodeList"};
+  return std::nullopt;
+}
+
+// The object kubelet creates, as the cache keeps it: the client's object (JSON, or the protobuf
+// body rendered as JSON) with what the apiserver would add. nullopt when the body is unreadable.
+std::optional<std::string> local_object(const kube::RequestInfo& info, const LocalKind& kind,
+                                        const hub::OfflineWrite& write) {
   Document doc;
   if (is_protobuf(write.content_type)) {
-    auto envelope = kube::unwrap_protobuf(write.body);
-    auto lease = envelope ? kube::decode_lease(envelope->raw) : std::nullopt;
-    if (!lease) return std::nullopt;
-    doc.Parse(R"({"metadata":{},"spec":{}})");
-    auto& a = doc.GetAllocator();
-    Value& metadata = doc["metadata"];
-    metadata.AddMember("name", Value(lease->metadata.name.c_str(), a), a);
-    if (!lease->metadata.owner_references.empty()) {
-      Value owners(rapidjson::kArrayType);
-      for (const auto& o : lease->metadata.owner_references) {
-        Value owner(rapidjson::kObjectType);
-        owner.AddMember("apiVersion", Value(o.api_version.c_str(), a), a);
-        owner.AddMember("kind", Value(o.kind.c_str(), a), a);
-        owner.AddMember("name", Value(o.name.c_str(), a), a);
-        owner.AddMember("uid", Value(o.uid.c_str(), a), a);
-        if (o.controller) owner.AddMember("controller", *o.controller, a);
-        if (o.block_owner_deletion)
-          owner.AddMember("blockOwnerDeletion", *o.block_owner_deletion, a);
-        owners.PushBack(owner, a);
-      }
-      metadata.AddMember("ownerReferences", owners, a);
-    }
-    Value& spec = doc["spec"];
-    if (lease->holder_identity)
-      spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
-    if (lease->lease_duration_seconds)
-      spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
-    if (lease->acquire_time)
-      spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
-    if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
-    if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
-  } else {
-    if (!base::parse_json(write.body, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
-        !doc["metadata"].IsObject()) {
-      return std::nullopt;
-    }
+    auto json = kube::protobuf_object_json(write.body, kind.kind, kind.api_version);
+    if (!json || !base::parse_json(*json, doc)) return std::nullopt;
+  } else if (!base::parse_json(write.body, doc)) {
+    return std::nullopt;
   }
+  if (!doc.IsObject() || !doc.HasMember("metadata") || !doc["metadata"].IsObject())
+    return std::nullopt;
   auto& a = doc.GetAllocator();
   Value& metadata = doc["metadata"];
   for (const char* set : {"namespace", "uid", "resourceVersion", "creationTimestamp"})
     metadata.RemoveMember(set);
-  metadata.AddMember("namespace", Value(info.namespace_name.c_str(), a), a);
+  if (!info.namespace_name.empty())
+    metadata.AddMember("namespace", Value(info.namespace_name.c_str(), a), a);
   metadata.AddMember("uid", Value(random_uid().c_str(), a), a);
-  // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's lease
+  // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's object
   // replaces this one as soon as kubelet reads it online.
   metadata.AddMember("resourceVersion", "1", a);
   metadata.AddMember("creationTimestamp", Value(kube::format_time(unix_now(), 0, false).c_str(), a),
@@ -113,13 +95,14 @@ std::optional<std::string> local_lease(const kube::RequestInfo& info,
   doc.RemoveMember("apiVersion");
   Document out;
   out.SetObject();
-  out.AddMember("kind", Value(kLeaseKind.data(), out.GetAllocator()), out.GetAllocator());
-  out.AddMember("apiVersion", Value(kLeaseApiVersion.data(), out.GetAllocator()),
-                out.GetAllocator());
-  for (auto& m : doc.GetObject()) {
-    out.AddMember(Value(m.name, out.GetAllocator()), Value(m.value, out.GetAllocator()),
-                  out.GetAllocator());
-  }
+  auto& oa = out.GetAllocator();
+  out.AddMember(
+      "kind", Value(kind.kind.data(), static_cast<rapidjson::SizeType>(kind.kind.size()), oa), oa);
+  out.AddMember(
+      "apiVersion",
+      Value(kind.api_version.data(), static_cast<rapidjson::SizeType>(kind.api_version.size()), oa),
+      oa);
+  for (auto& m : doc.GetObject()) out.AddMember(Value(m.name, oa), Value(m.value, oa), oa);
   return base::to_json(out);
 }
 
@@ -166,15 +149,12 @@ asio::awaitable<unsigned> OfflineCreates::serve(const kube::RequestInfo& info,
   if (is_event(info) && info.subresource.empty() && !info.namespace_name.empty()) {
     co_return co_await create_event(info, write, out);
   }
-  if (as_node && info.subresource.empty() &&
-      ((info.api_group.empty() && info.resource == "nodes") ||
-       (info.api_group == "storage.k8s.io" && info.resource == "csinodes"))) {
+  if (as_node && info.subresource.empty() && info.api_group.empty() && info.resource == "nodes") {
     co_return co_await exists_or_offline(info, created_object_name(write.content_type, write.body),
                                          out);
   }
-  if (as_node && info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
-      info.subresource.empty()) {
-    co_return co_await create_lease(info, write, out);
+  if (auto kind = local_kind(info); as_node && kind) {
+    co_return co_await create_locally(info, *kind, write, out);
   }
   if (as_node && info.api_group.empty() && info.resource == "serviceaccounts" &&
       info.subresource == "token") {
@@ -202,14 +182,15 @@ asio::awaitable<unsigned> OfflineCreates::exists_or_offline(const kube::RequestI
                                         "unknown until the apiserver is back");
 }
 
-asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& info,
-                                                       const hub::OfflineWrite& write,
-                                                       hub::ResponseWriter& out) {
+asio::awaitable<unsigned> OfflineCreates::create_locally(const kube::RequestInfo& info,
+                                                         const LocalKind& kind,
+                                                         const hub::OfflineWrite& write,
+                                                         hub::ResponseWriter& out) {
   const std::string name = created_object_name(write.content_type, write.body);
-  auto json = local_lease(info, write);
+  auto json = local_object(info, kind, write);
   if (name.empty() || !json) {
-    const kube::ApiError unreadable =
-        kube::bad_request_error("the lease in the request body cannot be read");
+    const kube::ApiError unreadable = kube::bad_request_error(
+        "the " + std::string(kind.kind) + " in the request body cannot be read");
     co_return co_await send_status(out, unreadable);
   }
   const ListIdentity get_set =
@@ -229,8 +210,8 @@ asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& 
       if (!set) return set.error();
       record = ListRecord{};
       record->set_id = *set;
-      record->list_kind = "LeaseList";
-      record->api_version = std::string(kLeaseApiVersion);
+      record->list_kind = std::string(kind.list_kind);
+      record->api_version = std::string(kind.api_version);
       if (Status s = txn.put_list(get_set.key(), *record); !s) return s;
     }
     return txn.put_object(record->set_id, info.namespace_name, name, 1, *json);
@@ -244,8 +225,11 @@ asio::awaitable<unsigned> OfflineCreates::create_lease(const kube::RequestInfo& 
   if (!written) {
     co_return co_await send_api_error(
         out, kube::Failure::Offline,
-        "the lease could not be stored on the node: " + written.error().message);
+        "the " + std::string(kind.kind) +
+            " could not be stored on the node: " + written.error().message);
   }
+  YH_LOG(Info) << "offline: kept " << info.resource << " " << name
+               << " locally (the cache had none; never journaled)";
   if (!co_await out.start(201, "application/json")) co_return 0;
   co_await out.write(*json);
   co_await out.finish();

@@ -3,10 +3,13 @@
 // sequence"), JSON or protobuf bodies alike:
 //   events        journaled up to the journal's event bound (the oldest is dropped), replayed
 //                 as sent; the answer is the event as the client sent it;
-//   nodes,        409 AlreadyExists when the node has the object cached: kubelet's registration
-//   csinodes      and CSI plugin then get and patch it, as against the cloud; else a 503;
-//   leases        409 AlreadyExists when cached; else kept locally (never journaled: a stale
-//                 heartbeat means nothing upstream) and 201;
+//   nodes         409 AlreadyExists when the node has the object cached: kubelet's registration
+//                 then gets and patches it, as against the cloud; else a 503;
+//   leases,       409 AlreadyExists when cached; else kept locally (never journaled: a stale
+//   csinodes      heartbeat means nothing upstream, and a node that ever registered has its
+//                 CSINode in the cloud already) and 201. Without its CSINode kubelet exits
+//                 (csi_plugin.go's initializeCSINode), so a cache that lacks it (a hub upgraded
+//                 from a version that kept no write answers) must not stop the node;
 //   tokens        a TokenRequest for a pod the node has cached and runs: the token kept from
 //                 the apiserver, else a fake short-lived one (cache/token_keeper.h).
 // Everything else is a 503. OfflineWrites checks the node's authority before calling this;
@@ -29,6 +32,11 @@ namespace yurthub::cache {
 
 class OfflineCreates {
  public:
+  // A kind the node keeps locally when created offline and not cached.
+  struct LocalKind {
+    std::string_view kind, api_version, list_kind;
+  };
+
   OfflineCreates(CacheWriter& writer, Store& store, Journal& journal, TokenKeeper& tokens,
                  const NodeAuthority* authority);
 
@@ -41,9 +49,11 @@ class OfflineCreates {
   boost::asio::awaitable<unsigned> create_event(const kube::RequestInfo& info,
                                                 const hub::OfflineWrite& write,
                                                 hub::ResponseWriter& out);
-  boost::asio::awaitable<unsigned> create_lease(const kube::RequestInfo& info,
-                                                const hub::OfflineWrite& write,
-                                                hub::ResponseWriter& out);
+  // A lease or CSINode (`kind`) kept locally; 409 when cached.
+  boost::asio::awaitable<unsigned> create_locally(const kube::RequestInfo& info,
+                                                  const LocalKind& kind,
+                                                  const hub::OfflineWrite& write,
+                                                  hub::ResponseWriter& out);
   boost::asio::awaitable<unsigned> request_token(const kube::RequestInfo& info,
                                                  const hub::OfflineWrite& write,
                                                  hub::ResponseWriter& out);

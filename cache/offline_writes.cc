@@ -5,13 +5,13 @@
 
 #include <rapidjson/document.h>
 
-#include "base/json_parse.h"
 #include "base/log.h"
 #include "cache/cached_copies.h"
 #include "cache/list_identity.h"
 #include "cache/local_proxy.h"
 #include "cache/offline_apply.h"
 #include "cache/writer_task.h"
+#include "kube/protobuf_json.h"
 #include "kube/protobuf_wire.h"
 
 namespace yurthub::cache {
@@ -35,39 +35,12 @@ struct Outcome {
   std::optional<Journal::Append> appended;
 };
 
-// kubelet's lease renewal arrives as protobuf: the cached lease with the spec, name, uid and
-// resourceVersion the body carries, as a JSON update. nullopt when the body cannot be read.
-std::optional<std::string> lease_update_json(std::string_view cached, std::string_view body) {
-  auto envelope = kube::unwrap_protobuf(body);
-  auto lease = envelope ? kube::decode_lease(envelope->raw) : std::nullopt;
-  rapidjson::Document doc;
-  if (!lease || !base::parse_json(cached, doc) || !doc.IsObject() || !doc.HasMember("metadata") ||
-      !doc["metadata"].IsObject()) {
-    return std::nullopt;
-  }
-  auto& a = doc.GetAllocator();
-  using rapidjson::Value;
-  Value& metadata = doc["metadata"];
-  auto set = [&](Value& object, const char* name, Value value) {
-    object.RemoveMember(name);
-    object.AddMember(Value(name, a), value, a);
-  };
-  set(metadata, "name", Value(lease->metadata.name.c_str(), a));
-  if (!lease->metadata.uid.empty()) set(metadata, "uid", Value(lease->metadata.uid.c_str(), a));
-  if (lease->metadata.resource_version.empty())
-    metadata.RemoveMember("resourceVersion");
-  else
-    set(metadata, "resourceVersion", Value(lease->metadata.resource_version.c_str(), a));
-  Value spec(rapidjson::kObjectType);
-  if (lease->holder_identity)
-    spec.AddMember("holderIdentity", Value(lease->holder_identity->c_str(), a), a);
-  if (lease->lease_duration_seconds)
-    spec.AddMember("leaseDurationSeconds", *lease->lease_duration_seconds, a);
-  if (lease->acquire_time) spec.AddMember("acquireTime", Value(lease->acquire_time->c_str(), a), a);
-  if (lease->renew_time) spec.AddMember("renewTime", Value(lease->renew_time->c_str(), a), a);
-  if (lease->lease_transitions) spec.AddMember("leaseTransitions", *lease->lease_transitions, a);
-  set(doc, "spec", std::move(spec));
-  return base::to_json(doc);
+// The kind a protobuf body sent to this resource must hold, when kube::protobuf_object_json reads
+// it: kubelet's lease renewals and its CSINode updates. Empty otherwise.
+std::string_view protobuf_kind(const kube::RequestInfo& info) {
+  if (is_lease(info)) return "Lease";
+  if (info.api_group == "storage.k8s.io" && info.resource == "csinodes") return "CSINode";
+  return {};
 }
 
 }  // namespace
@@ -126,10 +99,25 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
   const bool lease = is_lease(info);
   const bool journaled = !lease;
   auto outcome = std::make_shared<Outcome>();
-  JournalEntry entry = journal_entry_for(info, write, write.body, info.name);
-  // kubelet's lease renewals are protobuf: applied through their JSON form.
-  const bool protobuf_lease = lease && info.verb == kube::Verb::Update &&
-                              media_type(write.content_type) == kube::kProtobufMediaType;
+  // kubelet's lease renewals and CSINode updates are protobuf: applied, and journaled, in their
+  // JSON form (the apiserver takes either; the replay's re-basing reads JSON).
+  std::string_view content_type = write.content_type;
+  std::optional<std::string> converted;
+  if (info.verb == kube::Verb::Update && info.subresource.empty() &&
+      media_type(write.content_type) == kube::kProtobufMediaType && !protobuf_kind(info).empty()) {
+    auto json = kube::protobuf_object_json(write.body, protobuf_kind(info),
+                                           info.api_group + "/" + info.api_version);
+    if (!json) {
+      journal_.count_refused("bad_body");
+      const kube::ApiError unreadable = kube::bad_request_error(json.error().message);
+      co_return co_await send_status(out, unreadable);
+    }
+    converted = std::move(*json);
+    content_type = "application/json";
+  }
+  const std::string_view body = converted ? std::string_view(*converted) : write.body;
+  JournalEntry entry = journal_entry_for(info, write, std::string(body), info.name);
+  entry.content_type = std::string(content_type);
   AdmitWrite admit;
   if (as_node) {
     admit = [this, &info](const rapidjson::Value& before, const rapidjson::Value& patched) {
@@ -149,19 +137,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
                                       "not_cached"};
       return make_error("refused");
     }
-    std::optional<std::string> converted;
-    if (protobuf_lease) {
-      converted = lease_update_json(base->json, write.body);
-      if (!converted) {
-        outcome->refused = WriteRefusal{
-            kube::bad_request_error("the lease in the request body cannot be read"), "bad_body"};
-        return make_error("refused");
-      }
-    }
-    auto applied = converted ? apply_offline_write(base->json, base->resource_version, info,
-                                                   "application/json", *converted, admit)
-                             : apply_offline_write(base->json, base->resource_version, info,
-                                                   write.content_type, write.body, admit);
+    auto applied =
+        apply_offline_write(base->json, base->resource_version, info, content_type, body, admit);
     if (auto* refused = std::get_if<WriteRefusal>(&applied)) {
       outcome->refused = std::move(*refused);
       return make_error("refused");

@@ -8,6 +8,8 @@
 //                  transaction; 200 with the updated object once that commit is durable; open
 //                  offline watches get a MODIFIED event. JSON patch, merge patch and strategic
 //                  merge patch are applied; anything else is refused with a Status, never faked.
+//                  An update arrives as JSON, or as protobuf for the kinds kubelet sends so
+//                  (its CSINode: kube/protobuf_json.h), applied and journaled as JSON.
 //   leases         kubelet's lease update (JSON or protobuf) is applied locally and never
 //                  journaled: a stale heartbeat means nothing upstream.
 //   creates        events, and kubelet's node, CSINode, lease and token creates: OfflineCreates.

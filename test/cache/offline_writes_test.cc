@@ -374,6 +374,93 @@ TEST_F(OfflineWritesTest, KubeletsCreatesAtStartAnsweredFromTheCache) {
   EXPECT_TRUE(journaled().empty());
 }
 
+// kubelet's CSI plugin reads its CSINode at start and exits when it can neither read nor create
+// it. A cache that has none (a hub upgraded from a version that kept no write answers) keeps
+// kubelet's create locally; it is never journaled: a registered node has one in the cloud.
+TEST_F(OfflineWritesTest, ACSINodeCreateTheCacheCannotAnswerIsKeptLocally) {
+  set_limits(JournalLimits{}, "edge-1");
+  const std::string csinodes = "/apis/storage.k8s.io/v1/csinodes";
+  auto created = write("POST", csinodes, "application/vnd.kubernetes.protobuf",
+                       protobuf_fixture("csinode-create.pb"));
+  ASSERT_EQ(created.status, 201u) << created.body;
+  auto csinode = parse(created.body);
+  EXPECT_STREQ(csinode["kind"].GetString(), "CSINode");
+  EXPECT_STREQ(csinode["apiVersion"].GetString(), "storage.k8s.io/v1");
+  EXPECT_FALSE(csinode["metadata"].HasMember("namespace"));
+  EXPECT_STREQ(csinode["metadata"]["resourceVersion"].GetString(), "1");
+  EXPECT_STREQ(csinode["metadata"]["ownerReferences"][0]["kind"].GetString(), "Node");
+  EXPECT_TRUE(csinode["spec"]["drivers"].IsNull());
+  auto id = policy_.identity(request("GET", csinodes + "/edge-1"));
+  EXPECT_EQ(object_json(id->key(), "", "edge-1"), created.body);
+  EXPECT_EQ(write("POST", csinodes, "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("csinode-create.pb"))
+                .status,
+            409u);
+  // Another node's CSINode is NodeRestriction's 403, never kept.
+  EXPECT_EQ(write("POST", csinodes, "application/json",
+                  R"({"metadata":{"name":"edge-2"},"spec":{"drivers":null}})")
+                .status,
+            403u);
+  EXPECT_TRUE(journaled().empty());
+}
+
+// When a CSI driver registers, kubelet GETs its CSINode and PUTs it back, as protobuf, with the
+// driver added (test/testdata/protobuf/csinode-update.pb). Offline the update is applied as its
+// JSON form and journaled as JSON, so that the replay can re-base it if the cloud's moved on.
+TEST_F(OfflineWritesTest, AProtobufCSINodeUpdateIsAppliedAndJournaledAsJson) {
+  set_limits(JournalLimits{}, "edge-1");
+  const std::string target = "/apis/storage.k8s.io/v1/csinodes/edge-1";
+  cache_get(
+      target,
+      R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"edge-1",)"
+      R"("uid":"7c0d9a8e-1b2c-4d3e-9f40-5a6b7c8d9e0f","resourceVersion":"4711",)"
+      R"("creationTimestamp":"2026-11-23T09:00:00Z","managedFields":[{"manager":"kubelet"}]},)"
+      R"("spec":{"drivers":null}})");
+  auto updated = write("PUT", target, "application/vnd.kubernetes.protobuf",
+                       protobuf_fixture("csinode-update.pb"));
+  ASSERT_EQ(updated.status, 200u) << updated.body;
+  auto csinode = parse(updated.body);
+  ASSERT_TRUE(csinode["spec"]["drivers"].IsArray());
+  EXPECT_STREQ(csinode["spec"]["drivers"][0]["name"].GetString(), "csi.example.com");
+  EXPECT_EQ(csinode["spec"]["drivers"][0]["allocatable"]["count"].GetInt(), 16);
+  EXPECT_STREQ(csinode["metadata"]["resourceVersion"].GetString(), "4711");
+  // What the protobuf body cannot carry is kept from the cached object, as the apiserver does.
+  EXPECT_STREQ(csinode["metadata"]["creationTimestamp"].GetString(), "2026-11-23T09:00:00Z");
+  EXPECT_STREQ(csinode["metadata"]["managedFields"][0]["manager"].GetString(), "kubelet");
+  auto id = policy_.identity(request("GET", target));
+  EXPECT_EQ(object_json(id->key(), "", "edge-1"), updated.body);
+  auto entries = journaled();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].method, "PUT");
+  EXPECT_EQ(entries[0].content_type, "application/json");
+  auto sent = parse(entries[0].body);
+  ASSERT_TRUE(sent.IsObject()) << entries[0].body;
+  EXPECT_STREQ(sent["spec"]["drivers"][0]["nodeID"].GetString(), "edge-1");
+  EXPECT_STREQ(sent["metadata"]["resourceVersion"].GetString(), "4711");
+
+  // A stale resourceVersion is the apiserver's 409; a lease sent to a CSINode's URL is a 400;
+  // kinds the hub cannot read as protobuf keep their 415.
+  cache_get(target,
+            R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1","metadata":{"name":"edge-1",)"
+            R"("uid":"7c0d9a8e-1b2c-4d3e-9f40-5a6b7c8d9e0f","resourceVersion":"4800"},)"
+            R"("spec":{"drivers":null}})");
+  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("csinode-update.pb"))
+                .status,
+            409u);
+  EXPECT_EQ(write("PUT", target, "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("lease-update.pb"))
+                .status,
+            400u);
+  cache_get(
+      "/api/v1/nodes/edge-1",
+      R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"edge-1","resourceVersion":"7"}})");
+  EXPECT_EQ(write("PUT", "/api/v1/nodes/edge-1", "application/vnd.kubernetes.protobuf",
+                  protobuf_fixture("node-create.pb"))
+                .status,
+            415u);
+}
+
 TEST_F(OfflineWritesTest, AProtobufEventIsJournaledAsSent) {
   set_limits(JournalLimits{}, "edge-1");
   const std::string body = protobuf_fixture("event-create.pb");
