@@ -66,10 +66,25 @@ bool NodeCache::keeps_answer(const kube::RequestInfo& info) const {
 }
 
 bool NodeCache::agent_answer_kept(const kube::RequestInfo& info) {
-  const bool lease_write = info.api_group == "coordination.k8s.io" && info.resource == "leases" &&
-                           info.subresource.empty() &&
-                           (info.verb == kube::Verb::Update || info.verb == kube::Verb::Create);
-  return lease_write || agent_token_request(info);
+  return node_write(info) || agent_token_request(info);
+}
+
+bool NodeCache::node_write(const kube::RequestInfo& info) {
+  using kube::Verb;
+  const bool create = info.verb == Verb::Create;
+  const bool change = info.verb == Verb::Update || info.verb == Verb::Patch;
+  if (!create && !change) return false;
+  const bool core = info.api_group.empty();
+  const bool object = info.subresource.empty();
+  // Its Node (registration, status heartbeats, label and resource updates).
+  if (core && info.resource == "nodes") return object || (change && info.subresource == "status");
+  // Its pods' status (the status manager's patches).
+  if (core && info.resource == "pods") return change && info.subresource == "status";
+  // Its CSINode (created at kubelet's first start and then never read) and its lease.
+  if (info.api_group == "storage.k8s.io" && info.resource == "csinodes") return object;
+  if (info.api_group == "coordination.k8s.io" && info.resource == "leases")
+    return object && info.verb != Verb::Patch;
+  return false;
 }
 
 bool NodeCache::agent_token_request(const kube::RequestInfo& info) {
@@ -91,8 +106,11 @@ bool NodeCache::cacheable(const kube::RequestInfo& info) const {
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,
                                                  std::string_view request_body) {
   if (keeps_answer(info)) {
-    // kubelet's lease answers (so the lease is known offline after a restart) and TokenRequest
-    // answers (so pods mount their tokens after an offline reboot).
+    // The answers to what the node writes (so that an offline restart finds its Node, its
+    // CSINode, its lease and its pods' last status, although kubelet never reads some of them
+    // back) and TokenRequest answers (so pods mount their tokens after an offline reboot). Each
+    // answer is the object as the apiserver stored it, kept in the resource's "get" set as a GET
+    // of it would be.
     if (status != 200 && status != 201) return nullptr;
     if (wants_request_body(info)) {
       auto key = read_token_request(info, std::string_view(info.content_type), request_body);

@@ -67,8 +67,12 @@ class NodeCache : public hub::CacheHooks {
  private:
   NodeCache(std::unique_ptr<Store> store, const Options& options, base::MetricsRegistry& registry);
   bool is_discovery(const kube::RequestInfo& info) const;
-  // A cache agent's lease write or TokenRequest, whose answer the cache keeps.
+  // A cache agent's write of the node's own objects, or its TokenRequest: the cache keeps the
+  // answer.
   bool keeps_answer(const kube::RequestInfo& info) const;
+  // A create, update or patch of what kubelet writes about its node: the Node (and its status),
+  // its pods' status, its CSINode, its lease.
+  static bool node_write(const kube::RequestInfo& info);
   // keeps_answer() for a resource request whose component is known to be a cache agent.
   static bool agent_answer_kept(const kube::RequestInfo& info);
   static bool agent_token_request(const kube::RequestInfo& info);
