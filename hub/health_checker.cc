@@ -1,6 +1,8 @@
 // Apiserver health probing; see health_checker.h.
 #include "hub/health_checker.h"
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -42,6 +44,7 @@ HealthChecker::Settings HealthChecker::settings_from(const HubOptions& o) {
   s.timeout = std::chrono::seconds(o.heartbeat_timeout_seconds);
   s.attempts = o.heartbeat_failed_retry;
   s.healthy_threshold = o.heartbeat_healthy_threshold;
+  s.recovery_interval = std::min<std::chrono::milliseconds>(s.recovery_interval, s.interval);
   return s;
 }
 
@@ -82,11 +85,13 @@ void HealthChecker::probe_soon(std::size_t server) {
 asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
   const std::string& url = servers_.address(server).url;
   while (!stopped_) {
-    bool success = false;
-    for (int attempt = 0; attempt < settings_.attempts && !success && !stopped_; ++attempt) {
-      success = co_await probe_once(server);
+    Outcome outcome = Outcome::Unreachable;
+    for (int attempt = 0; attempt < settings_.attempts && outcome != Outcome::Ready && !stopped_;
+         ++attempt) {
+      outcome = co_await probe_once(server);
     }
     if (stopped_) break;
+    const bool success = outcome == Outcome::Ready;
     metrics_.probes.with({url, success ? "success" : "failure"}).inc();
     const bool first = !states_[server].known();
     if (auto changed = states_[server].record(success)) {
@@ -100,12 +105,17 @@ asio::awaitable<void> HealthChecker::run_server(std::size_t server) {
       on_change_(server, *changed);
     }
     if (first) ++initial_done_;
-    wake_[server]->expires_after(settings_.interval);
+    wake_[server]->expires_after(next_wait(server, outcome));
     co_await wake_[server]->async_wait(asio::as_tuple(asio::use_awaitable));
   }
 }
 
-asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
+std::chrono::milliseconds HealthChecker::next_wait(std::size_t server, Outcome last) const {
+  if (states_[server].healthy() || last == Outcome::NotReady) return settings_.interval;
+  return settings_.recovery_interval;
+}
+
+asio::awaitable<HealthChecker::Outcome> HealthChecker::probe_once(std::size_t server) {
   const ServerAddress& address = servers_.address(server);
   const auto deadline = base::Clock::now() + settings_.timeout;
   UpstreamConnectionPtr conn = std::move(kept_[server]);
@@ -115,7 +125,7 @@ asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
     answer = co_await ask_readyz(*conn, server, deadline);
     // No answer on a kept connection: the apiserver may have closed it as the probe went out.
     // A fresh one decides, unless the time is up.
-    if (!answer.code && answer.timed_out) co_return false;
+    if (!answer.code && answer.timed_out) co_return Outcome::Unreachable;
     if (!answer.code) conn.reset();
   }
   if (!conn) {
@@ -125,18 +135,19 @@ asio::awaitable<bool> HealthChecker::probe_once(std::size_t server) {
     if (!fresh) {
       last_failure_[server] = fresh.error().message;
       YH_LOG(Debug) << "probe of " << address.url << " failed: " << fresh.error().message;
-      co_return false;
+      co_return Outcome::Unreachable;
     }
     conn = std::move(*fresh);
     answer = co_await ask_readyz(*conn, server, fresh_deadline);
   }
-  if (!answer.code) co_return false;
+  if (!answer.code) co_return Outcome::Unreachable;
   if (answer.keep) kept_[server] = std::move(conn);
   if (*answer.code != 200) {
     last_failure_[server] = "/readyz answered " + std::to_string(*answer.code);
     YH_LOG(Debug) << "probe of " << address.url << " answered " << *answer.code;
+    co_return Outcome::NotReady;
   }
-  co_return *answer.code == 200;
+  co_return Outcome::Ready;
 }
 
 asio::awaitable<HealthChecker::Answer> HealthChecker::ask_readyz(

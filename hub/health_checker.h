@@ -5,7 +5,12 @@
 // --heartbeat-healthy-threshold consecutive successes mark it healthy again; the first probe after
 // start decides immediately (YurtHub's state machine, docs/reference/yurthub.md §3.3). Unlike
 // YurtHub, the probe is not the node's lease heartbeat: kubelet renews its own lease through the
-// hub.
+// hub. Also unlike YurtHub, an unhealthy server that could not be reached (no connection, no
+// answer) is probed every second (Settings::recovery_interval), and so is one whose last probe
+// succeeded but is not yet healthy again: the node is back online within about
+// --heartbeat-healthy-threshold seconds of its link returning, not two intervals (20 s). A server
+// that answers, but not 200 (starting, overloaded), keeps the interval: a fleet of hubs must not
+// press an apiserver that is coming up.
 //
 // Runs on one executor (the first worker's). probe_soon() may be called from any thread.
 #pragma once
@@ -53,6 +58,8 @@ class HealthChecker {
     std::chrono::milliseconds timeout{2000};
     int attempts = 3;
     int healthy_threshold = 2;
+    // Between probes of an unhealthy server that was unreachable or has begun to answer 200.
+    std::chrono::milliseconds recovery_interval{1000};
   };
   static Settings settings_from(const HubOptions& options);
 
@@ -70,7 +77,11 @@ class HealthChecker {
 
  private:
   boost::asio::awaitable<void> run_server(std::size_t server);
-  boost::asio::awaitable<bool> probe_once(std::size_t server);
+  // What one probe attempt came to.
+  enum class Outcome { Ready, NotReady, Unreachable };
+  boost::asio::awaitable<Outcome> probe_once(std::size_t server);
+  // How long to wait after a probe with `last` outcome.
+  std::chrono::milliseconds next_wait(std::size_t server, Outcome last) const;
   // What one GET /readyz on a connection came to.
   struct Answer {
     std::optional<unsigned> code{};  // none: no answer, and last_failure_ says why

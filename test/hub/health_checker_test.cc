@@ -183,6 +183,44 @@ TEST_F(HealthCheckerTest, AnApiserverThatNeverAnswersFailsEachAttemptAtItsTimeou
   EXPECT_TRUE(run_until([&] { return !healthy(); }));
 }
 
+// The link is cut, then returns: while the server cannot be reached it is probed every second,
+// and two successes a second apart bring it back, not two 10 s intervals.
+TEST_F(HealthCheckerTest, AnUnreachableServerIsProbedEverySecondAndBackWithinTwo) {
+  ASSERT_TRUE(run_until([&] { return healthy(); }));
+  server_->answering = false;
+  advance(seconds(10));
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_TRUE(run_until([&] { return server_->probes == 1 + attempt; }));
+    advance(seconds(2));
+  }
+  ASSERT_TRUE(run_until([&] { return !healthy(); }));
+  advance(seconds(1));  // still cut: one more probe, a second later
+  ASSERT_TRUE(run_until([&] { return server_->probes == 5; }));
+  advance(seconds(2));  // its first attempt timed out; the second is held unanswered too
+  ASSERT_TRUE(run_until([&] { return server_->probes == 6; }));
+
+  server_->answering = true;
+  const int before = finished("success");
+  for (int second = 0; second < 6 && !healthy(); ++second) advance(seconds(1));
+  EXPECT_TRUE(run_until([&] { return healthy(); }));
+  EXPECT_EQ(finished("success"), before + 2);
+  EXPECT_EQ(changes_, (std::vector<bool>{true, false, true}));
+}
+
+// An apiserver that answers, but not ready (starting, overloaded), is left alone for the
+// interval: a fleet of hubs probing it every second would only slow its start.
+TEST_F(HealthCheckerTest, AServerThatAnswersNotReadyIsProbedOnlyEveryInterval) {
+  ASSERT_TRUE(run_until([&] { return healthy(); }));
+  server_->code = 503;
+  advance(seconds(10));
+  ASSERT_TRUE(run_until([&] { return !healthy(); }));
+  const int probes = server_->probes;
+  advance(seconds(9));
+  EXPECT_EQ(server_->probes, probes);
+  advance(seconds(1));
+  EXPECT_TRUE(run_until([&] { return server_->probes > probes; }));
+}
+
 TEST_F(HealthCheckerTest, ProbesReuseTheConnectionTheApiserverKeepsOpen) {
   server_->keep_alive = true;
   ASSERT_TRUE(run_until([&] { return finished("success") == 1; }));
