@@ -3,7 +3,9 @@
 # Debian -dev packages the project depends on, clang and its libFuzzer runtime (scripts/fuzz.sh),
 # clang-format and clang-tidy (scripts/check_format.sh, check_tidy.sh), kubectl (used by the demo and the tests), dpkg-dev and file, which CPack's DEB generator runs
 # (dpkg-shlibdeps) to compute the package's Depends (test/packaging), and curl, the client of the
-# profile-guided build's training run (scripts/pgo_train.sh) and of the benchmarks.
+# profile-guided build's training run (scripts/pgo_train.sh) and of the benchmarks, and libfaketime
+# (package faketime), which moves the hub's wall clock forward in the offline-window integration
+# test (test/integration/offline_window_test.cc) without a test hook in the binary.
 # `setup.sh image` adds what cmd/packaging/build_image.sh needs to build the container image without
 # Docker: debootstrap, umoci and jq. `setup.sh vm` adds what test/net/dummy_interface_vm_test.sh
 # needs to boot a Debian kernel: debootstrap, qemu-system-x86 and cpio.
@@ -12,7 +14,8 @@ set -euo pipefail
 
 packages=(cmake g++ ninja-build ccache pkg-config openssl curl
           libboost1.81-dev libssl-dev zlib1g-dev rapidjson-dev liblmdb-dev libyaml-cpp-dev
-          libgtest-dev libgmock-dev clang clang-format clang-tidy libclang-rt-14-dev dpkg-dev file)
+          libgtest-dev libgmock-dev clang clang-format clang-tidy libclang-rt-14-dev dpkg-dev file
+          faketime)
 case ${1:-} in
   '') ;;
   image) packages+=(debootstrap umoci jq) ;;

@@ -87,6 +87,11 @@ void Cluster::start_hub(bool wait_ready) {
   // Always: a hub that gets its serving certificate by CSR serves the port without the two flags.
   argv.push_back("--proxy-secure-port=" + std::to_string(secure_port_));
   for (const auto& flag : options_.hub_flags) argv.push_back(expand(flag));
+  if (!options_.hub_wrapper.empty()) {
+    std::vector<std::string> wrapped;
+    for (const auto& arg : options_.hub_wrapper) wrapped.push_back(expand(arg));
+    argv.insert(argv.begin(), wrapped.begin(), wrapped.end());
+  }
   const std::string log = dir() + "/hub-" + std::to_string(++hub_starts_) + ".log";
   hub_ = Process::start(argv, log);
   ASSERT_TRUE(hub_);

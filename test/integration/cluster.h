@@ -29,6 +29,9 @@ struct ClusterOptions {
   // --server-addr names it by.
   std::string apiserver_cert = "apiserver";
   std::string apiserver_host = "127.0.0.1";
+  // Put before the hub's argv: a wrapper that runs it, such as /usr/bin/env with variables
+  // ("{dir}" expanded); it must exec the hub in the same process.
+  std::vector<std::string> hub_wrapper;
 };
 
 // The demo's objects (test/testdata/fake_apiserver/demo-objects.json): two nodes in two

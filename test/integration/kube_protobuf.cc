@@ -1,7 +1,9 @@
 // kubelet's protobuf bodies; see kube_protobuf.h. Field numbers from k8s.io/apimachinery
 // (runtime.Unknown, meta/v1 ObjectMeta, OwnerReference, Time) and k8s.io/api (coordination/v1,
-// authentication/v1).
+// authentication/v1, storage/v1).
 #include "test/integration/kube_protobuf.h"
+
+#include <algorithm>
 
 namespace yurthub::test {
 namespace {
@@ -38,9 +40,23 @@ std::string time_message(std::int64_t seconds, std::int32_t nanos) {
   return t;
 }
 
+using StringMap = std::vector<std::pair<std::string, std::string>>;
+
+// map<string,string> field `field`: one entry message per pair, sorted by key (gogo's sortkeys).
+void string_map(std::string& out, int field, StringMap entries) {
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [k, v] : entries) {
+    std::string entry;
+    bytes(entry, 1, k);
+    bytes(entry, 2, v);
+    bytes(out, field, entry);
+  }
+}
+
 std::string object_meta(const std::string& name, const std::string& namespace_name,
                         const std::string& uid, const std::string& rv, std::int64_t created,
-                        const std::vector<OwnerRef>& owners) {
+                        const std::vector<OwnerRef>& owners, const StringMap& labels = {},
+                        const StringMap& annotations = {}) {
   std::string m;
   bytes(m, 1, name);
   bytes(m, 2, "");  // generateName
@@ -50,6 +66,8 @@ std::string object_meta(const std::string& name, const std::string& namespace_na
   bytes(m, 6, rv);
   number(m, 7, 0);  // generation
   bytes(m, 8, time_message(created, 0));
+  string_map(m, 11, labels);
+  string_map(m, 12, annotations);
   for (const OwnerRef& o : owners) {
     std::string r;
     bytes(r, 1, o.kind);
@@ -107,6 +125,28 @@ std::string token_request_body(const TokenRequestBody& t) {
   bytes(request, 2, spec);
   bytes(request, 3, status);
   return envelope("authentication.k8s.io/v1", "TokenRequest", request);
+}
+
+std::string csinode_body(const CSINodeBody& c) {
+  std::string spec;
+  for (const CSINodeDriverBody& d : c.drivers) {
+    std::string driver;
+    bytes(driver, 1, d.name);
+    bytes(driver, 2, d.node_id);
+    for (const std::string& k : d.topology_keys) bytes(driver, 3, k);
+    if (d.allocatable_count) {
+      std::string resources;
+      number(resources, 1, *d.allocatable_count);
+      bytes(driver, 4, resources);
+    }
+    bytes(spec, 1, driver);
+  }
+  std::string csinode;
+  bytes(csinode, 1,
+        object_meta(c.name, "", c.uid, c.resource_version, c.created_seconds, c.owners, c.labels,
+                    c.annotations));
+  bytes(csinode, 2, spec);
+  return envelope("storage.k8s.io/v1", "CSINode", csinode);
 }
 
 std::string named_object_body(const std::string& api_version, const std::string& kind,

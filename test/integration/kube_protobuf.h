@@ -1,12 +1,14 @@
 // kubelet's protobuf request bodies for the integration tests, written field by field as
 // client-go's generated (gogo) code writes them: every non-pointer field, even empty, in field
-// order, behind the "k8s\0" runtime.Unknown envelope. The lease and TokenRequest forms are checked
-// byte for byte against bodies Debian's protoc made from upstream's .proto files
+// order, behind the "k8s\0" runtime.Unknown envelope. The lease, TokenRequest and CSINode forms are
+// checked byte for byte against bodies Debian's protoc made from upstream's .proto files
 // (test/testdata/protobuf), so the hub's decoder is never tested only against this encoder.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace yurthub::test {
@@ -32,6 +34,21 @@ struct TokenRequestBody {
   std::string bound_kind, bound_api_version, bound_name, bound_uid;
 };
 std::string token_request_body(const TokenRequestBody& request);
+
+// storage.k8s.io/v1 CSINode, as kubelet's CSI node-info manager creates and updates it.
+struct CSINodeDriverBody {
+  std::string name, node_id;
+  std::vector<std::string> topology_keys;
+  std::optional<std::int32_t> allocatable_count;
+};
+struct CSINodeBody {
+  std::string name, uid, resource_version;
+  std::int64_t created_seconds = 0;
+  std::vector<std::pair<std::string, std::string>> labels, annotations;  // written sorted by key
+  std::vector<OwnerRef> owners;
+  std::vector<CSINodeDriverBody> drivers;
+};
+std::string csinode_body(const CSINodeBody& csinode);
 
 // An object with only its metadata (name, namespace): enough for a node registration or an
 // event as far as the hub reads them; a real kubelet sends more, which the hub skips.
