@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "hub/watch_corrections.h"
+#include "kube/bearer_token.h"
 #include "net/http_io.h"
 
 namespace yurthub::hub {
@@ -211,6 +212,11 @@ bool ProxySession<Stream>::classify(RequestParser& parser) {
       Classified{sv(req.method_string()), sv(req.target()), headers.user_agent.value_or("")});
   info.accept = headers.accept.value_or("");
   info.content_type = headers.content_type.value_or("");
+  // The same test as the Forwarder's choice of identity: a bearer caller is never the node.
+  if (net::carries_bearer_token(req)) {
+    const auto authorization = req[http::field::authorization];
+    info.bearer_token = std::string(kube::bearer_token(sv(authorization)).value_or(""));
+  }
   expects_continue_ = beast::iequals(headers.expect.value_or(""), "100-continue");
   YH_LOG(Debug) << listener_name_ << " " << req.method_string() << " " << req.target() << " ("
                 << info.component << ")";

@@ -66,6 +66,10 @@ struct RequestInfo {
   std::string component;     // lowercased User-Agent before the first '/'; "" without a User-Agent
   std::string accept;        // the Accept header as sent (set by the session, not classify_request)
   std::string content_type;  // the Content-Type header as sent (likewise)
+  // The caller's own credential, set by the session: the token of its `Authorization: Bearer`
+  // header (kube::bearer_token; empty if the header has none), or nullopt when it sent none and
+  // the hub lends it the node's identity. The cache keys what it keeps, and serves offline, by it.
+  std::optional<std::string> bearer_token;
 
   bool is_watch() const { return verb == Verb::Watch; }
   // Watches, proxy and exec/attach/port-forward style requests stay open indefinitely.

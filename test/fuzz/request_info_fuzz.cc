@@ -1,13 +1,16 @@
 // Fuzz target for kube/request_info.h: classify_request() on a method, request-target and
 // User-Agent (the input's three NUL-separated parts), plus the percent-decoding and query
-// iteration it is built on and origin_form on the target. Oracles: decoding never grows the
+// iteration it is built on and origin_form on the target; and for kube/bearer_token.h on the
+// third part as an Authorization header and as a token. Oracles: decoding never grows the
 // text; the component is the lowercased User-Agent before its first '/'; an origin form is a
-// path no longer than the target and its '/'.
+// path no longer than the target and its '/'; a bearer token is a piece of its header without
+// a space; a JWT's claims are no longer than the token.
 #include "kube/request_info.h"
 
 #include <algorithm>
 #include <cctype>
 
+#include "kube/bearer_token.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -35,5 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bytes += key.size() + value.size();
   });
   fuzz::check(bytes <= query.size(), "query parameters longer than the query");
+  if (const auto token = kube::bearer_token(parts[2])) {
+    fuzz::check(token->size() < parts[2].size() && token->find(' ') == std::string_view::npos,
+                "a bearer token that is not a word of its header");
+  }
+  if (const auto claims = kube::read_jwt_claims(parts[2])) {
+    for (const std::string* s : {&claims->issuer, &claims->subject, &claims->namespace_name,
+                                 &claims->service_account, &claims->pod_name, &claims->pod_uid}) {
+      fuzz::check(s->size() <= parts[2].size(), "a claim longer than the token");
+    }
+  }
   return 0;
 }
