@@ -60,7 +60,11 @@ std::shared_ptr<const CachePolicy::Agents> CachePolicy::snapshot() const {
 
 bool CachePolicy::is_agent(std::string_view component) const {
   if (component.empty()) return false;  // no User-Agent: never cached (as YurtHub)
-  std::lock_guard lock(mutex_);         // held for the lookup: cheaper than copying the snapshot
+  // A control character (the owner mark of a cache key, a separator) is never a component's.
+  for (char c : component) {
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+  }
+  std::lock_guard lock(mutex_);  // held for the lookup: cheaper than copying the snapshot
   return agents_->all || agents_->names.count(component) > 0;
 }
 

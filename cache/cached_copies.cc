@@ -10,8 +10,8 @@ std::vector<CachedCopy> find_copies(ReadView& view, const ObjectRef& ref) {
   for (auto& [key, record] : view.lists_with_prefix("")) {
     if (record.set_id == 0) continue;
     auto identity = ListIdentity::parse(key);
-    if (!identity || identity->group != ref.group || identity->version != ref.version ||
-        identity->resource != ref.resource ||
+    if (!identity || identity->owner != ref.owner || identity->group != ref.group ||
+        identity->version != ref.version || identity->resource != ref.resource ||
         (!identity->namespace_name.empty() && identity->namespace_name != ref.namespace_name)) {
       continue;
     }

@@ -107,7 +107,9 @@ Status open_databases(Env& env) {
   // Added after format 1 shipped: created on the first read-write open; a read-only open of an
   // older cache reads it as empty.
   const std::tuple<const char*, MDB_dbi*, bool*> later[] = {
-      {"journal", &env.journal, &env.has_journal}, {"tokens", &env.tokens, &env.has_tokens}};
+      {"journal", &env.journal, &env.has_journal},
+      {"tokens", &env.tokens, &env.has_tokens},
+      {"callers", &env.callers, &env.has_callers}};
   for (const auto& [name, dbi, present] : later) {
     const int rc = mdb_dbi_open(txn.get(), name, env.read_only ? 0 : MDB_CREATE, dbi);
     if (rc != 0 && !(env.read_only && rc == MDB_NOTFOUND)) {

@@ -19,7 +19,7 @@
 
 namespace yurthub::cache::lmdb {
 
-inline constexpr unsigned kMaxDbs = 16;        // 6 used
+inline constexpr unsigned kMaxDbs = 16;        // 7 used
 inline constexpr unsigned kMaxReaders = 1024;  // one per live ReadView across all processes
 inline constexpr mdb_mode_t kFileMode = 0600;  // the cache holds secrets and service-account tokens
 inline constexpr std::string_view kFormatVersionKey = "format_version";
@@ -51,9 +51,17 @@ inline Error lmdb_error(const std::string& what, int rc) {
 // (a coroutine finishing after shutdown) never touches a closed environment.
 struct Env {
   MDB_env* env = nullptr;
-  MDB_dbi lists = 0, objects = 0, discovery = 0, meta = 0, journal = 0, tokens = 0;
+  MDB_dbi lists = 0, objects = 0, discovery = 0, meta = 0, journal = 0, tokens = 0, callers = 0;
   bool has_journal = false;  // false only for a read-only open of a cache older than the journal
   bool has_tokens = false;   // likewise for the kept tokens
+  bool has_callers = false;  // and the accepted credentials
+
+  // The database of `db`, or nullopt when a read-only open found none.
+  std::optional<MDB_dbi> secrets(Secrets db) const {
+    if (db == Secrets::KeptTokens)
+      return has_tokens ? std::optional<MDB_dbi>(tokens) : std::nullopt;
+    return has_callers ? std::optional<MDB_dbi>(callers) : std::nullopt;
+  }
   std::size_t max_key = 0;
   bool read_only = false;
   std::string directory;

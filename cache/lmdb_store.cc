@@ -135,24 +135,26 @@ class LmdbReader : public Base {
     log_cursor_end("scanning the journal", rc);
   }
 
-  std::optional<std::string> kept_token(std::string_view key) override {
-    if (!env_->has_tokens) return std::nullopt;
-    auto value = get(env_->tokens, key);
+  std::optional<std::string> secret(Secrets db, std::string_view key) override {
+    const auto dbi = env_->secrets(db);
+    if (!dbi) return std::nullopt;
+    auto value = get(*dbi, key);
     if (!value) return std::nullopt;
     return std::string(*value);
   }
 
-  void scan_kept_tokens(
-      const std::function<bool(std::string_view, std::string_view)>& visit) override {
-    if (!env_->has_tokens) return;
+  void scan_secrets(Secrets db,
+                    const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    const auto dbi = env_->secrets(db);
+    if (!dbi) return;
     int rc = 0;
-    Cursor cursor = open_cursor(txn_, env_->tokens, &rc);
+    Cursor cursor = open_cursor(txn_, *dbi, &rc);
     MDB_val key{}, value{};
     if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
     for (; rc == 0; rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
       if (!visit(keep(from_val(key)), keep(from_val(value)))) return;
     }
-    log_cursor_end("scanning kept tokens", rc);
+    log_cursor_end("scanning secrets", rc);
   }
 
  protected:
@@ -229,8 +231,9 @@ class EmptyView final : public ReadView {
       override {}
   std::optional<std::string> discovery(std::string_view) override { return std::nullopt; }
   void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>&) override {}
-  std::optional<std::string> kept_token(std::string_view) override { return std::nullopt; }
-  void scan_kept_tokens(const std::function<bool(std::string_view, std::string_view)>&) override {}
+  std::optional<std::string> secret(Secrets, std::string_view) override { return std::nullopt; }
+  void scan_secrets(Secrets,
+                    const std::function<bool(std::string_view, std::string_view)>&) override {}
 };
 
 // ---- writing ---------------------------------------------------------------------------------
@@ -328,13 +331,13 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
     return del(env_->journal, journal_key(seq), "deleting journal entry " + std::to_string(seq));
   }
 
-  Status put_kept_token(std::string_view key, std::string_view value) override {
-    if (Status s = check_key(key, "kept token"); !s) return s;
-    return put(env_->tokens, key, value, "storing a kept token");
+  Status put_secret(Secrets db, std::string_view key, std::string_view value) override {
+    if (Status s = check_key(key, "secret"); !s) return s;
+    return put(*env_->secrets(db), key, value, "storing a secret");
   }
 
-  Status delete_kept_token(std::string_view key) override {
-    return del(env_->tokens, key, "deleting a kept token");
+  Status delete_secret(Secrets db, std::string_view key) override {
+    return del(*env_->secrets(db), key, "deleting a secret");
   }
 
   // The first LMDB error of this transaction. LMDB has then invalidated the transaction, so
@@ -448,10 +451,12 @@ class LmdbStore final : public Store {
     if (mdb_txn_begin(env_->env, nullptr, MDB_RDONLY, &raw) != 0) return out;
     TxnGuard txn(raw);
     std::uint64_t pages = 2;  // the two meta pages
-    for (MDB_dbi dbi : {MDB_dbi{0}, MDB_dbi{1}, env_->lists, env_->objects, env_->discovery,
-                        env_->meta, env_->journal, env_->tokens}) {  // 0: free list, 1: main
+    for (MDB_dbi dbi :
+         {MDB_dbi{0}, MDB_dbi{1}, env_->lists, env_->objects, env_->discovery, env_->meta,
+          env_->journal, env_->tokens, env_->callers}) {  // 0: free list, 1: main
       if (dbi == env_->journal && !env_->has_journal) continue;
       if (dbi == env_->tokens && !env_->has_tokens) continue;
+      if (dbi == env_->callers && !env_->has_callers) continue;
       MDB_stat st{};
       if (mdb_stat(txn.get(), dbi, &st) != 0) continue;
       pages += st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;

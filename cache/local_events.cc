@@ -20,8 +20,9 @@ bool LocalEvents::Subscription::overflowed() const {
 
 std::shared_ptr<LocalEvents::Subscription> LocalEvents::subscribe(
     std::string component, std::string group, std::string version, std::string resource,
-    std::string namespace_name, std::function<void()> wake) {
+    std::string namespace_name, std::function<void()> wake, std::string owner) {
   auto sub = std::make_shared<Subscription>();
+  sub->owner_ = std::move(owner);
   sub->component_ = std::move(component);
   sub->group_ = std::move(group);
   sub->version_ = std::move(version);
@@ -40,8 +41,9 @@ void LocalEvents::publish(const LocalChange& change) {
     std::erase_if(subscriptions_, [](const auto& weak) { return weak.expired(); });
     for (const auto& weak : subscriptions_) {
       auto sub = weak.lock();
-      if (!sub || sub->component_ != change.component || sub->group_ != change.group ||
-          sub->version_ != change.version || sub->resource_ != change.resource ||
+      if (!sub || sub->owner_ != change.owner || sub->component_ != change.component ||
+          sub->group_ != change.group || sub->version_ != change.version ||
+          sub->resource_ != change.resource ||
           (!sub->namespace_name_.empty() && sub->namespace_name_ != change.namespace_name)) {
         continue;
       }

@@ -17,7 +17,8 @@ namespace yurthub::cache {
 struct LocalChange {
   std::string component;  // whose cached copy changed
   std::string group, version, resource, namespace_name, name;
-  std::string json;  // the object as that component's cache now holds it
+  std::string json;        // the object as that component's cache now holds it
+  std::string owner = {};  // the copy's owner (cache/callers.h): "" = the node
 };
 
 class LocalEvents {
@@ -32,18 +33,19 @@ class LocalEvents {
 
    private:
     friend class LocalEvents;
-    std::string component_, group_, version_, resource_, namespace_name_;
+    std::string component_, group_, version_, resource_, namespace_name_, owner_;
     std::function<void()> wake_;
     mutable std::mutex mutex_;  // guards pending_, overflowed_
     std::deque<LocalChange> pending_;
     bool overflowed_ = false;
   };
 
-  // Changes to `resource` of `component` in `namespace_name` ("" = all namespaces) reach the
-  // subscription until it is destroyed.
+  // Changes to `resource` of `owner`'s `component` in `namespace_name` ("" = all namespaces)
+  // reach the subscription until it is destroyed.
   std::shared_ptr<Subscription> subscribe(std::string component, std::string group,
                                           std::string version, std::string resource,
-                                          std::string namespace_name, std::function<void()> wake);
+                                          std::string namespace_name, std::function<void()> wake,
+                                          std::string owner = {});
   void publish(const LocalChange& change);
 
  private:

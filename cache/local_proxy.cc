@@ -63,7 +63,7 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
                                       const kube::FieldSelector& field) {
   std::optional<ListChoice> best;
   const auto prefix = ListIdentity::resource_prefix(wanted.component, wanted.group, wanted.version,
-                                                    wanted.resource);
+                                                    wanted.resource, wanted.owner);
   for (auto& [key, record] : view.lists_with_prefix(prefix)) {
     auto id = ListIdentity::parse(key);
     if (!id || id->is_get_set() || !record.complete || record.set_id == 0) continue;
@@ -202,8 +202,8 @@ asio::awaitable<unsigned> LocalProxy::get(const kube::RequestInfo& info,
   // The object may sit in the get set and in any of the component's lists: take the newest.
   std::optional<std::string> best;
   std::uint64_t best_rv = 0;
-  const auto prefix = ListIdentity::resource_prefix(identity.component, identity.group,
-                                                    identity.version, identity.resource);
+  const auto prefix = ListIdentity::resource_prefix(
+      identity.component, identity.group, identity.version, identity.resource, identity.owner);
   for (const auto& [key, record] : view->lists_with_prefix(prefix)) {
     if (record.set_id == 0) continue;
     auto object = view->object(record.set_id, info.namespace_name, info.name);
@@ -368,8 +368,9 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
            : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
   const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
   // Changes the node makes while offline (journaled writes) reach the watch as MODIFIED events.
-  auto changes = events_.subscribe(identity.component, identity.group, identity.version,
-                                   identity.resource, info.namespace_name, out.waker());
+  auto changes =
+      events_.subscribe(identity.component, identity.group, identity.version, identity.resource,
+                        info.namespace_name, out.waker(), identity.owner);
   for (;;) {
     const auto now = base::Clock::now();
     if (now >= deadline) break;

@@ -30,10 +30,23 @@ Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
                   << "empty cache";
     resets.with({}).inc();
   }
-  return std::unique_ptr<NodeCache>(new NodeCache(std::move(opened->store), options, registry));
+  auto caller_key = Callers::load_key(*opened->store);
+  if (!caller_key) return caller_key.error();
+  return std::unique_ptr<NodeCache>(
+      new NodeCache(std::move(opened->store), std::move(*caller_key), options, registry));
 }
 
-NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
+namespace {
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
                      base::MetricsRegistry& registry)
     : store_(std::move(store)),
       metrics_(registry),
@@ -42,13 +55,9 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, const Options& options,
       local_(*store_, metrics_, events_, options.offline),
       authority_(options.node_name.empty() ? std::nullopt
                                            : std::optional<NodeAuthority>(options.node_name)),
-      tokens_(*store_, *writer_, registry,
-              [] {
-                return std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-              }),
-      writes_(*writer_, *store_, journal_, events_, policy_, metrics_, tokens_,
+      callers_(*store_, *writer_, registry, std::move(caller_key), unix_now),
+      tokens_(*store_, *writer_, registry, unix_now),
+      writes_(*writer_, *store_, journal_, events_, policy_, metrics_, tokens_, callers_,
               authority_ ? &*authority_ : nullptr),
       replay_(*store_, *writer_, journal_, options.replay) {
   journal_.load(*store_->read());
@@ -93,7 +102,9 @@ bool NodeCache::agent_token_request(const kube::RequestInfo& info) {
 }
 
 bool NodeCache::wants_request_body(const kube::RequestInfo& info) const {
-  return info.is_resource_request && agent_token_request(info) && policy_.is_agent(info.component);
+  // Only the node's TokenRequests are kept (for its pods' volumes after an offline reboot).
+  return !info.bearer_token && info.is_resource_request && agent_token_request(info) &&
+         policy_.is_agent(info.component);
 }
 
 bool NodeCache::cacheable(const kube::RequestInfo& info) const {
@@ -105,6 +116,10 @@ bool NodeCache::cacheable(const kube::RequestInfo& info) const {
 
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,
                                                  std::string_view request_body) {
+  // Kept as the identity that obtained it: the node's, or the caller's own token's, which the
+  // apiserver has now accepted.
+  const std::string owner = callers_.owner_of(info);
+  if (info.bearer_token && status >= 200 && status < 300) callers_.accepted(info);
   if (keeps_answer(info)) {
     // The answers to what the node writes (so that an offline restart finds its Node, its
     // CSINode, its lease and its pods' last status, although kubelet never reads some of them
@@ -112,32 +127,52 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     // answer is the object as the apiserver stored it, kept in the resource's "get" set as a GET
     // of it would be.
     if (status != 200 && status != 201) return nullptr;
-    if (wants_request_body(info)) {
+    if (agent_token_request(info)) {
+      if (!wants_request_body(info)) return nullptr;  // a caller's own TokenRequest
       auto key = read_token_request(info, std::string_view(info.content_type), request_body);
-      return key && status == 201 ? tokens_.tap(*key) : nullptr;
+      if (!key || status != 201) return nullptr;
+      // A token for the apiserver's own audience (none asked) is what a pod's projected volume
+      // holds: offline, the pod may read its service account's data with it.
+      std::function<void(std::string_view)> issued;
+      if (key->audiences.empty()) issued = [this](std::string_view t) { callers_.issued(t); };
+      return tokens_.tap(*key, std::move(issued));
     }
-    return make_object_tap(
-        *writer_, metrics_,
-        ListIdentity{info.component, info.api_group, info.api_version, info.resource, "", "", ""}
-            .get_set());
+    return make_object_tap(*writer_, metrics_,
+                           ListIdentity{info.component, info.api_group, info.api_version,
+                                        info.resource, "", "", "", owner}
+                               .get_set());
   }
   if (status != 200) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
   auto identity = policy_.identity(info);
   if (!identity) return nullptr;
+  identity->owner = owner;
   if (identity->key().size() > kMaxIdentityKeyBytes) {
     metrics_.failures.with({"identity_too_long"}).inc();
     return nullptr;
   }
   if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, *identity);
   if (info.verb == kube::Verb::List) {
+    {
+      std::lock_guard lock(listed_mutex_);
+      if (listed_.size() >= kMaxListedRemembered) listed_.clear();
+      listed_.insert(identity->key());
+    }
     return make_list_tap(*writer_, metrics_, *identity, !info.continue_token.empty());
   }
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
-  // Expired at once, so the client re-lists and the cache is rebuilt.
+  // Expired at once, so the client re-lists and the cache is rebuilt. So does a watch that
+  // resumes (from a resourceVersion) a list the cache does not have: evicted, or written before
+  // the cache recorded owners; a watch from now (no resourceVersion, or "0") just starts.
   const std::string key = identity->key();
   auto record = store_->read()->list(key);
-  const bool stale = (record && record->stale) || writer_->known_stale(key);
+  const bool resumes = !info.resource_version.empty() && info.resource_version != "0";
+  bool unknown = !record && resumes;
+  if (unknown) {  // a list this run relayed may not be committed yet
+    std::lock_guard lock(listed_mutex_);
+    unknown = listed_.count(key) == 0;
+  }
+  const bool stale = (record && record->stale) || writer_->known_stale(key) || unknown;
   return make_watch_tap(*writer_, metrics_, *identity, stale);
 }
 
@@ -149,10 +184,20 @@ bool NodeCache::serves_offline(const kube::RequestInfo& info) const {
 
 boost::asio::awaitable<unsigned> NodeCache::serve_offline(const kube::RequestInfo& info,
                                                           hub::ResponseWriter& writer) {
+  // A caller's token must be one the apiserver accepted; it reads only what that token's owner
+  // obtained online, as the apiserver would have answered it.
+  auto verdict = callers_.verify(info);
+  if (auto* refused = std::get_if<kube::ApiError>(&verdict)) {
+    const kube::ApiError error = *refused;
+    const unsigned code = co_await send_status(writer, error);
+    metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
+    co_return code;
+  }
   std::optional<ListIdentity> identity;
   if (!is_discovery(info)) {
     identity = policy_.identity(info);
     if (!identity) identity = ListIdentity{};  // unparseable selector: answered as "not cached"
+    identity->owner = std::get<std::string>(verdict);
   }
   co_return co_await local_.serve(info, identity, writer);
 }

@@ -5,13 +5,16 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "base/metrics.h"
 #include "cache/cache_metrics.h"
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
+#include "cache/callers.h"
 #include "cache/journal.h"
 #include "cache/journal_replay.h"
 #include "cache/local_events.h"
@@ -65,7 +68,8 @@ class NodeCache : public hub::CacheHooks {
   Journal& journal() { return journal_; }
 
  private:
-  NodeCache(std::unique_ptr<Store> store, const Options& options, base::MetricsRegistry& registry);
+  NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
+            base::MetricsRegistry& registry);
   bool is_discovery(const kube::RequestInfo& info) const;
   // A cache agent's write of the node's own objects, or its TokenRequest: the cache keeps the
   // answer.
@@ -77,6 +81,12 @@ class NodeCache : public hub::CacheHooks {
   static bool agent_answer_kept(const kube::RequestInfo& info);
   static bool agent_token_request(const kube::RequestInfo& info);
 
+  // Lists relayed in this run (their records may still be queued for the writer): a watch that
+  // resumes one is not taken for a watch on a list the cache lacks.
+  static constexpr std::size_t kMaxListedRemembered = 4096;
+  std::mutex listed_mutex_;
+  std::unordered_set<std::string> listed_;
+
   std::unique_ptr<Store> store_;
   CacheMetrics metrics_;
   CachePolicy policy_;
@@ -85,6 +95,7 @@ class NodeCache : public hub::CacheHooks {
   Journal journal_;
   LocalProxy local_;
   std::optional<NodeAuthority> authority_;
+  Callers callers_;
   TokenKeeper tokens_;
   OfflineWrites writes_;
   JournalReplay replay_;

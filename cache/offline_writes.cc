@@ -47,12 +47,13 @@ std::string_view protobuf_kind(const kube::RequestInfo& info) {
 
 OfflineWrites::OfflineWrites(CacheWriter& writer, Store& store, Journal& journal,
                              LocalEvents& events, const CachePolicy& policy, CacheMetrics& metrics,
-                             TokenKeeper& tokens, const NodeAuthority* authority)
+                             TokenKeeper& tokens, Callers& callers, const NodeAuthority* authority)
     : writer_(writer),
       journal_(journal),
       events_(events),
       policy_(policy),
       metrics_(metrics),
+      callers_(callers),
       authority_(authority),
       creates_(writer, store, journal, tokens, authority) {}
 
@@ -76,8 +77,18 @@ bool OfflineWrites::handles(const kube::RequestInfo& info) const {
 asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
                                                const hub::OfflineWrite& write,
                                                hub::ResponseWriter& out) {
+  // A caller's own token must be one the apiserver accepted; its write changes only its copies.
+  auto verdict = callers_.verify(info);
+  if (auto* refused = std::get_if<kube::ApiError>(&verdict)) {
+    journal_.count_refused("unverified");
+    const kube::ApiError error = *refused;
+    const unsigned sent = co_await send_status(out, error);
+    metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(sent)}).inc();
+    co_return sent;
+  }
+  const std::string owner = std::get<std::string>(verdict);
   // The hub's own credentials are the node's: what the apiserver would refuse them is refused.
-  const bool as_node = write.authorization.empty() && authority_ != nullptr;
+  const bool as_node = !info.bearer_token && authority_ != nullptr;
   const std::optional<kube::ApiError> denied =
       as_node
           ? authority_->authorize(info, info.verb == kube::Verb::Create
@@ -88,13 +99,14 @@ asio::awaitable<unsigned> OfflineWrites::serve(const kube::RequestInfo& info,
   const unsigned code = denied ? co_await send_status(out, *denied)
                         : info.verb == kube::Verb::Create
                             ? co_await creates_.serve(info, write, as_node, out)
-                            : co_await write_object(info, write, as_node, out);
+                            : co_await write_object(info, write, as_node, owner, out);
   metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
   co_return code;
 }
 
 asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& info,
                                                       const hub::OfflineWrite& write, bool as_node,
+                                                      const std::string& owner,
                                                       hub::ResponseWriter& out) {
   const bool lease = is_lease(info);
   const bool journaled = !lease;
@@ -127,7 +139,8 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
   // Named: g++ 12 mishandles a lambda temporary inside a co_await expression.
   CacheWriter::Task task = [&, outcome](WriteTxn& txn) -> Status {
     std::vector<CachedCopy> copies = find_copies(
-        txn, {info.api_group, info.api_version, info.resource, info.namespace_name, info.name});
+        txn,
+        {info.api_group, info.api_version, info.resource, info.namespace_name, info.name, owner});
     const CachedCopy* base = newest_copy(copies, info.component);
     if (base == nullptr) {
       outcome->refused = WriteRefusal{kube::Failure::Offline,
@@ -153,7 +166,7 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
       }
       outcome->changes.push_back(LocalChange{copy.identity.component, info.api_group,
                                              info.api_version, info.resource, info.namespace_name,
-                                             info.name, std::move(json)});
+                                             info.name, std::move(json), owner});
     }
     outcome->response = updated;
     if (!journaled) return {};

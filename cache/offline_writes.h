@@ -2,7 +2,9 @@
 // docs/offline-semantics.md, "Writes while offline"). Made with the hub's own credentials (as
 // kubelet's are), a write is first held to what kube-apiserver lets the node's identity do
 // (cache/node_authority.h): what it would refuse gets its 403 here, never a 200 that the replay
-// would lose. Then:
+// would lose. A write with the caller's own token is first verified (cache/callers.h): one the
+// apiserver never accepted on this node gets a Status, and a verified one changes only the copies
+// its own owner holds, never the node's or another caller's. Then:
 //   patch, update  of a cached object (any subresource-less or /status write of a cache agent):
 //                  applied to every cached copy of the object and journaled, in one LMDB
 //                  transaction; 200 with the updated object once that commit is durable; open
@@ -22,6 +24,7 @@
 #include "cache/cache_metrics.h"
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
+#include "cache/callers.h"
 #include "cache/journal.h"
 #include "cache/local_events.h"
 #include "cache/node_authority.h"
@@ -37,7 +40,7 @@ class OfflineWrites {
   // nothing is checked against the node's rules).
   OfflineWrites(CacheWriter& writer, Store& store, Journal& journal, LocalEvents& events,
                 const CachePolicy& policy, CacheMetrics& metrics, TokenKeeper& tokens,
-                const NodeAuthority* authority);
+                Callers& callers, const NodeAuthority* authority);
 
   // Whether `info` is a write this unit answers while offline (see the table above).
   bool handles(const kube::RequestInfo& info) const;
@@ -46,15 +49,17 @@ class OfflineWrites {
                                          const hub::OfflineWrite& write, hub::ResponseWriter& out);
 
  private:
+  // `owner`: whose cached copies the write changes (cache/callers.h).
   boost::asio::awaitable<unsigned> write_object(const kube::RequestInfo& info,
                                                 const hub::OfflineWrite& write, bool as_node,
-                                                hub::ResponseWriter& out);
+                                                const std::string& owner, hub::ResponseWriter& out);
 
   CacheWriter& writer_;
   Journal& journal_;
   LocalEvents& events_;
   const CachePolicy& policy_;
   CacheMetrics& metrics_;
+  Callers& callers_;
   const NodeAuthority* authority_;
   OfflineCreates creates_;
 };

@@ -9,8 +9,9 @@
 //     whether it is complete or stale, a staging set while a paginated list is being assembled).
 //   - Discovery documents (/version, /api, /apis, /api/v1, /apis/<g>/<v>): path -> JSON.
 //   - The offline write journal: sequence number -> encoded JournalEntry (cache/journal_entry.h).
-//   - Kept service-account tokens (cache/token_keeper.h): key -> the apiserver's TokenRequest
-//     response. A database of its own, which nothing that lists the cache's contents visits.
+//   - Secrets, in databases of their own that nothing listing the cache's contents visits: kept
+//     service-account tokens (cache/token_keeper.h: key -> the apiserver's TokenRequest answer)
+//     and the credentials the apiserver accepted (cache/callers.h: keyed hash -> whose they are).
 //
 // Concurrency: any number of ReadViews (consistent snapshots) on any threads, at the same time as
 // one writer. Only the CacheWriter thread calls write(). Read views may be held across coroutine
@@ -28,6 +29,9 @@
 #include "base/result.h"
 
 namespace yurthub::cache {
+
+// The databases of secrets.
+enum class Secrets : std::uint8_t { KeptTokens, Callers };
 
 struct ListRecord {
   std::uint32_t set_id = 0;            // the current object set (0 = none yet)
@@ -69,9 +73,10 @@ class ReadView {
   // false to stop.
   virtual void scan_journal(
       const std::function<bool(std::uint64_t seq, std::string_view entry)>& visit) = 0;
-  // Kept tokens (cache/token_keeper.h).
-  virtual std::optional<std::string> kept_token(std::string_view key) = 0;
-  virtual void scan_kept_tokens(
+  // Secrets (kept tokens, accepted credentials).
+  virtual std::optional<std::string> secret(Secrets db, std::string_view key) = 0;
+  virtual void scan_secrets(
+      Secrets db,
       const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
 };
 
@@ -93,8 +98,8 @@ class WriteTxn : public ReadView {
   virtual Status put_discovery(std::string_view path, std::string_view json) = 0;
   virtual Status put_journal(std::uint64_t seq, std::string_view entry) = 0;
   virtual Status delete_journal(std::uint64_t seq) = 0;
-  virtual Status put_kept_token(std::string_view key, std::string_view value) = 0;
-  virtual Status delete_kept_token(std::string_view key) = 0;
+  virtual Status put_secret(Secrets db, std::string_view key, std::string_view value) = 0;
+  virtual Status delete_secret(Secrets db, std::string_view key) = 0;
 };
 
 struct StoreStats {

@@ -16,6 +16,7 @@
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "cache/offline_apply.h"
+#include "kube/bearer_token.h"
 #include "kube/protobuf_wire.h"
 #include "net/tls.h"
 
@@ -120,17 +121,8 @@ class TokenTap final : public hub::ResponseTap {
 // (--service-account-extend-token-expiration) while status.expirationTimestamp still says 3607 s,
 // so the claim, not the status, says how long a kept token stays good.
 std::optional<std::int64_t> jwt_expiry(std::string_view token) {
-  const auto first = token.find('.');
-  const auto second = first == std::string_view::npos ? first : token.find('.', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  // RFC 7515: base64url without padding.
-  auto json = base::decode_base64url(token.substr(first + 1, second - first - 1));
-  if (!json) return std::nullopt;
-  rapidjson::Document claims;
-  if (!base::parse_json(*json, claims) || !claims.IsObject()) return std::nullopt;
-  auto exp = claims.FindMember("exp");
-  if (exp == claims.MemberEnd() || !exp->value.IsInt64()) return std::nullopt;
-  return exp->value.GetInt64();
+  auto claims = kube::read_jwt_claims(token);
+  return claims ? claims->expires : std::nullopt;
 }
 
 std::optional<std::int64_t> parse_rfc3339(std::string_view text) {
@@ -218,21 +210,25 @@ TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistr
                              "agents' TokenRequests, by outcome (kept, unreadable, store_error).",
                              {"outcome"})) {}
 
-std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(const TokenRequestKey& key) {
-  return std::make_unique<TokenTap>([this, digest = key.digest()](const std::string& body) {
-    rapidjson::Document doc;
-    const bool readable = static_cast<bool>(base::parse_json(body, doc));
-    const rapidjson::Value* status =
-        doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
-    const std::string token = status ? member_string(*status, "token") : "";
-    auto expires = jwt_expiry(token);
-    if (!expires && status) expires = parse_rfc3339(member_string(*status, "expirationTimestamp"));
-    if (!readable || token.empty() || !expires) {
-      kept_.with({"unreadable"}).inc();
-      return;
-    }
-    keep(digest, body, *expires);
-  });
+std::unique_ptr<hub::ResponseTap> TokenKeeper::tap(
+    const TokenRequestKey& key, std::function<void(std::string_view token)> issued) {
+  return std::make_unique<TokenTap>(
+      [this, digest = key.digest(), issued = std::move(issued)](const std::string& body) {
+        rapidjson::Document doc;
+        const bool readable = static_cast<bool>(base::parse_json(body, doc));
+        const rapidjson::Value* status =
+            doc.IsObject() && doc.HasMember("status") ? &doc["status"] : nullptr;
+        const std::string token = status ? member_string(*status, "token") : "";
+        auto expires = jwt_expiry(token);
+        if (!expires && status)
+          expires = parse_rfc3339(member_string(*status, "expirationTimestamp"));
+        if (!readable || token.empty() || !expires) {
+          kept_.with({"unreadable"}).inc();
+          return;
+        }
+        keep(digest, body, *expires);
+        if (issued) issued(token);
+      });
 }
 
 void TokenKeeper::keep(const std::string& digest, const std::string& json, std::int64_t expires) {
@@ -241,7 +237,7 @@ void TokenKeeper::keep(const std::string& digest, const std::string& json, std::
       [digest, now, value = std::to_string(expires) + "\n" + json](WriteTxn& txn) -> Status {
     // Expired answers go; past the bound, those that expire first.
     std::vector<std::pair<std::int64_t, std::string>> kept;
-    txn.scan_kept_tokens([&](std::string_view key, std::string_view stored) {
+    txn.scan_secrets(Secrets::KeptTokens, [&](std::string_view key, std::string_view stored) {
       auto parsed = split_kept(stored);
       kept.emplace_back(parsed ? parsed->first : 0, std::string(key));
       return true;
@@ -250,10 +246,10 @@ void TokenKeeper::keep(const std::string& digest, const std::string& json, std::
     std::size_t remaining = kept.size();
     for (const auto& [expiry, key] : kept) {
       if (expiry > now && remaining < kMaxKept) break;
-      if (Status s = txn.delete_kept_token(key); !s) return s;
+      if (Status s = txn.delete_secret(Secrets::KeptTokens, key); !s) return s;
       --remaining;
     }
-    return txn.put_kept_token(digest, value);
+    return txn.put_secret(Secrets::KeptTokens, digest, value);
   };
   writer_.run_exclusive(std::move(task), [this](const Status& status) {
     if (status) {
@@ -266,7 +262,7 @@ void TokenKeeper::keep(const std::string& digest, const std::string& json, std::
 }
 
 TokenKeeper::Answer TokenKeeper::answer(const TokenRequestKey& key) {
-  if (auto stored = store_.read()->kept_token(key.digest())) {
+  if (auto stored = store_.read()->secret(Secrets::KeptTokens, key.digest())) {
     if (auto parsed = split_kept(*stored); parsed && parsed->first > now_() + kValidityMargin) {
       answers_.with({"kept"}).inc();
       return Answer{std::string(parsed->second), true};

@@ -53,8 +53,10 @@ class TokenKeeper {
 
   TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now);
 
-  // Keeps the apiserver's answer to the request with `key` if it is a 201 TokenRequest.
-  std::unique_ptr<hub::ResponseTap> tap(const TokenRequestKey& key);
+  // Keeps the apiserver's answer to the request with `key` if it is a 201 TokenRequest, and
+  // hands the token it carries to `issued` (cache/callers.h remembers it).
+  std::unique_ptr<hub::ResponseTap> tap(const TokenRequestKey& key,
+                                        std::function<void(std::string_view token)> issued = {});
 
   // The answer to `key` while offline: the kept JSON when its token is still valid, else a fake
   // TokenRequest (a JWT no apiserver accepts, valid for 60 s). `kept` tells which.

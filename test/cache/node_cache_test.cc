@@ -116,5 +116,27 @@ TEST_F(NodeCacheTest, OtherWritesAndFailedOnesAreNotKept) {
   EXPECT_FALSE(got("/apis/storage.k8s.io/v1/csinodes/edge-1"));
 }
 
+// A watch that resumes a list the cache does not have (evicted, or dropped as written before
+// owners were recorded) is ended with 410 at once, so its client lists again and the list is
+// cached; a watch that follows the client's list in this run, or starts from now, is not.
+TEST_F(NodeCacheTest, AWatchResumingAListTheCacheLacksMakesItsClientListAgain) {
+  const std::string watch =
+      "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-1&resourceVersion=120&watch=true";
+  auto info = kube::classify_request("GET", watch, kKubelet);
+  ASSERT_TRUE(cache_->cacheable(info));
+  EXPECT_TRUE(cache_->tap(info, 200, {})->failed()) << "resumes a list never cached";
+  auto from_now = kube::classify_request(
+      "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-1&watch=true", kKubelet);
+  EXPECT_FALSE(cache_->tap(from_now, 200, {})->failed());
+  // Its client lists: the watch that follows resumes that list.
+  auto list =
+      kube::classify_request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-1", kKubelet);
+  auto list_tap = cache_->tap(list, 200, {});
+  list_tap->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"120"},)"
+                 R"("items":[]})");
+  list_tap->end(true);
+  EXPECT_FALSE(cache_->tap(info, 200, {})->failed());
+}
+
 }  // namespace
 }  // namespace yurthub::cache

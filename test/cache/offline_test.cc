@@ -226,12 +226,12 @@ class CountingStore : public Store {
     void scan_journal(const std::function<bool(std::uint64_t, std::string_view)>& visit) override {
       inner_->scan_journal(visit);
     }
-    std::optional<std::string> kept_token(std::string_view key) override {
-      return inner_->kept_token(key);
+    std::optional<std::string> secret(Secrets db, std::string_view key) override {
+      return inner_->secret(db, key);
     }
-    void scan_kept_tokens(
-        const std::function<bool(std::string_view, std::string_view)>& visit) override {
-      inner_->scan_kept_tokens(visit);
+    void scan_secrets(
+        Secrets db, const std::function<bool(std::string_view, std::string_view)>& visit) override {
+      inner_->scan_secrets(db, visit);
     }
 
    private:

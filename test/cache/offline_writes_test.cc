@@ -14,6 +14,7 @@
 #include "cache/local_events.h"
 #include "cache/offline_writes.h"
 #include "cache/response_taps.h"
+#include "kube/bearer_token.h"
 #include "test/cache/cache_test_support.h"
 
 namespace yurthub::cache {
@@ -62,6 +63,7 @@ class OfflineWritesTest : public StoreFixture {
   }
   void set_limits(JournalLimits limits, const std::string& node = "edge-node-1") {
     writes_.reset();
+    callers_.reset();
     tokens_.reset();
     journal_.reset();
     journal_registry_ = std::make_unique<base::MetricsRegistry>();
@@ -69,20 +71,36 @@ class OfflineWritesTest : public StoreFixture {
     authority_ = std::make_unique<NodeAuthority>(node);
     tokens_ = std::make_unique<TokenKeeper>(*store_, *writer_, *journal_registry_,
                                             [this] { return now_; });
+    callers_ =
+        std::make_unique<Callers>(*store_, *writer_, *journal_registry_,
+                                  "a test key of thirty-two bytes!!", [this] { return now_; });
     writes_ = std::make_unique<OfflineWrites>(*writer_, *store_, *journal_, events_, policy_,
-                                              *metrics_, *tokens_, authority_.get());
+                                              *metrics_, *tokens_, *callers_, authority_.get());
   }
   std::string journal_metrics() { return journal_registry_->render(); }
   void TearDown() override {
     writes_.reset();
+    callers_.reset();
     tokens_.reset();
     StoreFixture::TearDown();
   }
-  // Caches `json` as the answer to a GET of `target` by `agent`.
+  // The request as the session classifies it: with `authorization`, the caller's own token.
+  kube::RequestInfo as_caller(const char* method, const std::string& target, const char* agent,
+                              std::string_view authorization) {
+    auto info = request(method, target, agent);
+    if (!authorization.empty())
+      info.bearer_token = std::string(kube::bearer_token(authorization).value_or(""));
+    return info;
+  }
+  // Caches `json` as the answer to a GET of `target` by `agent`; with `authorization`, as the
+  // answer to that caller's own token (which the apiserver thereby accepted).
   void cache_get(const std::string& target, const std::string& json,
-                 const char* agent = "kubelet/v1.32.4") {
-    auto id = policy_.identity(request("GET", target, agent));
+                 const char* agent = "kubelet/v1.32.4", std::string_view authorization = "") {
+    const auto info = as_caller("GET", target, agent, authorization);
+    auto id = policy_.identity(info);
     ASSERT_TRUE(id);
+    id->owner = callers_->owner_of(info);
+    if (info.bearer_token) callers_->accepted(info);
     auto tap = make_object_tap(*writer_, *metrics_, *id);
     tap->body(json);
     tap->end(true);
@@ -93,7 +111,7 @@ class OfflineWritesTest : public StoreFixture {
   RecordingWriter write(const char* method, const std::string& target, std::string content_type,
                         std::string body, const char* agent = "kubelet/v1.32.4",
                         const char* authorization = "") {
-    auto info = request(method, target, agent);
+    auto info = as_caller(method, target, agent, authorization);
     EXPECT_TRUE(writes_->handles(info)) << method << " " << target;
     hub::OfflineWrite w{method, target, content_type, agent, authorization, std::move(body)};
     RecordingWriter out;
@@ -110,8 +128,12 @@ class OfflineWritesTest : public StoreFixture {
     });
     return out;
   }
-  std::string kubelet_pod() {
-    auto id = policy_.identity(request("GET", "/api/v1/namespaces/default/pods/web-0"));
+  // web-0 as kubelet's get set holds it: the node's, or with `authorization`, that caller's.
+  std::string kubelet_pod(std::string_view authorization = "") {
+    const auto info =
+        as_caller("GET", "/api/v1/namespaces/default/pods/web-0", "kubelet/v1.32.4", authorization);
+    auto id = policy_.identity(info);
+    id->owner = callers_->owner_of(info);
     return object_json(id->key(), "default", "web-0").value_or("");
   }
 
@@ -121,6 +143,7 @@ class OfflineWritesTest : public StoreFixture {
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<NodeAuthority> authority_;
   std::unique_ptr<TokenKeeper> tokens_;
+  std::unique_ptr<Callers> callers_;
   std::int64_t now_ = 1795428000;  // 2026-11-23T10:00:00Z
   std::unique_ptr<OfflineWrites> writes_;
 };
@@ -167,13 +190,13 @@ TEST_F(OfflineWritesTest, APodStatusPatchIsAppliedJournaledAndShownToOfflineWatc
 constexpr const char* kOperator = "Bearer operator-token";
 
 TEST_F(OfflineWritesTest, AStatusWriteChangesOnlyStatusAndAnObjectWriteKeepsIt) {
-  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod, "kubelet/v1.32.4", kOperator);
   auto status =
       write("PATCH", "/api/v1/namespaces/default/pods/web-0/status", "application/merge-patch+json",
             R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Running"}})",
             "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(status.status, 200u) << status.body;
-  auto pod = parse(kubelet_pod());
+  auto pod = parse(kubelet_pod(kOperator));
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "web");
   EXPECT_STREQ(pod["status"]["phase"].GetString(), "Running");
 
@@ -182,10 +205,37 @@ TEST_F(OfflineWritesTest, AStatusWriteChangesOnlyStatusAndAnObjectWriteKeepsIt) 
             R"({"metadata":{"labels":{"app":"db"}},"status":{"phase":"Failed"}})",
             "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(labels.status, 200u) << labels.body;
-  pod = parse(kubelet_pod());
+  pod = parse(kubelet_pod(kOperator));
   EXPECT_STREQ(pod["metadata"]["labels"]["app"].GetString(), "db");
   EXPECT_STREQ(pod["status"]["phase"].GetString(), "Running");
   EXPECT_EQ(journaled().size(), 2u);
+}
+
+// A caller's own token is never the node: offline its write changes only what that token read
+// online, and a token the apiserver never accepted on this node changes nothing (issue 30: a
+// made-up token once switched every check off and rewrote kubelet's pod).
+TEST_F(OfflineWritesTest, ACallersTokenWritesOnlyItsOwnCopiesAndAnUnknownOneNothing) {
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  const std::string rewrite =
+      R"({"spec":{"containers":[{"name":"c","image":"attacker.example/rootkit:latest"}]}})";
+  auto forged =
+      write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+            rewrite, "kubelet/v1.32.4", "Bearer not-a-real-token");
+  EXPECT_EQ(forged.status, 503u) << forged.body;
+  EXPECT_NE(forged.body.find("cannot verify this bearer token"), std::string::npos);
+  // Accepted online, but it never read web-0: not cached for it.
+  cache_get("/api/v1/namespaces/default/configmaps/c",
+            R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"default",)"
+            R"("resourceVersion":"3"}})",
+            "kubelet/v1.32.4", kOperator);
+  EXPECT_EQ(write("PATCH", "/api/v1/namespaces/default/pods/web-0", "application/merge-patch+json",
+                  rewrite, "kubelet/v1.32.4", kOperator)
+                .status,
+            503u);
+  EXPECT_EQ(kubelet_pod().find("attacker"), std::string::npos);
+  EXPECT_TRUE(journaled().empty());
+  EXPECT_NE(journal_metrics().find(R"(node_yurthub_journal_refused_total{reason="unverified"} 1)"),
+            std::string::npos);
 }
 
 // The node's identity may change a pod's status only, never its labels: the apiserver would
@@ -217,6 +267,7 @@ TEST_F(OfflineWritesTest, TheNodeMayNotChangeAPodsLabelsOffline) {
 
 TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod, "kubelet/v1.32.4", kOperator);
   struct Case {
     const char* method;
     std::string target, type, body;
@@ -255,17 +306,19 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
   }
   EXPECT_TRUE(journaled().empty());
   EXPECT_STREQ(parse(kubelet_pod())["status"]["phase"].GetString(), "Pending");
+  EXPECT_STREQ(parse(kubelet_pod(kOperator))["status"]["phase"].GetString(), "Pending");
 }
 
 TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThreeWayMerge) {
-  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod, "kubelet/v1.32.4", kOperator);
   auto out = write(
       "PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
       R"("uid":"u-1","resourceVersion":"40","labels":{"app":"web","tier":"x"}},"spec":{"nodeName":"edge-node-1"}})",
       "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(out.status, 200u) << out.body;
-  EXPECT_STREQ(parse(kubelet_pod())["metadata"]["labels"]["tier"].GetString(), "x");
+  EXPECT_STREQ(parse(kubelet_pod(kOperator))["metadata"]["labels"]["tier"].GetString(), "x");
+  EXPECT_FALSE(parse(kubelet_pod())["metadata"]["labels"].HasMember("tier")) << "the node's copy";
   auto entries = journaled();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].method, "PUT");
