@@ -41,6 +41,12 @@ inline ClusterOptions demo_cluster() {
   o.seeds = {"fake_apiserver/demo-objects.json"};
   return o;
 }
+// The demo, with the hub's HTTPS port served with the generated serving certificate.
+inline ClusterOptions https_demo_cluster() {
+  ClusterOptions o = demo_cluster();
+  o.hub_https = true;
+  return o;
+}
 
 class Cluster {
  public:

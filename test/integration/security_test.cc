@@ -22,11 +22,6 @@ using testing::StartsWith;
 
 class HubSecurity : public testing::Test {
  protected:
-  static ClusterOptions options() {
-    ClusterOptions o = demo_cluster();
-    o.hub_https = true;
-    return o;
-  }
   void SetUp() override {
     cluster_.start_apiserver();
     cluster_.start_hub();
@@ -39,7 +34,7 @@ class HubSecurity : public testing::Test {
                               std::chrono::seconds(20), request);
     return result.out.empty() ? "openssl: " + result.err : result.out;
   }
-  Cluster cluster_{options()};
+  Cluster cluster_{https_demo_cluster()};
 };
 
 std::string self_subject_review(const std::string& extra_headers) {
