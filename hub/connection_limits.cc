@@ -1,7 +1,7 @@
 // Client connection bounds; see connection_limits.h.
 #include "hub/connection_limits.h"
 
-#include <sys/socket.h>
+#include "net/peer_credentials.h"
 
 namespace yurthub::hub {
 
@@ -37,12 +37,9 @@ std::string ConnectionLimits::peer_of(net::TcpSocket& socket) {
   boost::system::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
   if (ec) return "unknown";
-  if (remote.address().is_loopback()) {
-    ucred cred{};
-    socklen_t length = sizeof cred;
-    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0) {
-      return "uid:" + std::to_string(cred.uid);
-    }
+  const auto local = socket.local_endpoint(ec);
+  if (!ec && remote.address().is_loopback()) {
+    if (auto uid = net::loopback_peer_uid(local, remote)) return "uid:" + std::to_string(*uid);
   }
   return "ip:" + remote.address().to_string();
 }

@@ -1,7 +1,7 @@
 // ConnectionLimits: the bounds on the proxy listeners' client connections: all of them
 // (--max-connections), and those of one peer (--max-connections-per-peer): a local user by its
-// uid (SO_PEERCRED on loopback, so one user's program cannot take every slot from kubelet), a
-// remote address otherwise. A session holds a Slot for its connection's lifetime.
+// uid (net/peer_credentials.h on loopback, so one user's program cannot take every slot from
+// kubelet), a remote address otherwise. A session holds a Slot for its connection's lifetime.
 // Thread-safe: sessions start and end on every worker.
 #pragma once
 

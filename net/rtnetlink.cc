@@ -55,8 +55,8 @@ void NetlinkRequest::end_nested(std::size_t offset) {
   rta->rta_len = static_cast<unsigned short>(header()->nlmsg_len - offset);
 }
 
-Result<RtNetlink> RtNetlink::open(std::chrono::milliseconds timeout) {
-  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+Result<RtNetlink> RtNetlink::open(std::chrono::milliseconds timeout, int protocol) {
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
   if (fd < 0) return make_error(errno_text("socket", errno));
   RtNetlink nl(fd);
   timeval tv{};

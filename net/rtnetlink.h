@@ -1,8 +1,9 @@
-// RtNetlink: a minimal rtnetlink client over a raw NETLINK_ROUTE socket (no libnl): build one
-// request, send it, and read the kernel's answers for that request's sequence number until its
-// ACK, NLMSG_DONE or NLMSG_ERROR. Every receive is bounded in size (one datagram of at most
-// kMaxDatagram bytes, MSG_TRUNC is an error), in time (SO_RCVTIMEO) and in count. Used by
-// net/dummy_interface.cc; blocking, one caller at a time (not thread-safe).
+// RtNetlink: a minimal netlink client over a raw socket (no libnl), NETLINK_ROUTE unless told
+// otherwise: build one request, send it, and read the kernel's answers for that request's
+// sequence number until its ACK, NLMSG_DONE or NLMSG_ERROR. Every receive is bounded in size (one
+// datagram of at most kMaxDatagram bytes, MSG_TRUNC is an error), in time (SO_RCVTIMEO) and in
+// count. Used by net/dummy_interface.cc (rtnetlink) and net/peer_credentials.cc (sock_diag);
+// blocking, one caller at a time (not thread-safe).
 #pragma once
 
 #include <linux/netlink.h>
@@ -43,8 +44,8 @@ class RtNetlink {
   static constexpr std::size_t kMaxDatagram = 64 * 1024;
   static constexpr int kMaxDatagramsPerRequest = 4096;
 
-  // Opens and binds the socket; `timeout` bounds each receive.
-  static Result<RtNetlink> open(std::chrono::milliseconds timeout);
+  // Opens and binds a socket of netlink `protocol`; `timeout` bounds each receive.
+  static Result<RtNetlink> open(std::chrono::milliseconds timeout, int protocol = NETLINK_ROUTE);
   RtNetlink(RtNetlink&& other) noexcept;
   RtNetlink& operator=(RtNetlink&&) = delete;
   ~RtNetlink();
