@@ -11,7 +11,9 @@
 #include <boost/beast/http.hpp>
 
 #include "base/json_parse.h"
+#include "base/log.h"
 #include "net/http_io.h"
+#include "net/peer_credentials.h"
 #include "net/spawn.h"
 #include "net/timed_socket.h"
 
@@ -80,12 +82,19 @@ std::string render_process_metrics() {
 }
 
 AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
-                         TokenUpdate token_update)
+                         TokenUpdate token_update, ConnectionLimits* limits)
     : registry_(registry),
       readiness_(std::move(readiness)),
-      token_update_(std::move(token_update)) {}
+      token_update_(std::move(token_update)),
+      limits_(limits) {}
 
-std::pair<unsigned, std::string> AdminServer::update_token(const std::string& body) const {
+std::pair<unsigned, std::string> AdminServer::update_token(const std::string& body,
+                                                           std::optional<uid_t> uid) const {
+  if (!uid || (*uid != 0 && *uid != ::geteuid())) {
+    YH_LOG(Warning) << "admin: refused a join token posted by "
+                    << (uid ? "uid " + std::to_string(*uid) : std::string("a remote peer"));
+    return {403, "a join token is taken only from root or the hub's own user on this node\n"};
+  }
   if (!token_update_) {
     return {400,
             "the hub does not use a join token (--bootstrap-mode=token with "
@@ -103,6 +112,23 @@ std::pair<unsigned, std::string> AdminServer::update_token(const std::string& bo
 }
 
 asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
+  const std::optional<ConnectionLimits::Slot> slot =
+      limits_ != nullptr ? limits_->acquire(ConnectionLimits::peer_of(socket)) : std::nullopt;
+  if (limits_ != nullptr) {
+    if (!slot) {
+      YH_LOG(Warning) << "admin: refused a connection: connection bounds reached";
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      co_return;
+    }
+  }
+  std::optional<uid_t> peer_uid;
+  {
+    boost::system::error_code lec, rec;
+    const auto local = socket.local_endpoint(lec);
+    const auto remote = socket.remote_endpoint(rec);
+    if (!lec && !rec) peer_uid = net::loopback_peer_uid(local, remote);
+  }
   net::TimedSocket stream(std::move(socket));
   beast::flat_buffer buffer(64 * 1024);
   for (;;) {
@@ -126,7 +152,7 @@ asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
                                                     "text/plain", not_ready.value_or("OK"));
     } else if (path == "/v1/token" && req.method() == http::verb::post) {
-      const std::pair<unsigned, std::string> answer = update_token(req.body());
+      const std::pair<unsigned, std::string> answer = update_token(req.body(), peer_uid);
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, answer.first,
                                                     "text/plain", answer.second);
     } else if (path == "/metrics") {

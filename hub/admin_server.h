@@ -2,9 +2,14 @@
 // (always 200 OK), `/v1/readyz` (200 OK, or 500 with the reason, as YurtHub), and `/metrics`
 // (the registry plus process_* metrics in Prometheus text format), and `POST /v1/token` (a new
 // join token, `{"jointoken":"..."}`, as YurtHub's endpoint) when the hub manages its own
-// certificate. Serves one connection per
-// call to serve(); the Hub's admin Listener calls it on the first worker.
+// certificate. A new join token changes how the node proves itself to the cloud, so it is taken
+// only from root or the hub's own user on the node (the peer's uid, net/peer_credentials.h):
+// anyone else gets 403. Its connections count against the proxy's bounds (ConnectionLimits),
+// so idle connections to it cannot take the hub's descriptors. Serves one connection per call
+// to serve(); the Hub's admin Listener calls it on the first worker.
 #pragma once
+
+#include <sys/types.h>
 
 #include <functional>
 #include <optional>
@@ -14,6 +19,7 @@
 
 #include "base/metrics.h"
 #include "base/result.h"
+#include "hub/connection_limits.h"
 #include "net/tcp_socket.h"
 
 namespace yurthub::hub {
@@ -26,17 +32,20 @@ class AdminServer {
   // Takes a new join token; empty when the hub has no bootstrap token to replace.
   using TokenUpdate = std::function<Status(const std::string& token)>;
 
+  // `limits`: the bounds its connections count against (none: unbounded, for tests).
   AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
-              TokenUpdate token_update = {});
+              TokenUpdate token_update = {}, ConnectionLimits* limits = nullptr);
   boost::asio::awaitable<void> serve(net::TcpSocket socket);
 
  private:
-  // The status and text answering POST /v1/token with `body`.
-  std::pair<unsigned, std::string> update_token(const std::string& body) const;
+  // The status and text answering POST /v1/token with `body` from a peer running as `uid`.
+  std::pair<unsigned, std::string> update_token(const std::string& body,
+                                                std::optional<uid_t> uid) const;
 
   const base::MetricsRegistry& registry_;
   ReadinessCheck readiness_;
   TokenUpdate token_update_;
+  ConnectionLimits* limits_;
 };
 
 // process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,

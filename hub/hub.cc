@@ -73,7 +73,7 @@ Status Hub::start() {
   if (Status ok = bind_proxy_listeners(); !ok) return ok;
 
   admin_server_ = std::make_unique<AdminServer>(
-      registry_, [this] { return not_ready_reason(); }, token_update_);
+      registry_, [this] { return not_ready_reason(); }, token_update_, shared_->connections.get());
   auto admin = Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin");
   if (!admin) return admin.error();
   (*admin)->start({workers_[0].get()},
