@@ -2,7 +2,8 @@
 // nobody (uid 65534) may not post a join token, which would change how the node proves itself to
 // the cloud, and cannot take the hub's descriptors with idle admin connections: they count
 // against --max-connections-per-peer, by the peer's uid as the kernel knows it. Root (whose
-// bucket also holds the hub's own informers' connections) is served throughout. Needs root, as CI and the README's commands run.
+// bucket also holds the hub's own informers' connections) is served throughout. Needs root, as CI
+// and the README's commands run.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
