@@ -70,11 +70,15 @@ Status Hub::start() {
     dummy_if_ = std::make_unique<DummyInterfaceKeeper>(main_io.get_executor(), std::move(spec));
     if (Status ok = dummy_if_->start(); !ok) return ok.error();
   }
-  if (Status ok = bind_proxy_listeners(); !ok) return ok;
+  // Sockets systemd holds for the hub (yurthub.socket) are taken where the hub would bind; any
+  // left untaken are closed, with a warning, when this goes out of scope.
+  net::InheritedListeners inherited = net::InheritedListeners::from_environment();
+  if (Status ok = bind_proxy_listeners(&inherited); !ok) return ok;
 
   admin_server_ = std::make_unique<AdminServer>(
       registry_, [this] { return not_ready_reason(); }, token_update_, shared_->connections.get());
-  auto admin = Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin");
+  auto admin =
+      Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin", &inherited);
   if (!admin) return admin.error();
   (*admin)->start({workers_[0].get()},
                   [this](net::TcpSocket s, Worker&) { return admin_server_->serve(std::move(s)); });
@@ -82,7 +86,8 @@ Status Hub::start() {
 
   for (auto& l : listeners_) {
     auto ep = l->local_endpoint();
-    YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port();
+    YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port()
+                 << (l->inherited() ? " (socket from systemd)" : "");
   }
   if (health_) health_->start();
   start_config_informer();
@@ -96,12 +101,12 @@ Status Hub::start() {
   return {};
 }
 
-Status Hub::bind_proxy_listeners() {
+Status Hub::bind_proxy_listeners(net::InheritedListeners* inherited) {
   std::vector<Worker*> all;
   for (auto& w : workers_) all.push_back(w.get());
   auto plain = [](net::TcpSocket s, Worker& w) { return start_plain_session(std::move(s), w); };
-  auto proxy =
-      Listener::bind(workers_[0]->io(), options_.bind_proxy_address, options_.proxy_port, "proxy");
+  auto proxy = Listener::bind(workers_[0]->io(), options_.bind_proxy_address, options_.proxy_port,
+                              "proxy", inherited);
   if (!proxy) return proxy.error();
   (*proxy)->start(all, plain);
   listeners_.push_back(std::move(*proxy));  // first: replay and informers use it
@@ -112,8 +117,8 @@ Status Hub::bind_proxy_listeners() {
   const auto bound = asio::ip::make_address(options_.bind_proxy_address, ec);
   if (options_.enable_dummy_if && options_.bind_proxy_address != options_.dummy_if_ip &&
       !(!ec && bound.is_unspecified())) {
-    auto dummy =
-        Listener::bind(workers_[0]->io(), options_.dummy_if_ip, options_.proxy_port, "proxy_dummy");
+    auto dummy = Listener::bind(workers_[0]->io(), options_.dummy_if_ip, options_.proxy_port,
+                                "proxy_dummy", inherited);
     if (!dummy) return dummy.error();
     (*dummy)->start(
         all, [](net::TcpSocket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
@@ -123,7 +128,7 @@ Status Hub::bind_proxy_listeners() {
   // Its address defaults to the dummy IP with --enable-dummy-if (options.cc), as YurtHub's.
   if (server_tls_) {
     auto secure = Listener::bind(workers_[0]->io(), options_.bind_proxy_secure_address,
-                                 options_.proxy_secure_port, "proxy_secure");
+                                 options_.proxy_secure_port, "proxy_secure", inherited);
     if (!secure) return secure.error();
     (*secure)->start(all, [tls = server_tls_](net::TcpSocket s, Worker& w) {
       return start_tls_session(std::move(s), w, tls->get());

@@ -76,7 +76,7 @@ class Hub {
   std::optional<std::string> not_ready_reason() const;
   void on_server_health(std::size_t server, bool healthy);
   void start_config_informer();
-  Status bind_proxy_listeners();
+  Status bind_proxy_listeners(net::InheritedListeners* inherited);
 
   HubOptions options_;
   base::MetricsRegistry& registry_;

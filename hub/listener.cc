@@ -1,6 +1,8 @@
 // TCP listeners; see listener.h.
 #include "hub/listener.h"
 
+#include <unistd.h>
+
 #include <boost/asio/co_spawn.hpp>
 
 #include "base/log.h"
@@ -13,12 +15,22 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 Result<std::unique_ptr<Listener>> Listener::bind(asio::io_context& io, const std::string& address,
-                                                 int port, std::string name) {
+                                                 int port, std::string name,
+                                                 net::InheritedListeners* inherited) {
   boost::system::error_code ec;
   auto ip = asio::ip::make_address(address, ec);
   if (ec) return make_error(name + ": bad bind address \"" + address + "\"");
   tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
   tcp::acceptor acceptor(io);
+  if (auto fd = inherited ? inherited->take(endpoint) : std::nullopt) {
+    acceptor.assign(endpoint.protocol(), *fd, ec);
+    if (ec) {
+      ::close(*fd);
+      return make_error(name + ": cannot take the socket systemd bound to " + address + ":" +
+                        std::to_string(port) + ": " + ec.message());
+    }
+    return std::unique_ptr<Listener>(new Listener(std::move(acceptor), std::move(name), true));
+  }
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
@@ -27,7 +39,7 @@ Result<std::unique_ptr<Listener>> Listener::bind(asio::io_context& io, const std
     return make_error(name + ": cannot listen on " + address + ":" + std::to_string(port) + ": " +
                       ec.message());
   }
-  return std::unique_ptr<Listener>(new Listener(std::move(acceptor), std::move(name)));
+  return std::unique_ptr<Listener>(new Listener(std::move(acceptor), std::move(name), false));
 }
 
 tcp::endpoint Listener::local_endpoint() const {

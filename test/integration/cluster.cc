@@ -92,8 +92,14 @@ void Cluster::start_hub(bool wait_ready) {
     for (const auto& arg : options_.hub_wrapper) wrapped.push_back(expand(arg));
     argv.insert(argv.begin(), wrapped.begin(), wrapped.end());
   }
+  if (!options_.hub_inherited_fds.empty()) {  // as systemd sets them, in the process itself
+    argv.insert(argv.begin(),
+                {"/bin/sh", "-c",
+                 "export LISTEN_PID=$$ LISTEN_FDS=" +
+                     std::to_string(options_.hub_inherited_fds.size()) + "; exec \"$0\" \"$@\""});
+  }
   const std::string log = dir() + "/hub-" + std::to_string(++hub_starts_) + ".log";
-  hub_ = Process::start(argv, log);
+  hub_ = Process::start(argv, log, options_.hub_inherited_fds);
   ASSERT_TRUE(hub_);
   auto proxy = hub_->wait_for_log(R"(proxy listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
   ASSERT_TRUE(proxy) << "hub did not start:\n" << hub_->log();

@@ -32,6 +32,9 @@ struct ClusterOptions {
   // Put before the hub's argv: a wrapper that runs it, such as /usr/bin/env with variables
   // ("{dir}" expanded); it must exec the hub in the same process.
   std::vector<std::string> hub_wrapper;
+  // Listening sockets the hub gets as systemd's socket activation hands them over (descriptors 3,
+  // 4, ... with LISTEN_PID and LISTEN_FDS set); each must be numbered above 2 + their count.
+  std::vector<int> hub_inherited_fds;
 };
 
 // The demo's objects (test/testdata/fake_apiserver/demo-objects.json): two nodes in two

@@ -46,14 +46,17 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
-std::unique_ptr<Process> Process::start(const std::vector<std::string>& argv,
-                                        std::string log_path) {
+std::unique_ptr<Process> Process::start(const std::vector<std::string>& argv, std::string log_path,
+                                        const std::vector<int>& inherit) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  for (std::size_t i = 0; i < inherit.size(); ++i) {
+    posix_spawn_file_actions_adddup2(&actions, inherit[i], 3 + static_cast<int>(i));
+  }
   pid_t pid = 0;
   auto args = c_argv(argv);
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);

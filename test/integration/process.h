@@ -15,8 +15,11 @@ namespace yurthub::test {
 
 class Process {
  public:
-  // Starts argv[0] with argv; stdout and stderr go to `log_path`. Aborts the test on failure.
-  static std::unique_ptr<Process> start(const std::vector<std::string>& argv, std::string log_path);
+  // Starts argv[0] with argv; stdout and stderr go to `log_path`. `inherit`: descriptors the
+  // process gets as 3, 4, ... (numbered above them: each is dup2'ed in order). Aborts the test on
+  // failure.
+  static std::unique_ptr<Process> start(const std::vector<std::string>& argv, std::string log_path,
+                                        const std::vector<int>& inherit = {});
   ~Process();  // kills (SIGKILL) and reaps the process if still running
 
   pid_t pid() const { return pid_; }
