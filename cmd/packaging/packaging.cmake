@@ -1,11 +1,12 @@
-# The yurthub Debian package (CPack, DEB generator): /usr/bin/yurthub, the systemd unit in
-# /lib/systemd/system and /etc/default/yurthub (a conffile) that the unit reads. Included from the
+# The yurthub Debian package (CPack, DEB generator): /usr/bin/yurthub, the systemd units in
+# /lib/systemd/system (the service, and the socket that holds its ports) and /etc/default/yurthub (a conffile) that the unit reads. Included from the
 # top-level CMakeLists.txt; `cmake --build --preset release --target package` writes
 # build/release/yurthub_<version>_<arch>.deb. test/packaging checks the result.
 set(YURTHUB_PACKAGING_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # Absolute destinations: Debian 12 (not usr-merged in its packages) keeps units in /lib/systemd.
-install(FILES ${YURTHUB_PACKAGING_DIR}/yurthub.service DESTINATION /lib/systemd/system)
+install(FILES ${YURTHUB_PACKAGING_DIR}/yurthub.service ${YURTHUB_PACKAGING_DIR}/yurthub.socket
+        DESTINATION /lib/systemd/system)
 install(FILES ${YURTHUB_PACKAGING_DIR}/yurthub.default DESTINATION /etc/default RENAME yurthub)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION share/doc/yurthub)

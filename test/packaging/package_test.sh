@@ -75,7 +75,8 @@ test_deb() {
   # The files, exactly (directories aside): a new one must be added here on purpose.
   dpkg-deb -c "$deb" >"$tmp/contents"
   awk '$1 !~ /^d/ {print $6}' "$tmp/contents" | sort >"$tmp/files"
-  printf '%s\n' ./etc/default/yurthub ./lib/systemd/system/yurthub.service ./usr/bin/yurthub \
+  printf '%s\n' ./etc/default/yurthub ./lib/systemd/system/yurthub.service \
+    ./lib/systemd/system/yurthub.socket ./usr/bin/yurthub \
     ./usr/share/doc/yurthub/README.md ./usr/share/doc/yurthub/operations.md | sort >"$tmp/want"
   diff -u "$tmp/want" "$tmp/files" >&2 || fail "files in the package (- expected, + found)"
   grep -qE '^-rwxr-xr-x root/root .* \./usr/bin/yurthub$' "$tmp/contents" ||
@@ -108,16 +109,23 @@ test_deb() {
     fail "ExecStart= does not run /usr/bin/yurthub"
   grep -q "^EnvironmentFile=$defaults$" "$tmp/yurthub.service" ||
     fail "EnvironmentFile= is not /etc/default/yurthub"
-  (cd "$tmp" && systemd-analyze verify "$tmp/yurthub.service") >"$tmp/verify.log" 2>&1 || true
+  cp "$root/lib/systemd/system/yurthub.socket" "$tmp/yurthub.socket"
+  (cd "$tmp" && systemd-analyze verify "$tmp/yurthub.service" "$tmp/yurthub.socket") \
+    >"$tmp/verify.log" 2>&1 || true
   [ ! -s "$tmp/verify.log" ] || {
     cat "$tmp/verify.log" >&2
-    fail "systemd-analyze verify yurthub.service"
+    fail "systemd-analyze verify yurthub.service yurthub.socket"
   }
+  for field in ListenStream=127.0.0.1:10261 ListenStream=127.0.0.1:10267 \
+    ListenStream=169.254.2.1:10261 ListenStream=169.254.2.1:10268 FreeBind=true; do
+    grep -qx "$field" "$tmp/yurthub.socket" || fail "the socket unit has no $field"
+  done
+  grep -qx "Also=yurthub.socket" "$unit" || fail "enabling the service does not enable the socket"
   for field in Type=simple Restart=always After=network-online.target Before=kubelet.service \
     WantedBy=multi-user.target; do
     grep -qx "$field" "$unit" || fail "the unit has no $field"
   done
-  ok "systemd-analyze verify: clean; Type=simple, Restart=always, network-online, Before=kubelet"
+  ok "systemd-analyze verify: clean; Type=simple, Restart=always, network-online, Before=kubelet; the socket holds 10261, 10267, 10268"
 
   check_flags "$unit" "$hub"
   check_flags "$defaults" "$hub"
