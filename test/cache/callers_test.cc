@@ -54,8 +54,10 @@ class CallersTest : public StoreFixture {
   // A new Callers on the same store, as after the hub restarted.
   void restart() {
     writer_->wait_tasks();
-    callers_ =
-        std::make_unique<Callers>(*store_, *writer_, registry_, key_, [this] { return now_; });
+    callers_.reset();
+    callers_registry_ = std::make_unique<base::MetricsRegistry>();  // a new process's
+    callers_ = std::make_unique<Callers>(*store_, *writer_, *callers_registry_, key_,
+                                         [this] { return now_; });
   }
   std::string owner(const kube::RequestInfo& info) {
     auto verdict = callers_->verify(info);
@@ -76,6 +78,7 @@ class CallersTest : public StoreFixture {
 
   std::string key_;
   std::int64_t now_ = 1795464000;
+  std::unique_ptr<base::MetricsRegistry> callers_registry_;
   std::unique_ptr<Callers> callers_;
 };
 

@@ -311,6 +311,7 @@ TEST_F(OfflineWritesTest, PatchesTheHubCannotApplyAreRefusedAndNotJournaled) {
 
 TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThreeWayMerge) {
   cache_get("/api/v1/namespaces/default/pods/web-0", kPod, "kubelet/v1.32.4", kOperator);
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);  // the node's own copy
   auto out = write(
       "PUT", "/api/v1/namespaces/default/pods/web-0", "application/json",
       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default",)"
@@ -318,7 +319,9 @@ TEST_F(OfflineWritesTest, AnUpdateAtTheCachedVersionIsKeptWithItsBaseForTheThree
       "kube-proxy/v1.26.1", kOperator);
   ASSERT_EQ(out.status, 200u) << out.body;
   EXPECT_STREQ(parse(kubelet_pod(kOperator))["metadata"]["labels"]["tier"].GetString(), "x");
-  EXPECT_FALSE(parse(kubelet_pod())["metadata"]["labels"].HasMember("tier")) << "the node's copy";
+  const auto node_copy = parse(kubelet_pod());
+  ASSERT_TRUE(node_copy.IsObject()) << "the node's copy is still cached";
+  EXPECT_FALSE(node_copy["metadata"]["labels"].HasMember("tier")) << "the node's copy";
   auto entries = journaled();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].method, "PUT");
