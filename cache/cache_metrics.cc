@@ -25,6 +25,10 @@ CacheMetrics::CacheMetrics(base::MetricsRegistry& r)
       out_of_order(r.counter("node_yurthub_cache_stale_events_total",
                              "Watch events or objects older than the cached object, not applied.",
                              {})),
+      older_lists(r.counter("node_yurthub_cache_older_lists_total",
+                            "Lists of a resourceVersion older than the cached set's (asked for "
+                            "by version): relayed, not cached.",
+                            {})),
       commit_duration(
           r.histogram("node_yurthub_cache_commit_duration_seconds",
                       "Duration of one group commit, including fsync.", {},

@@ -25,6 +25,9 @@ struct CacheMetrics {
   base::CounterFamily& failures;
   // node_yurthub_cache_stale_events_total: events older than the stored object, not applied.
   base::CounterFamily& out_of_order;
+  // node_yurthub_cache_older_lists_total: lists asked for at a resourceVersion older than the
+  // cached set's, relayed but not cached.
+  base::CounterFamily& older_lists;
   // node_yurthub_cache_commit_duration_seconds: one group commit, including fsync.
   base::HistogramFamily& commit_duration;
   // node_yurthub_cache_queue_bytes: bytes waiting for the writer.

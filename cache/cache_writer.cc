@@ -314,10 +314,19 @@ Status CacheWriter::list_end(WriteTxn& txn, CacheOp& op, Batch& batch) {
     paginating_[op.identity] = set;  // the next page (with its continue token) appends here
     return {};
   }
+  const std::uint64_t listed_rv = std::max(op.resource_version, max_item_rv);
+  if (op.names_version && r->complete && r->set_id != 0 && listed_rv < r->resource_version) {
+    // `resourceVersion=<old>` with Exact, a paginated list or a continue token: the apiserver
+    // answers with that past snapshot. It never replaces the newer set kubelet is served offline.
+    if (r->staging_id == set) r->staging_id = 0;
+    paginating_.erase(op.identity);
+    metrics_.older_lists.with({}).inc();
+    return txn.drop_set(set);
+  }
   const std::uint32_t old = r->set_id;
   r->set_id = set;
   if (r->staging_id == set) r->staging_id = 0;
-  r->resource_version = std::max(op.resource_version, max_item_rv);
+  r->resource_version = listed_rv;
   r->complete = true;
   r->stale = item_failed;  // a list missing an object is stale until the next full list
   if (!item_failed) batch.relisted.insert(op.identity);

@@ -53,10 +53,11 @@ struct CacheOp {
   std::string name;
   std::uint64_t resource_version = 0;
   std::string json;
-  std::string api_version;                    // ListBegin: the list's apiVersion
-  bool continuation = false;                  // ListBegin: the request carried a continue token
-  bool final_page = false;                    // ListEnd: the response had no continue token
-  bool complete = false;                      // ListEnd: the body arrived whole and was readable
+  std::string api_version;     // ListBegin: the list's apiVersion
+  bool continuation = false;   // ListBegin: the request carried a continue token
+  bool final_page = false;     // ListEnd: the response had no continue token
+  bool complete = false;       // ListEnd: the body arrived whole and was readable
+  bool names_version = false;  // ListEnd: the request named its version (may be an old snapshot)
   std::shared_ptr<std::atomic<bool>> failed;  // set when this operation could not be written
 };
 

@@ -158,7 +158,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
       if (listed_.size() >= kMaxListedRemembered) listed_.clear();
       listed_.insert(identity->key());
     }
-    return make_list_tap(*writer_, metrics_, *identity, !info.continue_token.empty());
+    return make_list_tap(*writer_, metrics_, *identity, info);
   }
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
   // Expired at once, so the client re-lists and the cache is rebuilt. So does a watch that

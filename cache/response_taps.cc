@@ -85,10 +85,11 @@ class TapBase : public hub::ResponseTap {
 class ListTap final : public TapBase, private base::ListSink {
  public:
   ListTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity,
-          bool continuation)
+          bool continuation, bool names_version)
       : TapBase(writer, metrics, identity.key()),
         framer_(*this),
         continuation_(continuation),
+        names_version_(names_version),
         token_(writer.new_list_token()) {}
 
   void body(std::string_view bytes) override {
@@ -105,6 +106,7 @@ class ListTap final : public TapBase, private base::ListSink {
     last.resource_version = list_rv_;
     last.final_page = !has_continue_;
     last.complete = whole;
+    last.names_version = names_version_;
     // The end must reach the writer even when the queue is full, or the staging set leaks.
     std::vector<CacheOp> ops;
     ops.push_back(std::move(last));
@@ -159,6 +161,7 @@ class ListTap final : public TapBase, private base::ListSink {
 
   base::ListFramer framer_;
   bool continuation_;
+  bool names_version_;
   std::uint64_t token_;
   std::string kind_, api_version_;
   std::uint64_t list_rv_ = 0;
@@ -269,8 +272,12 @@ class WholeBodyTap final : public TapBase {
 }  // namespace
 
 std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                const ListIdentity& identity, bool continuation) {
-  return std::make_unique<ListTap>(writer, metrics, identity, continuation);
+                                                const ListIdentity& identity,
+                                                const kube::RequestInfo& info) {
+  const bool continuation = !info.continue_token.empty();
+  const bool names_version =
+      continuation || (!info.resource_version.empty() && info.resource_version != "0");
+  return std::make_unique<ListTap>(writer, metrics, identity, continuation, names_version);
 }
 
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,

@@ -16,11 +16,15 @@
 #include "cache/cache_writer.h"
 #include "cache/list_identity.h"
 #include "hub/hooks/cache_hooks.h"
+#include "kube/request_info.h"
 
 namespace yurthub::cache {
 
+// `info`: the list request; a continue token or a named resourceVersion (not "" or "0") may ask
+// for an older snapshot than the cached set, which then keeps its set (CacheWriter::list_end).
 std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                const ListIdentity& identity, bool continuation);
+                                                const ListIdentity& identity,
+                                                const kube::RequestInfo& info);
 // `start_failed`: the list is already stale; the tap reports failed() at once so the client's
 // watch is ended and it re-lists.
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,

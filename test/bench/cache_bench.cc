@@ -144,7 +144,7 @@ struct Cache {
     for (int i = 0; i < count; ++i) body += (i ? "," : "") + pods.pod(i, 1000, false);
     body += "]}";
     auto info = kube::classify_request("GET", kPodList, kKubelet);
-    auto tap = make_list_tap(*writer, *metrics, *policy.identity(info), false);
+    auto tap = make_list_tap(*writer, *metrics, *policy.identity(info), info);
     feed(*tap, body);
     tap->end(true);
     writer->flush();

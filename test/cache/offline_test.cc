@@ -71,7 +71,7 @@ class OfflineTest : public StoreFixture {
     ASSERT_TRUE(id);
     std::unique_ptr<hub::ResponseTap> tap;
     if (info.verb == kube::Verb::List)
-      tap = make_list_tap(*writer_, *metrics_, *id, !info.continue_token.empty());
+      tap = make_list_tap(*writer_, *metrics_, *id, info);
     else if (info.verb == kube::Verb::Watch)
       tap = make_watch_tap(*writer_, *metrics_, *id, false);
     else
@@ -141,6 +141,37 @@ TEST_F(OfflineTest, TwoSelectorsOnOneResourceAreBothKept) {
       1u);
   auto page = serve("/api/v1/namespaces/default/pods?limit=500");
   EXPECT_EQ(page.status, 200u);
+}
+
+// Issue 30: any local caller may send kubelet's User-Agent; a list it asks for at an old
+// resourceVersion (Exact, paginated, or by continue token) is relayed but never replaces the
+// newer set kubelet is served offline. A list named at a newer version does.
+TEST_F(OfflineTest, AListOfAnOlderResourceVersionNeverRollsTheCachedSetBack) {
+  const char* kNode = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1";
+  cache(kNode, fixture("pods-list-node.body"));  // resourceVersion 229: web-0
+  const std::string old_snapshot =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[)"
+      R"({"metadata":{"name":"old-0","namespace":"default","resourceVersion":"90"}}]})";
+  cache(
+      "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=100&"
+      "resourceVersionMatch=Exact",
+      old_snapshot);
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=100&limit=500",
+        old_snapshot);
+  auto kept = parse(serve(kNode).body);
+  EXPECT_STREQ(kept["metadata"]["resourceVersion"].GetString(), "229");
+  ASSERT_EQ(kept["items"].Size(), 1u);
+  EXPECT_STREQ(kept["items"][0]["metadata"]["name"].GetString(), "web-0");
+  EXPECT_NE(registry_.render().find("node_yurthub_cache_older_lists_total 2"), std::string::npos)
+      << registry_.render();
+
+  cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=229",
+        R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[)"
+        R"({"metadata":{"name":"web-1","namespace":"default","resourceVersion":"290"}}]})");
+  auto newer = parse(serve(kNode).body);
+  EXPECT_STREQ(newer["metadata"]["resourceVersion"].GetString(), "300");
+  ASSERT_EQ(newer["items"].Size(), 1u);
+  EXPECT_STREQ(newer["items"][0]["metadata"]["name"].GetString(), "web-1");
 }
 
 TEST_F(OfflineTest, NeverListedIs404NotAnEmptyList) {
@@ -395,7 +426,7 @@ TEST_F(OfflineTest, MalformedListIsNotCachedAndMarksTheListStale) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto info = kubelet("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
   auto id = policy_.identity(info);
-  auto tap = make_list_tap(*writer_, *metrics_, *id, false);
+  auto tap = make_list_tap(*writer_, *metrics_, *id, info);
   tap->body(
       R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[{"metadata":{"name":"x"}},]})");
   tap->end(true);
