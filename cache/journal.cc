@@ -69,6 +69,7 @@ void Journal::load(ReadView& view) {
       info.bytes = journal_entry_bytes(*entry);
       info.created_unix = entry->created_unix;
       info.is_event = entry->method == "POST";
+      info.privileged_peer = entry->privileged_peer;
     } else {
       YH_LOG(Error) << "journal: entry " << seq << " cannot be read; it will be dropped";
       info.bytes = bytes.size();
@@ -104,6 +105,21 @@ Result<Journal::Append> Journal::stage_append(WriteTxn& txn, JournalEntry entry,
                         std::to_string(limits_.max_entries) + " entries, " +
                         std::to_string(limits_.max_bytes) + " bytes)");
     }
+    if (!entry.privileged_peer) {
+      const auto share_entries =
+          static_cast<std::size_t>(static_cast<double>(limits_.max_entries) * limits_.others_share);
+      const auto share_bytes =
+          static_cast<std::uint64_t>(static_cast<double>(limits_.max_bytes) * limits_.others_share);
+      if (others_.entries + 1 > share_entries || others_.bytes + bytes > share_bytes) {
+        return make_error(
+            "journal: callers other than root on the node have filled their share "
+            "of it (" +
+            std::to_string(others_.entries) + " entries, " + std::to_string(others_.bytes) +
+            " bytes); the rest is kept for kubelet's writes");
+      }
+      ++others_.entries;
+      others_.bytes += bytes;
+    }
     for (std::uint64_t seq : append.evicted) entries_[seq].evicting = true;
     entry.seq = next_seq_++;
     ++staged_entries_;
@@ -129,7 +145,12 @@ void Journal::commit_append(const Append& append) {
   std::lock_guard lock(mutex_);
   --staged_entries_;
   staged_bytes_ -= journal_entry_bytes(e);
-  add_locked(e.seq, Info{e.object, journal_entry_bytes(e), e.created_unix, e.method == "POST"});
+  if (!e.privileged_peer) {  // counted in others_ since staged: add_locked counts it again
+    --others_.entries;
+    others_.bytes -= journal_entry_bytes(e);
+  }
+  add_locked(e.seq, Info{e.object, journal_entry_bytes(e), e.created_unix, e.method == "POST",
+                         false, e.privileged_peer});
   appended_.with({e.method == "POST" ? "event" : e.method == "PUT" ? "update" : "patch"}).inc();
   update_gauges_locked();
 }
@@ -138,6 +159,10 @@ void Journal::abort_append(const Append& append) {
   std::lock_guard lock(mutex_);
   --staged_entries_;
   staged_bytes_ -= journal_entry_bytes(append.entry);
+  if (!append.entry.privileged_peer) {
+    --others_.entries;
+    others_.bytes -= journal_entry_bytes(append.entry);
+  }
   for (std::uint64_t seq : append.evicted) {
     if (auto it = entries_.find(seq); it != entries_.end()) it->second.evicting = false;
   }
@@ -149,6 +174,10 @@ void Journal::commit_remove(std::uint64_t seq, const char* outcome) {
   if (it == entries_.end()) return;
   bytes_ -= it->second.bytes;
   if (it->second.is_event) --events_;
+  if (!it->second.privileged_peer) {
+    --others_.entries;
+    others_.bytes -= it->second.bytes;
+  }
   if (auto object = per_object_.find(it->second.object); object != per_object_.end()) {
     if (--object->second == 0) per_object_.erase(object);
   }
@@ -175,6 +204,10 @@ std::size_t Journal::size() const {
 void Journal::add_locked(std::uint64_t seq, Info info) {
   bytes_ += info.bytes;
   if (info.is_event) ++events_;
+  if (!info.privileged_peer) {
+    ++others_.entries;
+    others_.bytes += info.bytes;
+  }
   ++per_object_[info.object];
   entries_.emplace(seq, std::move(info));
   if (seq >= next_seq_) next_seq_ = seq + 1;

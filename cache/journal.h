@@ -29,6 +29,9 @@ struct JournalLimits {
   std::size_t max_entries = 10000;
   std::uint64_t max_bytes = 64ull << 20;
   std::size_t max_events = 1000;  // event creates; past this the oldest event is dropped
+  // Of each bound, what writes from callers other than root or the hub's user on the node
+  // (JournalEntry::privileged_peer) may fill together: the rest is kept for kubelet.
+  double others_share = 0.5;
 };
 
 // Why an entry left the journal without being taken by the cloud; the `reason` label of
@@ -75,6 +78,12 @@ class Journal {
     std::int64_t created_unix = 0;
     bool is_event = false;
     bool evicting = false;  // a staged event append drops it once that append commits
+    bool privileged_peer = true;
+  };
+  // Entries and bytes, of the whole journal or of the other callers' share.
+  struct Usage {
+    std::size_t entries = 0;
+    std::uint64_t bytes = 0;
   };
   void add_locked(std::uint64_t seq, Info info);
   void update_gauges_locked();
@@ -98,6 +107,8 @@ class Journal {
   // Appends staged and not yet committed or aborted: they count against the bounds.
   std::size_t staged_entries_ = 0;
   std::uint64_t staged_bytes_ = 0;
+  // Of the above (committed and staged), what callers other than root or the hub's user wrote.
+  Usage others_;
 };
 
 // "group/version/resource/namespace/name" ("" group for core): the key entries of one object

@@ -56,6 +56,10 @@ std::string encode_journal_entry(const JournalEntry& entry) {
   } else {
     w.String(entry.body.data(), static_cast<rapidjson::SizeType>(entry.body.size()));
   }
+  if (!entry.privileged_peer) {  // absent in entries written before peers were told apart
+    w.Key("unprivilegedPeer");
+    w.Bool(true);
+  }
   w.EndObject();
   return {out.GetString(), out.GetSize()};
 }
@@ -93,6 +97,9 @@ std::optional<JournalEntry> decode_journal_entry(std::uint64_t seq, std::string_
   } else {
     entry.body = std::string(text);
   }
+  auto unprivileged = doc.FindMember("unprivilegedPeer");
+  entry.privileged_peer = !(unprivileged != doc.MemberEnd() && unprivileged->value.IsBool() &&
+                            unprivileged->value.GetBool());
   return entry;
 }
 

@@ -27,6 +27,9 @@ struct JournalEntry {
   std::uint64_t base_resource_version = 0;  // of the cached object the write was applied to
   std::string base;  // PUT only: that cached object, for the three-way merge of a stale update
   std::string body;  // the request body as sent
+  // Written by root or the hub's user on the node (RequestInfo::privileged_peer): counts against
+  // the whole journal; other callers' entries only against their share (JournalLimits).
+  bool privileged_peer = true;
   bool operator==(const JournalEntry&) const = default;
 };
 

@@ -119,6 +119,7 @@ JournalEntry journal_entry_for(const kube::RequestInfo& info, const hub::Offline
   e.component = info.component;
   e.authorization = std::string(write.authorization);
   e.body = std::move(body);
+  e.privileged_peer = info.privileged_peer;
   e.object = journal_object_key(info.api_group, info.api_version, info.resource,
                                 info.namespace_name, name);
   return e;

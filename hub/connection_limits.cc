@@ -1,6 +1,8 @@
 // Client connection bounds; see connection_limits.h.
 #include "hub/connection_limits.h"
 
+#include <unistd.h>
+
 #include "net/peer_credentials.h"
 
 namespace yurthub::hub {
@@ -42,6 +44,10 @@ std::string ConnectionLimits::peer_of(net::TcpSocket& socket) {
     if (auto uid = net::loopback_peer_uid(local, remote)) return "uid:" + std::to_string(*uid);
   }
   return "ip:" + remote.address().to_string();
+}
+
+bool ConnectionLimits::is_privileged(const std::string& peer) {
+  return peer == "uid:0" || peer == "uid:" + std::to_string(::geteuid());
 }
 
 }  // namespace yurthub::hub

@@ -29,6 +29,7 @@ class ConnectionLimits {
     }
     Slot& operator=(Slot&&) = delete;
     ~Slot();
+    const std::string& peer() const { return peer_; }
 
    private:
     ConnectionLimits* limits_;
@@ -41,6 +42,9 @@ class ConnectionLimits {
 
   // "uid:<n>" for a loopback peer whose credentials the kernel gives, else "ip:<address>".
   static std::string peer_of(net::TcpSocket& socket);
+  // Whether `peer` (as peer_of names it) runs as root or as the hub's own user on this node:
+  // kubelet's side of the node, whose offline writes have a share of the journal kept for them.
+  static bool is_privileged(const std::string& peer);
 
  private:
   void release(const std::string& peer);

@@ -95,12 +95,14 @@ class InFlight {
 
 template <class Stream>
 ProxySession<Stream>::ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-                                   const char* listener_name, bool bearer_required)
+                                   const char* listener_name, bool bearer_required,
+                                   std::string peer)
     : client_(std::move(client)),
       worker_(worker),
       shared_(worker.shared()),
       listener_name_(listener_name),
       bearer_required_(bearer_required || net::kIsTls<Stream>),
+      privileged_peer_(ConnectionLimits::is_privileged(peer)),
       registration_(worker, this) {
   shared_.metrics.client_connections.with({listener_name_}).add(1);
 }
@@ -212,6 +214,7 @@ bool ProxySession<Stream>::classify(RequestParser& parser) {
       Classified{sv(req.method_string()), sv(req.target()), headers.user_agent.value_or("")});
   info.accept = headers.accept.value_or("");
   info.content_type = headers.content_type.value_or("");
+  info.privileged_peer = privileged_peer_;
   // The same test as the Forwarder's choice of identity: a bearer caller is never the node.
   if (net::carries_bearer_token(req)) {
     const auto authorization = req[http::field::authorization];
@@ -347,8 +350,8 @@ asio::awaitable<void> plain_session(net::TcpSocket socket, Worker& worker,
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::PlainStream>>(worker.io().get_executor(),
                                                                      std::move(socket));
-  auto session = std::make_shared<ProxySession<net::PlainStream>>(std::move(client), worker,
-                                                                  listener_name, bearer_required);
+  auto session = std::make_shared<ProxySession<net::PlainStream>>(
+      std::move(client), worker, listener_name, bearer_required, slot->peer());
   co_await ProxySession<net::PlainStream>::run(std::move(session));
 }
 
@@ -370,8 +373,8 @@ asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::TlsStream>>(worker.io().get_executor(),
                                                                    std::move(socket), *tls);
-  auto session =
-      std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker, "proxy_secure");
+  auto session = std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker,
+                                                                "proxy_secure", true, slot->peer());
   co_await ProxySession<net::TlsStream>::run(std::move(session));
 }
 

@@ -22,8 +22,9 @@ template <class Stream>
 class ProxySession : public SessionControl {
  public:
   // `bearer_required`: requests without a bearer token get 401 (always so on the HTTPS port).
+  // `peer`: who connected, as ConnectionLimits::peer_of names it.
   ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-               const char* listener_name, bool bearer_required = false);
+               const char* listener_name, bool bearer_required = false, std::string peer = "");
   ~ProxySession() override;
 
   // Serves the connection until it closes. Takes ownership of the session.
@@ -50,7 +51,8 @@ class ProxySession : public SessionControl {
   SharedState& shared_;
   const char* listener_name_;
   bool bearer_required_;
-  bool idle_ = true;  // waiting for the next request's header
+  bool privileged_peer_;  // ConnectionLimits::is_privileged
+  bool idle_ = true;      // waiting for the next request's header
   SessionRegistration registration_;
   // The request being served, its Expect: 100-continue and its forwarder. Members rather than
   // locals of serve(): a coroutine frame of more than 1020 bytes is not recycled by Asio and costs

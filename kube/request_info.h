@@ -70,6 +70,9 @@ struct RequestInfo {
   // header (kube::bearer_token; empty if the header has none), or nullopt when it sent none and
   // the hub lends it the node's identity. The cache keys what it keeps, and serves offline, by it.
   std::optional<std::string> bearer_token;
+  // Set by the session: the connection comes from root or the hub's own user on this node
+  // (hub/connection_limits.h). Its offline writes may use the whole journal; others only a share.
+  bool privileged_peer = false;
 
   bool is_watch() const { return verb == Verb::Watch; }
   // Watches, proxy and exec/attach/port-forward style requests stay open indefinitely.

@@ -37,9 +37,12 @@ rapidjson::Document parse(const std::string& json) {
   return doc;
 }
 
+// As kubelet sends it: from root on the node (the session's RequestInfo::privileged_peer).
 kube::RequestInfo request(const char* method, const std::string& target,
                           const char* agent = "kubelet/v1.32.4") {
-  return kube::classify_request(method, target, agent);
+  auto info = kube::classify_request(method, target, agent);
+  info.privileged_peer = true;
+  return info;
 }
 
 constexpr const char* kTestOp = R"({"op":"test","path":"/kind","value":"Pod"})";
@@ -110,8 +113,9 @@ class OfflineWritesTest : public StoreFixture {
   // the hub's (the node's) credentials.
   RecordingWriter write(const char* method, const std::string& target, std::string content_type,
                         std::string body, const char* agent = "kubelet/v1.32.4",
-                        const char* authorization = "") {
+                        const char* authorization = "", bool privileged_peer = true) {
     auto info = as_caller(method, target, agent, authorization);
+    info.privileged_peer = privileged_peer;
     EXPECT_TRUE(writes_->handles(info)) << method << " " << target;
     hub::OfflineWrite w{method, target, content_type, agent, authorization, std::move(body)};
     RecordingWriter out;
@@ -572,6 +576,50 @@ TEST_F(OfflineWritesTest, AFullJournalRefusesWithA503AndKeepsWhatItHas) {
   EXPECT_NE(journal_metrics().find("node_yurthub_journal_refused_total{reason=\"full\"} 1"),
             std::string::npos)
       << journal_metrics();
+}
+
+// Issue 30: a local user without a token writes as the node, but may fill only its share of the
+// journal (half); the rest stays for kubelet (root on the node), also after a restart.
+TEST_F(OfflineWritesTest, CallersOtherThanRootFillOnlyTheirShareOfTheJournal) {
+  set_limits(JournalLimits{4, 64u << 20, 1000});
+  cache_get("/api/v1/namespaces/default/pods/web-0", kPod);
+  const std::string target = "/api/v1/namespaces/default/pods/web-0/status";
+  auto patch = [&](const char* phase, bool privileged) {
+    return write("PATCH", target, "application/merge-patch+json",
+                 std::string(R"({"status":{"phase":")") + phase + R"("}})", "kubelet/v1.32.4", "",
+                 privileged)
+        .status;
+  };
+  EXPECT_EQ(patch("Running", false), 200u);
+  EXPECT_EQ(patch("Running", false), 200u);
+  auto refused = write("PATCH", target, "application/merge-patch+json",
+                       R"({"status":{"phase":"Failed"}})", "kubelet/v1.32.4", "", false);
+  EXPECT_EQ(refused.status, 503u);
+  EXPECT_NE(refused.body.find("kept for kubelet"), std::string::npos) << refused.body;
+  EXPECT_EQ(patch("Running", true), 200u) << "kubelet's half";
+  EXPECT_EQ(patch("Running", true), 200u);
+  EXPECT_EQ(patch("Running", true), 503u) << "the whole journal is full";
+  auto entries = journaled();
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_FALSE(entries[0].privileged_peer);
+  EXPECT_TRUE(entries[3].privileged_peer);
+
+  // After a restart the share is counted from the store: with room for a fifth entry, the others'
+  // half (2 of 5) is still full.
+  base::MetricsRegistry fresh;
+  Journal reloaded(fresh, JournalLimits{5, 64u << 20, 1000});
+  reloaded.load(*store_->read());
+  std::string why;
+  (void)store_->write([&](WriteTxn& txn) -> Status {
+    auto append = reloaded.stage_append(txn, entries[0], false);
+    if (!append) {
+      why = append.error().message;
+      return append.error();
+    }
+    reloaded.abort_append(*append);
+    return make_error("staged only to see whether it fits");
+  });
+  EXPECT_NE(why.find("kept for kubelet"), std::string::npos) << why;
 }
 
 TEST_F(OfflineWritesTest, TheJournalIsStillThereAfterARestart) {

@@ -6,6 +6,7 @@
 // own token. Each is refused, while kubelet without a token still reads its pod's Secret and
 // patches pod status, and the agent still reads, with its own token, what it read online.
 #include <signal.h>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -124,6 +125,55 @@ TEST_F(OfflineIdentity, AnAgentsUserAgentIsNotItsCredential) {
   EXPECT_THAT(own.body, HasSubstr("cloud-keys"));
   // And the node's data is not the token's: kubelet's Secret list is not cached for it.
   EXPECT_EQ(as(kKubelet, kAdminToken, "GET", kWebSecret).status, 404);
+}
+
+// A local user without a token writes as the node, but may fill only half of the journal: the
+// rest stays for kubelet (root on the node), which keeps reporting pod status.
+class OfflineJournalShare : public testing::Test {
+ protected:
+  static ClusterOptions options() {
+    ClusterOptions o = demo_cluster();
+    o.hub_flags = {"--journal-max-entries=4"};
+    return o;
+  }
+  // PATCHes web-0's status as `uid` (through setpriv when not root); the HTTP status code.
+  std::string patch_status_as(uid_t uid) {
+    std::vector<std::string> argv;
+    if (uid != 0) {
+      argv = {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
+              "--regid=" + std::to_string(uid), "--clear-groups"};
+    }
+    for (const char* arg :
+         {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-A",
+          kKubelet, "-H", "Content-Type: application/merge-patch+json", "-d",
+          R"({"status":{"phase":"Running"}})"}) {
+      argv.push_back(arg);
+    }
+    argv.push_back("http://127.0.0.1:" + std::to_string(cluster_.proxy_port()) + kWebPod +
+                   "/status");
+    return run_command(argv, std::chrono::seconds(20)).out;
+  }
+  Cluster cluster_{options()};
+};
+
+TEST_F(OfflineJournalShare, ALocalUserCannotFillTheJournalKubeletNeeds) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  cluster_.start_apiserver();
+  cluster_.start_hub();
+  const double ops = cluster_.cache_ops();
+  ASSERT_EQ(http_request(cluster_.proxy_port(), "GET", kWebPod, {{"User-Agent", kKubelet}}).status,
+            200);
+  ASSERT_TRUE(cluster_.wait_cache_committed(ops));
+  cluster_.apiserver().signal(SIGSTOP);
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false, std::chrono::seconds(15)));
+
+  constexpr uid_t kNobody = 65534;
+  EXPECT_EQ(patch_status_as(kNobody), "200");
+  EXPECT_EQ(patch_status_as(kNobody), "200");
+  EXPECT_EQ(patch_status_as(kNobody), "503") << "its half of 4 entries is full";
+  EXPECT_EQ(patch_status_as(0), "200") << "kubelet's half";
+  EXPECT_EQ(cluster_.metric("node_yurthub_journal_entries"), 3);
+  cluster_.apiserver().signal(SIGCONT);
 }
 
 }  // namespace
