@@ -73,7 +73,8 @@ Status check_format(MDB_txn* txn, const Env& env) {
   if (!version) {
     if (env.read_only) return make_error(where + " is not initialised (no format version)");
     if (!is_empty(txn, env.lists) || !is_empty(txn, env.objects)) {
-      return make_error(where + " holds data but no format version: not written by yurthub?");
+      return make_error(ErrorCode::DataLoss,
+                        where + " holds data but no format version: not written by yurthub?");
     }
     if (Status s = put_u32(txn, env.meta, kFormatVersionKey, kStoreFormatVersion); !s) return s;
     return put_u32(txn, env.meta, kNextSetIdKey, 1);
@@ -83,7 +84,7 @@ Status check_format(MDB_txn* txn, const Env& env) {
                       ", newer than this yurthub reads (" + std::to_string(kStoreFormatVersion) +
                       "): run the newer yurthub, or move the directory away to start empty");
   }
-  if (*version < 1) return make_error(where + " has invalid format version 0");
+  if (*version < 1) return make_error(ErrorCode::DataLoss, where + " has invalid format version 0");
   return {};
 }
 

@@ -490,8 +490,10 @@ Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options) {
   if (first) return OpenedStore{std::move(*first), "", ""};
   const std::string dir = strip_trailing_slashes(options.directory);
   struct stat st {};
-  // Nothing to move aside (the failure is not the files'), or the store is simply open already.
-  if (::stat((dir + "/data.mdb").c_str(), &st) != 0 || first.error().code == ErrorCode::Busy) {
+  // Only files LMDB finds corrupt or of another format are moved aside. Any other failure (no
+  // memory, a permission, a store of a newer yurthub, the store open already) is not the files':
+  // they stay as they are, with the journal's unreplayed writes, and the hub serves online only.
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0 || first.error().code != ErrorCode::DataLoss) {
     return first.error();
   }
   const std::string aside = dir + "/unusable-" + std::to_string(::time(nullptr));

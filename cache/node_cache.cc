@@ -17,8 +17,8 @@ Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
                                                    base::MetricsRegistry& registry) {
   auto opened = open_lmdb_store_or_reset(options.store);
   auto& resets = registry.counter("node_yurthub_cache_resets_total",
-                                  "Caches found unusable at start (corrupt, or written by a newer "
-                                  "yurthub), moved aside, and replaced by an empty one.",
+                                  "Caches found corrupt or of another format at start, moved "
+                                  "aside, and replaced by an empty one.",
                                   {});
   resets.with({}).inc(0);
   if (!opened) return opened.error();

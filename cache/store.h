@@ -132,11 +132,12 @@ struct StoreOptions {
 Result<std::unique_ptr<Store>> open_lmdb_store(const StoreOptions& options);
 
 // What the hub opens its cache with: the cache must never stop the hub (a restart loop would
-// leave its port free for any local user to bind). When the store's files cannot be used
-// (corrupt, not LMDB, written by a newer yurthub), they are moved aside into
+// leave its port free for any local user to bind). When LMDB finds the store's files corrupt or
+// of another format (ErrorCode::DataLoss), they are moved aside into
 // <directory>/unusable-<unix seconds>/ for an operator to look at, and an empty store is opened;
-// `reset_reason` says why (the caller logs and counts it). An error only when even an empty
-// store cannot be opened (the directory itself is unusable), or the store is open already.
+// `reset_reason` says why (the caller logs and counts it). Any other failure (no memory, a
+// permission, a store written by a newer yurthub, the store open already) is an error and the
+// files stay, journal included: the caller serves online only.
 struct OpenedStore {
   std::unique_ptr<Store> store;
   std::string reset_reason;  // "" when the store opened as it was

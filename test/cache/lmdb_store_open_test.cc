@@ -89,22 +89,29 @@ TEST_F(LmdbStoreTest, NewerFormatVersionRefusesToOpen) {
   EXPECT_NE(must_open(options()), nullptr);
 }
 
-// The cache must never stop the hub: a store it cannot use is moved aside, and it starts empty.
-TEST_F(LmdbStoreTest, AnUnusableStoreIsMovedAsideAndTheCacheStartsEmpty) {
+// A store LMDB can open but this yurthub cannot use (written by a newer one, after a downgrade)
+// may hold acknowledged offline writes not yet replayed: it is left as it is (the hub then serves
+// online only), never moved aside. Issue 30: it once was, on any open error.
+TEST_F(LmdbStoreTest, AStoreOfANewerYurthubStaysWhereItIs) {
   put_objects(1, {{"a", "p1"}});
   store_.reset();
   ASSERT_TRUE(write_format_version_for_testing(dir_, kStoreFormatVersion + 1).ok());
   auto newer = open_lmdb_store_or_reset(options());
-  ASSERT_TRUE(newer.ok()) << newer.error().message;
-  EXPECT_NE(newer->reset_reason.find("newer than this yurthub reads"), std::string::npos);
-  EXPECT_TRUE(fs::exists(newer->moved_to + "/data.mdb"));
-  auto view = newer->store->read();
-  EXPECT_TRUE(view->lists_with_prefix("").empty());  // empty, and usable:
-  view.reset();
-  EXPECT_TRUE(
-      newer->store->write([](WriteTxn& txn) { return txn.put_discovery("/version", "{}"); }).ok());
-  newer->store.reset();
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().message.find("newer than this yurthub reads"), std::string::npos);
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with("unusable-")) << entry.path();
+  }
+  ASSERT_TRUE(write_format_version_for_testing(dir_, kStoreFormatVersion).ok());
+  auto back = open_lmdb_store(options());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(scan_all(*(*back)->read(), 1).size(), 1u) << "the data is still there";
+}
 
+// The cache must never stop the hub: a store LMDB finds corrupt is moved aside, and it starts
+// empty.
+TEST_F(LmdbStoreTest, ACorruptStoreIsMovedAsideAndTheCacheStartsEmpty) {
+  store_.reset();
   // Not LMDB at all (a torn or overwritten file).
   {
     std::FILE* f = std::fopen((dir_ + "/data.mdb").c_str(), "wb");
@@ -117,13 +124,19 @@ TEST_F(LmdbStoreTest, AnUnusableStoreIsMovedAsideAndTheCacheStartsEmpty) {
   ASSERT_TRUE(corrupt.ok()) << corrupt.error().message;
   EXPECT_FALSE(corrupt->reset_reason.empty());
   EXPECT_EQ(fs::file_size(corrupt->moved_to + "/data.mdb"), 8192u);
+  auto view = corrupt->store->read();
+  EXPECT_TRUE(view->lists_with_prefix("").empty());  // empty, and usable:
+  view.reset();
+  EXPECT_TRUE(
+      corrupt->store->write([](WriteTxn& txn) { return txn.put_discovery("/version", "{}"); })
+          .ok());
 
   // A usable store opens as it is; an unusable directory is still an error.
   corrupt->store.reset();
   auto again = open_lmdb_store_or_reset(options());
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->reset_reason.empty());
-  EXPECT_TRUE(again->store->read()->discovery("/version").has_value() == false);
+  EXPECT_TRUE(again->store->read()->discovery("/version").has_value()) << "kept as it was";
   again->store.reset();
   StoreOptions file_as_dir = options();
   file_as_dir.directory = dir_ + "/data.mdb";
