@@ -13,6 +13,7 @@
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
+#include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/serving_certificate_manager.h"
@@ -135,6 +136,9 @@ static int run_hub(int argc, char** argv) {
   }
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
+  if (auto warning = hub::unsafe_directory_warning(options->root_dir)) {
+    YH_LOG(Warning) << "root dir: " << *warning;
+  }
   std::unique_ptr<cache::NodeCache> node_cache;
   if (options->working_mode == hub::WorkingMode::Edge) {
     std::string error;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 #include <vector>
@@ -44,25 +45,52 @@ Status make_directory(const fs::path& dir) {
 Status write_file_atomically(const fs::path& path, const std::string& contents, unsigned mode) {
   if (Status made = make_directory(path.parent_path()); !made) return made;
   const fs::path temporary = path.string() + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  // A leftover of a crash, or a link someone planted to make the hub write a key elsewhere, is
+  // removed (unlink removes a link, never its target); then the file is created new, never
+  // followed through a link, never opened if it is there again. A failure leaves no file behind.
+  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT) {
+    return io_error("cannot remove", temporary, errno);
+  }
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return io_error("cannot create", temporary, errno);
+  auto fail = [&](const char* what, int err) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return io_error(what, temporary, err);
+  };
   std::size_t written = 0;
   while (written < contents.size()) {
     const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error("cannot write", temporary, err);
-    }
+    if (n < 0) return fail("cannot write", errno);
     written += static_cast<std::size_t>(n);
   }
-  const bool synced = ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
-  const int err = errno;
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) return fail("cannot sync", errno);
   ::close(fd);
-  if (!synced) return io_error("cannot sync", temporary, err);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return io_error("cannot rename", path, errno);
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    return io_error("cannot rename", path, err);
+  }
   return sync_directory(path.parent_path());
+}
+
+std::optional<std::string> unsafe_directory_warning(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    return dir.string() + " is owned by uid " + std::to_string(st.st_uid) +
+           ", who can replace the hub's credentials and cache: chown it to root";
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return dir.string() + " (mode " + mode +
+           ") may be written by other users, who could plant files the hub reads as its "
+           "credentials: chmod go-w it";
+  }
+  return std::nullopt;
 }
 
 Status CertificateFiles::save_pair(const std::string& certificate_pem, const std::string& key_pem,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -58,5 +59,10 @@ class CertificateFiles {
 // with `mode` permissions.
 Status write_file_atomically(const std::filesystem::path& path, const std::string& contents,
                              unsigned mode);
+
+// A warning when users other than the owner may write `dir` (group or others write bits, the
+// sticky bit notwithstanding: they could still plant names the hub then uses), or it is owned by
+// someone other than root or this process's user; nullopt when it is safe or does not exist.
+std::optional<std::string> unsafe_directory_warning(const std::filesystem::path& dir);
 
 }  // namespace yurthub::hub

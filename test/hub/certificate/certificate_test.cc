@@ -1,6 +1,8 @@
 // Tests for hub/certificate's pure parts: the cluster-info signature check (against a value made
 // independently with Python's hmac), the renewal time's window, and the credential files
 // (atomic writes, the current symlink, old pairs removed).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -116,6 +118,37 @@ TEST_F(Files, ForgetRemovesOnlyTheHubsOwnFilesAndKeepsTheBootstrapFile) {
   EXPECT_TRUE(std::filesystem::is_empty(root_ / "pki"));
   ASSERT_TRUE(files.forget({}));
   EXPECT_FALSE(std::filesystem::exists(operator_bootstrap));
+}
+
+// Issue 30: a link planted at the temporary name (by whoever could write the directory) never
+// makes the hub write a key through it; a failed write leaves no temporary file behind.
+TEST_F(Files, AWriteNeverFollowsALinkAtItsTemporaryNameAndLeavesNothingOnFailure) {
+  std::filesystem::create_directories(root_ / "pki");
+  const auto target = root_ / "elsewhere";
+  std::ofstream(target) << "untouched";
+  const auto path = root_ / "pki" / "ca.crt";
+  std::filesystem::create_symlink(target, path.string() + ".tmp");
+  ASSERT_TRUE(write_file_atomically(path, "CA", 0644));
+  EXPECT_EQ(read(path), "CA");
+  EXPECT_EQ(read(target), "untouched");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  // A rename that fails (the destination is a non-empty directory): no temporary left.
+  const auto blocked = root_ / "pki" / "blocked";
+  std::filesystem::create_directories(blocked / "x");
+  EXPECT_FALSE(write_file_atomically(blocked, "data", 0600));
+  EXPECT_FALSE(std::filesystem::exists(blocked.string() + ".tmp"));
+}
+
+TEST_F(Files, ARootDirOthersCanWriteIsWarnedAbout) {
+  std::filesystem::create_directories(root_);
+  ::chmod(root_.c_str(), 0755);
+  EXPECT_FALSE(unsafe_directory_warning(root_));
+  ::chmod(root_.c_str(), 01777);
+  auto warning = unsafe_directory_warning(root_);
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("mode 1777"), std::string::npos) << *warning;
+  EXPECT_FALSE(unsafe_directory_warning(root_ / "missing"));
 }
 
 }  // namespace
