@@ -106,8 +106,10 @@ std::pair<unsigned, std::string> AdminServer::update_token(const std::string& bo
     return {400, "the body must be {\"jointoken\":\"<token>\"}\n"};
   }
   if (Status updated = token_update_(doc["jointoken"].GetString()); !updated) {
-    return {400, updated.error().message + "\n"};
+    const bool too_soon = updated.error().code == ErrorCode::ResourceExhausted;
+    return {too_soon ? 429u : 400u, updated.error().message + "\n"};
   }
+  // As YurtHub answers; the token is adopted once cluster discovery with it succeeds.
   return {200, "update bootstrap token successfully"};
 }
 

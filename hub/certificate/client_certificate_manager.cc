@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/renewal.h"
@@ -101,18 +102,68 @@ void ClientCertificateManager::stop() {
 
 Status ClientCertificateManager::update_join_token(const std::string& token) {
   if (auto parsed = kube::parse_bootstrap_token(token); !parsed) return parsed.error();
+  const auto now = base::Clock::now();
   {
     std::lock_guard lock(mutex_);
-    join_token_ = token;
-    token_posted_ = true;
+    if (last_post_ && now - *last_post_ < settings_.token_post_interval) {
+      const auto wait = std::chrono::ceil<std::chrono::seconds>(settings_.token_post_interval -
+                                                                (now - *last_post_));
+      return make_error(ErrorCode::ResourceExhausted,
+                        "a join token was posted less than " +
+                            std::to_string(settings_.token_post_interval.count()) +
+                            " s ago; post again in " + std::to_string(wait.count()) + " s");
+    }
+    last_post_ = now;
+    posted_candidate_ = token;
   }
-  YH_LOG(Info) << "a new join token was posted to /v1/token";
+  YH_LOG(Info) << "a new join token was posted to /v1/token; it is used once cluster discovery "
+                  "with it succeeds";
   asio::post(io_, [this] { wake_.cancel(); });
   return {};
 }
 
+asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::discover_with(
+    const ServerAddress& server, const std::string& token) {
+  if (auto saved = kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
+      saved && saved->token == token) {
+    co_return saved;
+  }
+  DiscoverySettings discovery = settings_.discovery;
+  discovery.join_token = token;
+  const auto executor = co_await asio::this_coro::executor;
+  auto cluster = co_await discover_cluster(executor, server, discovery);
+  if (!cluster) co_return cluster.error();
+  if (Status s = files_.save_ca(cluster->ca_pem); !s) co_return s.error();
+  if (Status s = files_.save_bootstrap_kubeconfig(server.url, token); !s) co_return s.error();
+  co_return kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
+}
+
 asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::bootstrap_credentials(
     const ServerAddress& server) {
+  std::string candidate;
+  {
+    std::lock_guard lock(mutex_);
+    candidate = posted_candidate_;
+  }
+  // A posted token is adopted only once discovery with it succeeds; until then, and for good
+  // when the cluster refuses it, what was in force stays so (--bootstrap-file, --join-token, an
+  // earlier posted token): a bad post can never cut the node off.
+  if (!candidate.empty()) {
+    auto discovered = co_await discover_with(server, candidate);
+    std::lock_guard lock(mutex_);
+    if (discovered) {
+      if (posted_candidate_ == candidate) posted_candidate_.clear();
+      join_token_ = candidate;
+      token_posted_ = true;
+      YH_LOG(Info) << "the posted join token was verified by cluster discovery and is now in use";
+      co_return discovered;
+    }
+    const bool refused = discovered.error().code != ErrorCode::Unavailable;
+    if (refused && posted_candidate_ == candidate) posted_candidate_.clear();
+    YH_LOG(Warning) << "the posted join token cannot be used (" << discovered.error().message
+                    << "); " << (refused ? "it is dropped" : "it is tried again later")
+                    << ", and the credentials in force before it are used";
+  }
   std::string token;
   bool posted = false;
   {
@@ -128,18 +179,7 @@ asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::bootstrap_c
                          "no bootstrap credentials: set --bootstrap-file or "
                          "--join-token, or POST a token to /v1/token");
   }
-  if (auto saved = kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
-      saved && saved->token == token) {
-    co_return saved;
-  }
-  DiscoverySettings discovery = settings_.discovery;
-  discovery.join_token = token;
-  const auto executor = co_await asio::this_coro::executor;
-  auto cluster = co_await discover_cluster(executor, server, discovery);
-  if (!cluster) co_return cluster.error();
-  if (Status s = files_.save_ca(cluster->ca_pem); !s) co_return s.error();
-  if (Status s = files_.save_bootstrap_kubeconfig(server.url, token); !s) co_return s.error();
-  co_return kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
+  co_return co_await discover_with(server, token);
 }
 
 asio::awaitable<Result<IssuedCertificate>> ClientCertificateManager::request(

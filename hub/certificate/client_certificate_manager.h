@@ -23,6 +23,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "base/result.h"
 #include "hub/certificate/certificate_files.h"
@@ -45,6 +46,8 @@ struct ClientCertificateSettings {
   std::chrono::milliseconds csr_poll{std::chrono::seconds(1)};
   std::chrono::milliseconds csr_wait{std::chrono::minutes(4)};
   std::chrono::milliseconds retry_max{std::chrono::minutes(1)};  // backoff cap after a failure
+  // POST /v1/token: at most one token accepted per interval (each wakes the renewal).
+  std::chrono::seconds token_post_interval{10};
 };
 
 class ClientCertificateManager {
@@ -63,14 +66,20 @@ class ClientCertificateManager {
   const std::optional<kube::Credentials>& current() const { return current_; }
   void stop();
 
-  // POST /v1/token: a new join token for the next bootstrap. Wakes a renewal that is waiting for
-  // one. Errors for a token that is not of the bootstrap form.
+  // POST /v1/token: a candidate join token for the next bootstrap, adopted once cluster
+  // discovery with it succeeds (until then the credentials in force stay so). Wakes a renewal
+  // that is waiting for one. Errors for a token that is not of the bootstrap form, and
+  // (ResourceExhausted) for a post within token_post_interval of the last one accepted.
   Status update_join_token(const std::string& token);
 
  private:
   boost::asio::awaitable<Result<kube::Credentials>> obtain_new(bool try_current);
   boost::asio::awaitable<Result<kube::Credentials>> bootstrap_credentials(
       const ServerAddress& server);
+  // Bootstrap credentials from cluster discovery with join token `token` (or the saved ones, if
+  // made with that token).
+  boost::asio::awaitable<Result<kube::Credentials>> discover_with(const ServerAddress& server,
+                                                                  const std::string& token);
   boost::asio::awaitable<Result<IssuedCertificate>> request(const ServerAddress& server,
                                                             const kube::Credentials& identity);
   boost::asio::awaitable<Status> renew();
@@ -84,9 +93,11 @@ class ClientCertificateManager {
   CertificateFiles files_;
   base::Gauge& expiry_;
   base::CounterFamily& renewals_;
-  std::mutex mutex_;  // guards join_token_ and token_posted_
+  std::mutex mutex_;  // guards join_token_, token_posted_, posted_candidate_ and last_post_
   std::string join_token_;
-  bool token_posted_ = false;  // join_token_ came from /v1/token: it wins over --bootstrap-file
+  bool token_posted_ = false;     // join_token_ came from /v1/token: it wins over --bootstrap-file
+  std::string posted_candidate_;  // posted, not yet verified by discovery
+  std::optional<base::Clock::time_point> last_post_;
   std::optional<kube::Credentials> current_;
   std::shared_ptr<net::ReplaceableContext> context_;
   boost::asio::io_context io_;

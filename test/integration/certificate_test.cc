@@ -310,6 +310,45 @@ TEST_F(CertificateBootstrap, RenewalThatFailedWhileTheCloudWasAwaySucceedsWhenIt
   EXPECT_EQ(pods.exit_code, 0) << pods.err;
 }
 
+// Issue 30: a token posted to /v1/token is adopted only once cluster discovery with it succeeds.
+// One that cannot be (posted offline, unknown to the cluster) never replaces --bootstrap-file:
+// when the cloud returns, the certificate that expired offline is renewed with the file's token.
+// It once won for good, and the hub stayed cut off (503) until a restart.
+TEST_F(CertificateBootstrap, ABadPostedTokenLeavesTheBootstrapFileInForce) {
+  cluster_.start_hub();
+  const std::string success = R"(node_yurthub_client_certificate_renewals_total{result="success"})";
+  const std::string failure = R"(node_yurthub_client_certificate_renewals_total{result="failure"})";
+  cluster_.stop_apiserver();
+  ASSERT_TRUE(eventually([&] { return cluster_.metric(failure) >= 1; }, std::chrono::seconds(30)))
+      << cluster_.hub().log();
+  // The certificate expires offline: only bootstrap credentials can get another.
+  const std::string expiry = "node_yurthub_client_certificate_expiry_timestamp_seconds";
+  const auto now = [] {
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+  };
+  ASSERT_TRUE(
+      eventually([&] { return now() > cluster_.metric(expiry) + 1; }, std::chrono::seconds(30)));
+  const std::string answer = post_token(cluster_, R"({"jointoken":"zzzzzz.0123456789zzzzzz"})");
+  ASSERT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
+  EXPECT_NE(post_token(cluster_, R"({"jointoken":"yyyyyy.0123456789yyyyyy"})").find("HTTP/1.1 429"),
+            std::string::npos)
+      << "posts are rate-limited";
+  const double succeeded_offline = cluster_.metric(success);
+  cluster_.start_apiserver();
+  auto created =
+      cluster_.kubectl_direct({"create", "-f", "-"}, std::chrono::seconds(20), kTokenSecret);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_TRUE(eventually([&] { return cluster_.metric(success) > succeeded_offline; },
+                         std::chrono::seconds(90)))
+      << cluster_.hub().log();
+  ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
+  auto pods = cluster_.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_NE(cluster_.hub().log().find("the posted join token cannot be used"), std::string::npos);
+}
+
 // The node was offline until both its certificate and its bootstrap token were dead (the token
 // Secret is gone when the fake apiserver comes back). Renewal fails until an operator posts a new
 // join token to /v1/token; then the hub discovers the cluster with it, gets a new certificate and

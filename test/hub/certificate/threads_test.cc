@@ -97,6 +97,7 @@ TEST_F(Threads, APostedJoinTokenWakesTheRenewalThread) {
   settings.root_dir = dir_;
   settings.node_name = "edge-node-1";
   settings.retry_max = std::chrono::seconds(30);  // without a wake, the retries slow to 30 s
+  settings.token_post_interval = std::chrono::seconds(0);  // three posts in a row
   base::MetricsRegistry registry;
   ClientCertificateManager manager(settings, registry);
   const auto failures = [&registry] {
@@ -119,6 +120,26 @@ TEST_F(Threads, APostedJoinTokenWakesTheRenewalThread) {
         << "posted token " << i << " did not wake the renewal";
   }
   manager.stop();
+}
+
+// Issue 30: each accepted post wakes the renewal, so posts are rate-limited.
+TEST_F(Threads, PostsOfAJoinTokenAreRateLimited) {
+  ClientCertificateSettings settings;
+  settings.root_dir = dir_;
+  settings.node_name = "edge-node-1";
+  base::MetricsRegistry registry;
+  ClientCertificateManager manager(settings, registry);
+  base::TestClock clock;
+  ASSERT_TRUE(manager.update_join_token("abcdef.0123456789abcdef"));
+  auto again = manager.update_join_token("ghijkl.0123456789ghijkl");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::ResourceExhausted);
+  EXPECT_NE(again.error().message.find("post again in 10 s"), std::string::npos)
+      << again.error().message;
+  clock.advance(std::chrono::seconds(9));
+  EXPECT_FALSE(manager.update_join_token("ghijkl.0123456789ghijkl"));
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_TRUE(manager.update_join_token("ghijkl.0123456789ghijkl"));
 }
 
 }  // namespace
