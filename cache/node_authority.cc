@@ -5,6 +5,7 @@
 #include "cache/node_authority.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -247,6 +248,10 @@ std::optional<kube::ApiError> NodeAuthority::admit_update(const kube::RequestInf
                                                           const Value& before,
                                                           const Value& after) const {
   if (info.api_group.empty() && info.resource == "nodes") return admit_node(info, before, after);
+  if (info.api_group.empty() && info.resource == "persistentvolumeclaims" &&
+      info.subresource == "status") {
+    return admit_claim_status(info, before, after);
+  }
   if (info.api_group.empty() && info.resource == "pods" && info.subresource == "status") {
     const std::string quoted_node = "\"" + node_ + "\"";
     if (string_at(before, "spec", "nodeName") != node_) {
@@ -261,6 +266,30 @@ std::optional<kube::ApiError> NodeAuthority::admit_update(const kube::RequestInf
     }
   }
   return std::nullopt;
+}
+
+// NodeRestriction admitPVCStatus: the node may change a claim's status.conditions (and what
+// volume expansion records: allocatedResources, resizeStatus), nothing else.
+std::optional<kube::ApiError> NodeAuthority::admit_claim_status(const kube::RequestInfo& info,
+                                                                const Value& before,
+                                                                const Value& after) const {
+  auto comparable = [](const Value& claim) {
+    auto copy = std::make_unique<rapidjson::Document>();
+    copy->CopyFrom(claim, copy->GetAllocator());
+    if (auto m = copy->FindMember("metadata"); m != copy->MemberEnd() && m->value.IsObject()) {
+      m->value.RemoveMember("resourceVersion");
+      m->value.RemoveMember("managedFields");
+    }
+    if (auto s = copy->FindMember("status"); s != copy->MemberEnd() && s->value.IsObject()) {
+      for (const char* field : {"conditions", "allocatedResources", "resizeStatus"})
+        s->value.RemoveMember(field);
+    }
+    return copy;
+  };
+  if (*comparable(before) == *comparable(after)) return std::nullopt;
+  return admission(
+      info, info.name,
+      "node \"" + node_ + "\" is not allowed to update fields other than status.conditions");
 }
 
 bool NodeAuthority::runs_as(const Value& pod, std::string_view service_account) const {

@@ -59,6 +59,9 @@ class NodeAuthority {
   kube::ApiError denied(const kube::RequestInfo& info, std::string_view why) const;
   kube::ApiError admission(const kube::RequestInfo& info, std::string_view name,
                            std::string_view why) const;
+  std::optional<kube::ApiError> admit_claim_status(const kube::RequestInfo& info,
+                                                   const rapidjson::Value& before,
+                                                   const rapidjson::Value& after) const;
   std::optional<kube::ApiError> admit_node(const kube::RequestInfo& info,
                                            const rapidjson::Value& before,
                                            const rapidjson::Value& after) const;

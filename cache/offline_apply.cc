@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include "base/json_parse.h"
+#include "cache/update_rules.h"
 #include "hub/hooks/cache_hooks.h"
 #include "kube/json_patch.h"
 #include "kube/merge_patch_diff.h"
@@ -45,29 +46,6 @@ WriteRefusal refusal(kube::Failure failure, const std::string& message, const ch
 std::string object_ref(const kube::RequestInfo& info) {
   return info.resource + (info.api_group.empty() ? "" : "." + info.api_group) + " \"" + info.name +
          "\"";
-}
-
-// What an update cannot change or drop, as the apiserver keeps it: the creationTimestamp
-// (rest.BeforeUpdate sets the old one), and managedFields when the update has none (the field
-// manager then keeps the live object's). A protobuf update rendered as JSON carries neither.
-// Called on the update's body before the preconditions, which read neither.
-void keep_server_metadata(const Document& base, Document& updated) {
-  const Value* base_metadata = member(base, "metadata");
-  auto metadata = updated.FindMember("metadata");
-  if (base_metadata == nullptr || metadata == updated.MemberEnd() || !metadata->value.IsObject())
-    return;
-  auto& a = updated.GetAllocator();
-  auto keep = [&](const char* name, bool always) {
-    const Value* old = member(*base_metadata, name);
-    auto now = metadata->value.FindMember(name);
-    // An explicit empty list resets managedFields, as the field manager takes it.
-    const bool absent = now == metadata->value.MemberEnd() || now->value.IsNull();
-    if (!always && !absent) return;
-    metadata->value.RemoveMember(name);
-    if (old != nullptr) metadata->value.AddMember(Value(name, a), Value(*old, a), a);
-  };
-  keep("creationTimestamp", true);
-  keep("managedFields", false);
 }
 
 // The body of a patch of media type `type`, or of an update, parsed (depth-bounded).
@@ -117,7 +95,6 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   if (info.verb == kube::Verb::Update) {
     if (!parsed.IsObject())
       return refusal(kube::Failure::BadRequest, "the body is not an object", "bad_body");
-    keep_server_metadata(base, parsed);
     return std::move(parsed);
   }
   doc.CopyFrom(base, doc.GetAllocator());
@@ -162,6 +139,7 @@ std::variant<std::string, WriteRefusal> apply_offline_write(
   auto result = patched(base, info, content_type, body);
   if (auto* refused = std::get_if<WriteRefusal>(&result)) return std::move(*refused);
   Document& doc = std::get<Document>(result);
+  keep_system_metadata(base, doc);
   if (admit) {
     if (auto refused = admit(base, doc)) return WriteRefusal{std::move(*refused), "forbidden"};
   }
@@ -190,6 +168,10 @@ std::variant<std::string, WriteRefusal> apply_offline_write(
                    "the name of the object (" + name + ") does not match the name on the URL (" +
                        info.name + ")",
                    "invalid");
+  }
+
+  if (auto change = immutable_field_change(info, base, doc)) {
+    return refusal(kube::Failure::Invalid, *change, "invalid");
   }
 
   // The status subresource split, as the apiserver's registry strategies do.

@@ -164,6 +164,8 @@ TEST(NodeAuthority, AdmitsUpdatesAsNodeRestriction) {
       R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{}})";
   const char* node =
       R"({"metadata":{"name":"edge-1","labels":{"kubernetes.io/hostname":"edge-1"}},"spec":{}})";
+  const char* claim =
+      R"({"metadata":{"name":"data","resourceVersion":"5"},"spec":{"volumeName":"pv-1"},"status":{"phase":"Bound","capacity":{"storage":"1Gi"}}})";
   const Case cases[] = {
       {"/api/v1/namespaces/default/pods/web-0/status", pod,
        R"({"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"nodeName":"edge-1"},"status":{"phase":"Running"}})",
@@ -193,6 +195,16 @@ TEST(NodeAuthority, AdmitsUpdatesAsNodeRestriction) {
       {"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1",
        R"({"metadata":{"name":"edge-1"}})", R"({"metadata":{"name":"edge-1","labels":{"x":"y"}}})",
        ""},
+      // admitPVCStatus: conditions (and expansion's allocatedResources) only.
+      {"/api/v1/namespaces/default/persistentvolumeclaims/data/status", claim,
+       R"({"metadata":{"name":"data","resourceVersion":"9"},"spec":{"volumeName":"pv-1"},"status":{"phase":"Bound","capacity":{"storage":"1Gi"},"conditions":[{"type":"FileSystemResizePending","status":"True"}],"allocatedResources":{"storage":"2Gi"}}})",
+       ""},
+      {"/api/v1/namespaces/default/persistentvolumeclaims/data/status", claim,
+       R"({"metadata":{"name":"data"},"spec":{"volumeName":"pv-1"},"status":{"phase":"Bound","capacity":{"storage":"100Gi"}}})",
+       R"(persistentvolumeclaims "data" is forbidden: node "edge-1" is not allowed to update fields other than status.conditions)"},
+      {"/api/v1/namespaces/default/persistentvolumeclaims/data/status", claim,
+       R"({"metadata":{"name":"data","finalizers":["x"]},"spec":{"volumeName":"pv-1"},"status":{"phase":"Bound","capacity":{"storage":"1Gi"}}})",
+       R"(persistentvolumeclaims "data" is forbidden: node "edge-1" is not allowed to update fields other than status.conditions)"},
   };
   for (const Case& c : cases) {
     auto before = json(c.before);
