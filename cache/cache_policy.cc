@@ -104,6 +104,8 @@ std::optional<ListIdentity> CachePolicy::identity(const kube::RequestInfo& info)
 
 bool is_cached_discovery_path(std::string_view path) {
   if (path == "/version" || path == "/api" || path == "/apis" || path == "/api/v1") return true;
+  // The service-account issuer's discovery (cache/issuer_keys.h): public keys, for everyone.
+  if (path == "/.well-known/openid-configuration" || path == "/openid/v1/jwks") return true;
   // /apis/<group>/<version>
   if (path.substr(0, 6) != "/apis/") return false;
   const std::string_view rest = path.substr(6);

@@ -51,7 +51,8 @@ class CachePolicy {
 };
 
 // True for the discovery documents the cache keeps for offline use: /version, /api, /apis,
-// /api/v1 and /apis/<group>/<version>.
+// /api/v1, /apis/<group>/<version>, and the service-account issuer's
+// /.well-known/openid-configuration and /openid/v1/jwks.
 bool is_cached_discovery_path(std::string_view path);
 
 }  // namespace yurthub::cache

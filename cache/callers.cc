@@ -74,15 +74,17 @@ Result<std::string> Callers::load_key(Store& store) {
 }
 
 Callers::Callers(Store& store, CacheWriter& writer, base::MetricsRegistry& registry,
-                 std::string key, Clock now)
+                 std::string key, Clock now, IssuerKeys* issuer_keys)
     : store_(store),
       writer_(writer),
       key_(std::move(key)),
       now_(std::move(now)),
+      issuer_keys_(issuer_keys),
       verdicts_(registry.counter(
           "node_yurthub_offline_callers_total",
           "Offline requests by the identity they were served as (node, service_account, token) "
-          "or why their bearer token was refused (unverifiable, expired, pod_gone).",
+          "(service_account_signed: by the apiserver's keys) or why their bearer token was "
+          "refused (unverifiable, expired, pod_gone).",
           {"verdict"})) {}
 
 std::string Callers::digest(std::string_view token) const {
@@ -109,7 +111,10 @@ void Callers::accepted(const kube::RequestInfo& info) {
   if (info.bearer_token) remember(*info.bearer_token);
 }
 
-void Callers::issued(std::string_view token) { remember(token); }
+void Callers::issued(std::string_view token) {
+  remember(token);
+  if (issuer_keys_ != nullptr) issuer_keys_->learn_audiences(token);
+}
 
 void Callers::remember(std::string_view token) {
   const std::string d = digest(token);
@@ -221,6 +226,7 @@ std::variant<std::string, kube::ApiError> Callers::verify(const kube::RequestInf
     return std::string();
   }
   auto r = lookup(digest(*info.bearer_token));
+  if (!r && issuer_keys_ != nullptr) return verify_signature(*info.bearer_token);
   if (!r) {
     verdicts_.with({"unverifiable"}).inc();
     return kube::api_error(kube::Failure::Offline,
@@ -239,6 +245,30 @@ std::variant<std::string, kube::ApiError> Callers::verify(const kube::RequestInf
   }
   verdicts_.with({r->owner.starts_with("sa:") ? "service_account" : "token"}).inc();
   return r->owner;
+}
+
+std::variant<std::string, kube::ApiError> Callers::verify_signature(std::string_view token) {
+  auto claims = issuer_keys_->verify(token, now_());
+  if (!claims && claims.error().code == ErrorCode::PermissionDenied) {
+    verdicts_.with({"expired"}).inc();
+    return kube::api_error(kube::Failure::Unauthorized, "the bearer token has expired");
+  }
+  if (!claims || claims->namespace_name.empty() || claims->service_account.empty()) {
+    verdicts_.with({"unverifiable"}).inc();
+    return kube::api_error(
+        kube::Failure::Offline,
+        "the node cannot verify this bearer token while the apiserver is unreachable: " +
+            (claims ? std::string("it names no service account") : claims.error().message));
+  }
+  if (!claims->pod_uid.empty() &&
+      !node_has_pod(store_, claims->namespace_name, claims->pod_name, claims->pod_uid)) {
+    verdicts_.with({"pod_gone"}).inc();
+    return kube::api_error(kube::Failure::Unauthorized,
+                           "the bearer token is bound to pod " + claims->namespace_name + "/" +
+                               claims->pod_name + ", which is not on this node");
+  }
+  verdicts_.with({"service_account_signed"}).inc();
+  return "sa:" + claims->namespace_name + "/" + claims->service_account;
 }
 
 }  // namespace yurthub::cache

@@ -12,7 +12,10 @@
 // the apiserver's own audience) is remembered by its hash, with its expiry and bound pod.
 // Offline, verify() says whose data a caller may have: the node's for a caller without a token;
 // for a token, its owner's only if it was remembered and has neither expired nor lost its pod.
-// Any other token gets a Status (the node cannot verify it offline), never another owner's data.
+// A service-account token never seen here is verified by the apiserver's keys, when the node
+// keeps them (issuer_keys.h): signature, issuer, audience, expiry and the bound pod, so a token
+// kubelet rotated while offline still reads its service account's data. Any other token gets a
+// Status (the node cannot verify it offline), never another owner's data.
 // The User-Agent only picks which of the owner's sets: it is a label, never a credential.
 // Thread-safe: called from every worker thread; remembered tokens are written in CacheWriter
 // tasks.
@@ -29,6 +32,7 @@
 
 #include "base/metrics.h"
 #include "cache/cache_writer.h"
+#include "cache/issuer_keys.h"
 #include "cache/store.h"
 #include "kube/request_info.h"
 #include "kube/status.h"
@@ -45,8 +49,10 @@ class Callers {
   // cache, so the hashes of a restarted hub match. Called before the CacheWriter starts.
   static Result<std::string> load_key(Store& store);
 
+  // With `issuer_keys`, offline a service-account token never seen here is verified by its
+  // signature (cache/issuer_keys.h) and gets its service account's data.
   Callers(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, std::string key,
-          Clock now);
+          Clock now, IssuerKeys* issuer_keys = nullptr);
 
   // The owner of what the answer to `info` is kept under (online).
   std::string owner_of(const kube::RequestInfo& info) const;
@@ -70,11 +76,14 @@ class Callers {
   std::string owner_of_token(std::string_view token, const std::string& digest) const;
   void remember(std::string_view token);
   std::optional<Remembered> lookup(const std::string& digest);
+  // Offline: a token never remembered, checked against the apiserver's keys.
+  std::variant<std::string, kube::ApiError> verify_signature(std::string_view token);
 
   Store& store_;
   CacheWriter& writer_;
   std::string key_;
   Clock now_;
+  IssuerKeys* issuer_keys_;
   base::CounterFamily& verdicts_;
   std::mutex mutex_;  // guards seen_
   // Digests remembered (or being written) in this run, so a token is written once, not at every

@@ -55,7 +55,8 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const
       local_(*store_, metrics_, events_, options.offline),
       authority_(options.node_name.empty() ? std::nullopt
                                            : std::optional<NodeAuthority>(options.node_name)),
-      callers_(*store_, *writer_, registry, std::move(caller_key), unix_now),
+      issuer_keys_(*store_, *writer_, registry),
+      callers_(*store_, *writer_, registry, std::move(caller_key), unix_now, &issuer_keys_),
       tokens_(*store_, *writer_, registry, unix_now),
       writes_(*writer_, *store_, journal_, events_, policy_, metrics_, tokens_, callers_,
               authority_ ? &*authority_ : nullptr),
@@ -218,9 +219,13 @@ bool NodeCache::write_pending(const kube::RequestInfo& info) const {
                                              info.namespace_name, info.name));
 }
 
-void NodeCache::start_replay(hub::ReplayContext context) { replay_.start(std::move(context)); }
+void NodeCache::start_replay(hub::ReplayContext context) {
+  issuer_keys_.start(context);
+  replay_.start(std::move(context));
+}
 
 void NodeCache::stop_replay() {
+  issuer_keys_.stop();
   replay_.stop();
   writer_->wait_tasks();
 }

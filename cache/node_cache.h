@@ -95,6 +95,7 @@ class NodeCache : public hub::CacheHooks {
   Journal journal_;
   LocalProxy local_;
   std::optional<NodeAuthority> authority_;
+  IssuerKeys issuer_keys_;
   Callers callers_;
   TokenKeeper tokens_;
   OfflineWrites writes_;

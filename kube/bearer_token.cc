@@ -64,6 +64,18 @@ std::optional<TokenClaims> read_jwt_claims(std::string_view token) {
   TokenClaims claims;
   if (auto exp = payload.FindMember("exp"); exp != payload.MemberEnd() && exp->value.IsInt64())
     claims.expires = exp->value.GetInt64();
+  if (auto nbf = payload.FindMember("nbf"); nbf != payload.MemberEnd() && nbf->value.IsInt64())
+    claims.not_before = nbf->value.GetInt64();
+  if (auto aud = payload.FindMember("aud"); aud != payload.MemberEnd()) {
+    if (aud->value.IsString()) {
+      claims.audiences.emplace_back(aud->value.GetString(), aud->value.GetStringLength());
+    } else if (aud->value.IsArray()) {
+      for (const auto& a : aud->value.GetArray()) {
+        if (a.IsString() && claims.audiences.size() < 64)
+          claims.audiences.emplace_back(a.GetString(), a.GetStringLength());
+      }
+    }
+  }
   claims.issuer = string_member(payload, "iss");
   claims.subject = string_member(payload, "sub");
   if (const rapidjson::Value* k8s = object_member(payload, "kubernetes.io")) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace yurthub::kube {
 
@@ -21,9 +22,11 @@ std::optional<std::string_view> bearer_token(std::string_view authorization);
 
 // The claims of a Kubernetes service-account token (a JWT, RFC 7519) that the hub uses.
 struct TokenClaims {
-  std::optional<std::int64_t> expires;  // `exp`, seconds since the epoch
-  std::string issuer;                   // `iss`
-  std::string subject;                  // `sub`: system:serviceaccount:<namespace>:<name>
+  std::optional<std::int64_t> expires;     // `exp`, seconds since the epoch
+  std::optional<std::int64_t> not_before;  // `nbf`
+  std::string issuer;                      // `iss`
+  std::vector<std::string> audiences;      // `aud`: a string or a list of them
+  std::string subject;                     // `sub`: system:serviceaccount:<namespace>:<name>
   // The `kubernetes.io` claim of a bound token (empty for a legacy Secret-based token, whose
   // `kubernetes.io/serviceaccount/namespace` and `.../service-account.name` claims fill the first
   // two).

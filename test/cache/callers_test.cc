@@ -14,6 +14,7 @@
 #include "cache/response_taps.h"
 #include "kube/request_info.h"
 #include "test/cache/cache_test_support.h"
+#include "test/kube/token_signer.h"
 
 namespace yurthub::cache {
 namespace {
@@ -135,6 +136,58 @@ TEST_F(CallersTest, AnExpiredTokenOrOneWhosePodIsGoneIsRefused) {
   const std::string replaced = proxy_token(1827000000, "p-old");
   callers_->accepted(request(replaced));
   EXPECT_EQ(owner(request(replaced)), "401");
+}
+
+// With the apiserver's keys kept (its issuer discovery, cached as discovery documents), a
+// service-account token the node never saw accepted (kubelet rotated it offline) is verified by
+// its signature; a forged one, an expired one and one whose pod is gone are not.
+constexpr const char* kIssuer = "https://kubernetes.default.svc.cluster.local";
+
+TEST_F(CallersTest, OfflineAServiceAccountTokenNeverSeenIsVerifiedByTheApiserversKeys) {
+  yurthub::test_support::Key key(EVP_RSA_gen(2048));
+  yurthub::test_support::Key other(EVP_RSA_gen(2048));
+  ASSERT_TRUE(store_->write([&](WriteTxn& txn) -> Status {
+    if (Status s = txn.put_discovery(IssuerKeys::kConfigurationPath,
+                                     R"({"issuer":")" + std::string(kIssuer) + R"("})");
+        !s)
+      return s;
+    return txn.put_discovery(
+        IssuerKeys::kKeysPath,
+        R"({"keys":[)" + yurthub::test_support::rsa_jwk(key.get(), "k1") + "]}");
+  }));
+  IssuerKeys keys(*store_, *writer_, *callers_registry_);
+  callers_.reset();
+  base::MetricsRegistry registry;
+  callers_ = std::make_unique<Callers>(
+      *store_, *writer_, registry, key_, [this] { return now_; }, &keys);
+  cache_proxy_pod("p-1");
+  auto signed_token = [&](EVP_PKEY* k, std::int64_t exp, const std::string& pod_uid,
+                          const std::string& audience = kIssuer) {
+    return yurthub::test_support::token(
+        k, "RS256", "k1",
+        R"({"aud":[")" + audience + R"("],"exp":)" + std::to_string(exp) + R"(,"iss":")" + kIssuer +
+            R"(","kubernetes.io":{"namespace":"kube-system","pod":{"name":"kube-proxy-x","uid":")" +
+            pod_uid + R"("},"serviceaccount":{"name":"kube-proxy","uid":"s-1"}},"nbf":)" +
+            std::to_string(now_ - 10) + "}");
+  };
+  EXPECT_EQ(owner(request(signed_token(key.get(), now_ + 3600, "p-1"))),
+            "owner=sa:kube-system/kube-proxy");
+  EXPECT_EQ(owner(request(signed_token(other.get(), now_ + 3600, "p-1"))), "503") << "forged";
+  EXPECT_EQ(owner(request(signed_token(key.get(), now_ - 120, "p-1"))), "401") << "expired";
+  EXPECT_EQ(owner(request(signed_token(key.get(), now_ + 3600, "p-old"))), "401") << "pod gone";
+  EXPECT_EQ(owner(request(signed_token(key.get(), now_ + 3600, "p-1", "vault"))), "503")
+      << "another audience";
+  // The apiserver's audiences are learned from the tokens it issues for itself.
+  callers_->issued(signed_token(key.get(), now_ + 3600, "p-1", "vault"));
+  writer_->wait_tasks();
+  EXPECT_EQ(owner(request(signed_token(key.get(), now_ + 7200, "p-1", "vault"))),
+            "owner=sa:kube-system/kube-proxy")
+      << "another token for that audience";
+  EXPECT_NE(registry.render().find(
+                R"(node_yurthub_offline_callers_total{verdict="service_account_signed"} 2)"),
+            std::string::npos)
+      << registry.render();
+  callers_.reset();
 }
 
 // A cache written before owners were recorded may hold what a caller's own token obtained, under
