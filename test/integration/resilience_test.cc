@@ -9,13 +9,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cache/lmdb_store.h"
 #include "test/integration/cluster.h"
+#include "test/integration/http_client.h"
 
 namespace yurthub::test {
 namespace {
@@ -118,6 +121,51 @@ TEST_F(HubResilience, ACorruptCacheIsMovedAsideAndTheHubServes) {
   EXPECT_EQ(cluster_->metric("node_yurthub_cache_resets_total"), 1);
   EXPECT_EQ(cluster_->metric("node_yurthub_cache_available"), 1);
   EXPECT_THAT(cluster_->hub().log(), HasSubstr("it was moved to"));
+}
+
+// Issue 30: a store LMDB opens but this hub cannot use (written by a newer yurthub, before a
+// downgrade) holds acknowledged offline writes. It is left where it is, journal included, and
+// the hub serves online only; a hub that reads it later replays the write to the cloud. Any open
+// error used to move the store aside, and the write was lost.
+TEST_F(HubResilience, AStoreOfANewerHubStaysWithItsJournalAndTheHubServesOnline) {
+  start(demo_cluster());
+  const std::string pod = "/api/v1/namespaces/default/pods/web-0";
+  const double ops = cluster_->cache_ops();
+  ASSERT_THAT(get(cluster_->proxy_port(), pod), StartsWith("HTTP/1.1 200"));
+  ASSERT_TRUE(cluster_->wait_cache_committed(ops));
+  cluster_->apiserver().signal(SIGSTOP);
+  ASSERT_TRUE(cluster_->wait_hub_sees_apiserver(false, std::chrono::seconds(15)));
+  auto patched = http_request(
+      cluster_->proxy_port(), "PATCH", pod + "/status",
+      {{"User-Agent", kKubeletAgent}, {"Content-Type", "application/merge-patch+json"}},
+      R"({"status":{"podIP":"192.0.2.77"}})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  cluster_->hub().signal(SIGTERM);
+  ASSERT_TRUE(cluster_->hub().wait_exit(std::chrono::seconds(10)));
+  const std::string cache = cluster_->dir() + "/cache";
+  ASSERT_TRUE(cache::write_format_version_for_testing(cache, cache::kStoreFormatVersion + 1));
+  cluster_->apiserver().signal(SIGCONT);
+
+  cluster_->start_hub();
+  EXPECT_EQ(cluster_->metric("node_yurthub_cache_available"), 0);
+  EXPECT_THAT(get(cluster_->proxy_port(), "/api/v1/nodes/edge-node-1"), StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(cluster_->hub().log(), HasSubstr("newer than this yurthub reads"));
+  for (const auto& entry : std::filesystem::directory_iterator(cache)) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with("unusable-")) << entry.path();
+  }
+  auto cloud = cluster_->kubectl_direct({"get", "pod", "web-0", "-o", "jsonpath={.status.podIP}"});
+  EXPECT_NE(cloud.out, "192.0.2.77") << "not replayed by a hub without its store";
+
+  cluster_->hub().signal(SIGTERM);
+  ASSERT_TRUE(cluster_->hub().wait_exit(std::chrono::seconds(10)));
+  ASSERT_TRUE(cache::write_format_version_for_testing(cache, cache::kStoreFormatVersion));
+  cluster_->start_hub();
+  std::string ip;
+  for (int i = 0; i < 100 && ip != "192.0.2.77"; ++i) {
+    ip = cluster_->kubectl_direct({"get", "pod", "web-0", "-o", "jsonpath={.status.podIP}"}).out;
+    if (ip != "192.0.2.77") std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(ip, "192.0.2.77") << cluster_->hub().log();
 }
 
 TEST_F(HubResilience, ServerComesBackHealthyAfterTheThreshold) {
