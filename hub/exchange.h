@@ -1,6 +1,6 @@
 // Types shared by the pieces that serve one request: the Forwarder (choose a server, send the
 // request, fall back to the cache), the ResponseRelay (stream the apiserver's response back) and
-// the ProxySession (count it).
+// the ProxySession (count it); and how the apiserver's response head is read.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,9 @@
 
 #include <boost/beast/http.hpp>
 
+#include "hub/client_connection.h"
 #include "hub/hooks/stream_end.h"
+#include "hub/response_plan.h"
 #include "kube/status.h"
 #include "net/header_arena.h"
 
@@ -20,6 +22,29 @@ namespace http = boost::beast::http;
 // argument): Parser parser(std::piecewise_construct, std::tuple<>{}, std::tuple{arena.fresh()}).
 using RequestParser = http::request_parser<http::buffer_body, net::ArenaAllocator>;
 using ResponseParser = http::response_parser<http::buffer_body, net::ArenaAllocator>;
+
+// Readies `rp` to read an apiserver's response head as the Forwarder does: the head bounded by
+// kMaxResponseHeaderBytes, the body unbounded (a watch or a big list is relayed piece by piece,
+// never held whole), and no body after the head of the answer to a HEAD request.
+inline void limit_response_parser(ResponseParser& rp, bool head_request) {
+  rp.header_limit(kMaxResponseHeaderBytes);
+  rp.body_limit(boost::none);
+  if (head_request) rp.skip(true);
+}
+
+// What plan_response reads of the head `rp` has read. The content type and encoding only
+// `with_types` (the cache or a filter reads the body): two lookups in Beast's field tree otherwise
+// wasted.
+inline ResponseHead response_head_facts(const ResponseParser& rp, bool with_types) {
+  const auto& res = rp.get();
+  ResponseHead head{res.result_int(), {}, {}, rp.chunked(), rp.content_length().has_value(),
+                    rp.is_done()};
+  if (with_types) {
+    head.content_type = std::string_view(res[http::field::content_type]);
+    head.content_encoding = std::string_view(res[http::field::content_encoding]);
+  }
+  return head;
+}
 
 struct ForwardResult {
   unsigned status = 0;      // HTTP code sent to the client; 0 if no response was sent

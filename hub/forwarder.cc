@@ -243,9 +243,7 @@ asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
   const auto sent = co_await body_->send(up, parser, result);
   if (sent == RequestBody<Stream>::Sent::ClientFailed) co_return Attempt::ClientFailed;
   if (sent == RequestBody<Stream>::Sent::UpstreamFailed) co_return Attempt::Closed;
-  rp.header_limit(kMaxResponseHeaderBytes);
-  rp.body_limit(boost::none);
-  if (parser.get().method() == http::verb::head) rp.skip(true);
+  limit_response_parser(rp, parser.get().method() == http::verb::head);
   beast::get_lowest_layer(up.stream).expires_after(response_header_timeout(info));
   auto [rec, rn] = co_await http::async_read_header(up.stream, up.buffer, rp, net::kNoThrow);
   ec = rec;
@@ -292,12 +290,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   if (upgrade_ && res.result() == http::status::switching_protocols) {
     co_return co_await relay.tunnel(result);
   }
-  ResponseHead head{res.result_int(), {}, {}, rp.chunked(), rp.content_length().has_value(),
-                    rp.is_done()};
-  if (plan_.cache || plan_.filter) {  // two lookups in Beast's field tree otherwise wasted
-    head.content_type = std::string_view(res[http::field::content_type]);
-    head.content_encoding = std::string_view(res[http::field::content_encoding]);
-  }
+  const ResponseHead head = response_head_facts(rp, plan_.cache || plan_.filter);
   const ClientSide client{client_version_, keep_alive && parser.is_done(), info.is_long_running(),
                           shared_.draining};
   const ResponsePlan plan = plan_response(plan_, head, client);

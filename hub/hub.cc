@@ -168,6 +168,18 @@ void Hub::notify_filters_changed() {
   for (auto& w : workers_) w->post_filters_changed();
 }
 
+std::map<std::string, std::string> config_map_data(const net::ObjectMap& objects) {
+  std::map<std::string, std::string> data;
+  for (const auto& [key, object] : objects) {
+    if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject())
+      continue;
+    for (const auto& member : (*object)["data"].GetObject()) {
+      if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
+    }
+  }
+  return data;
+}
+
 void Hub::start_config_informer() {
   // Selected by name, which works for both YurtHub 1.6 (no label) and 1.7 (labelled) ConfigMaps.
   net::InformerOptions o;
@@ -175,14 +187,7 @@ void Hub::start_config_informer() {
   o.path = "/api/v1/namespaces/" + options_.hub_namespace + "/configmaps";
   o.field_selector = "metadata.name=yurt-hub-cfg";
   config_informer_ = make_informer(o, [this](const net::ObjectSnapshot& snapshot) {
-    std::map<std::string, std::string> data;
-    for (const auto& [key, object] : *snapshot) {
-      if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject())
-        continue;
-      for (const auto& member : (*object)["data"].GetObject()) {
-        if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
-      }
-    }
+    const std::map<std::string, std::string> data = config_map_data(*snapshot);
     for (const auto& listener : config_listeners_) listener(data);
   });
   config_informer_->start();

@@ -102,4 +102,10 @@ class Hub {
   bool draining_started_ = false;
 };
 
+// The string values of the `data` of the ConfigMaps in `objects` (the config informer's snapshot:
+// <namespace>/yurt-hub-cfg, or nothing when it is absent), as the on_config listeners get them;
+// other values and objects without `data` are skipped. Declared here for
+// test/fuzz/yurt_hub_cfg_fuzz.cc, which feeds it whatever the apiserver could send.
+std::map<std::string, std::string> config_map_data(const net::ObjectMap& objects);
+
 }  // namespace yurthub::hub

@@ -110,19 +110,23 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
   }
 }
 
-template <class Stream>
-void ResponseRelay<Stream>::shape_head(unsigned client_version) {
-  auto& res = rp_.get();
-  if (plan_.drop_body_headers) {
+void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version) {
+  auto& res = rp.get();
+  if (plan.drop_body_headers) {
     res.erase(http::field::content_encoding);
     res.erase(http::field::content_length);
   }
   net::strip_hop_by_hop(res, false);
-  if (plan_.framing == ClientFraming::UntilClose && res.chunked()) res.chunked(false);
-  if (plan_.framing == ClientFraming::Chunked) res.chunked(true);
+  if (plan.framing == ClientFraming::UntilClose && res.chunked()) res.chunked(false);
+  if (plan.framing == ClientFraming::Chunked) res.chunked(true);
   res.version(client_version);
-  res.keep_alive(plan_.keep_alive);
-  result_.status = res.result_int();
+  res.keep_alive(plan.keep_alive);
+}
+
+template <class Stream>
+void ResponseRelay<Stream>::shape_head(unsigned client_version) {
+  shape_client_head(rp_, plan_, client_version);
+  result_.status = rp_.get().result_int();
 }
 
 template <class Stream>

@@ -24,6 +24,12 @@
 
 namespace yurthub::hub {
 
+// Edits the apiserver's response head `rp` has read for the client as `plan` says (the relay's
+// first step): hop-by-hop headers stripped, the body's headers dropped when the filter replaces
+// the body, the framing, the client's HTTP version and keep-alive. Also run by
+// test/fuzz/upstream_response_fuzz.cc.
+void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
+
 template <class Stream>
 class ResponseRelay {
  public:

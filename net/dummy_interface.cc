@@ -17,12 +17,6 @@
 namespace yurthub::net {
 namespace {
 
-struct Link {
-  int index = 0;
-  unsigned flags = 0;
-  std::string kind;  // IFLA_INFO_KIND; "" for links without one (loopback, physical NICs)
-};
-
 struct Address {
   int family = AF_INET;
   unsigned char bytes[16] = {};
@@ -68,30 +62,17 @@ std::string link_kind(const rtattr* linkinfo) {
 }
 
 // The link named `name`, nullopt if there is none.
-Result<std::optional<Link>> get_link(RtNetlink& nl, const std::string& name,
-                                     const std::string& action) {
+Result<std::optional<LinkState>> get_link(RtNetlink& nl, const std::string& name,
+                                          const std::string& action) {
   ifinfomsg ifi{};
   ifi.ifi_family = AF_UNSPEC;
   NetlinkRequest req(RTM_GETLINK, 0, &ifi, sizeof ifi);
   req.add_string(IFLA_IFNAME, name);
-  std::optional<Link> found;
-  auto answer = nl.transact(req, [&](const nlmsghdr& m) {
-    if (m.nlmsg_type != RTM_NEWLINK) return true;
-    auto attrs = attributes(m, sizeof(ifinfomsg));
-    if (!attrs) return false;
-    const auto* info = static_cast<const ifinfomsg*>(NLMSG_DATA(&m));
-    Link link{info->ifi_index, info->ifi_flags, ""};
-    std::string link_name;
-    auto [a, len] = *attrs;
-    for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-      if (a->rta_type == IFLA_IFNAME) link_name = attr_string(a);
-      if (a->rta_type == IFLA_LINKINFO) link.kind = link_kind(a);
-    }
-    if (link_name == name) found = link;
-    return true;
-  });
+  std::optional<LinkState> found;
+  auto answer =
+      nl.transact(req, [&](const nlmsghdr& m) { return read_link_message(m, name, found); });
   if (!answer) return local_error(action, answer.error());
-  if (*answer == ENODEV) return std::optional<Link>();
+  if (*answer == ENODEV) return std::optional<LinkState>();
   if (*answer != 0) return kernel_error(action, *answer);
   if (!found) return make_error(action + ": the kernel's answer has no link named " + name);
   return found;
@@ -110,7 +91,7 @@ Result<int> create_link(RtNetlink& nl, const DummyInterfaceSpec& spec) {
   return nl.transact(req, [](const nlmsghdr&) { return true; });
 }
 
-Status set_up(RtNetlink& nl, const Link& link, const std::string& action) {
+Status set_up(RtNetlink& nl, const LinkState& link, const std::string& action) {
   ifinfomsg ifi{};
   ifi.ifi_family = AF_UNSPEC;
   ifi.ifi_index = link.index;
@@ -123,40 +104,23 @@ Status set_up(RtNetlink& nl, const Link& link, const std::string& action) {
   return {};
 }
 
-Result<bool> has_address(RtNetlink& nl, const Link& link, const Address& want,
+Result<bool> has_address(RtNetlink& nl, const LinkState& link, const Address& want,
                          const std::string& action) {
   ifaddrmsg ifa{};
   ifa.ifa_family = static_cast<unsigned char>(want.family);
   ifa.ifa_index = static_cast<unsigned>(link.index);
   NetlinkRequest req(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof ifa);
   bool found = false;
+  const std::string_view bytes(reinterpret_cast<const char*>(want.bytes), want.size);
   auto answer = nl.transact(req, [&](const nlmsghdr& m) {
-    if (m.nlmsg_type != RTM_NEWADDR) return true;
-    auto attrs = attributes(m, sizeof(ifaddrmsg));
-    if (!attrs) return false;
-    const auto* info = static_cast<const ifaddrmsg*>(NLMSG_DATA(&m));
-    // The dump covers every link unless the kernel filters strictly: select ours here.
-    if (info->ifa_index != static_cast<unsigned>(link.index) || info->ifa_family != want.family) {
-      return true;
-    }
-    auto [a, len] = *attrs;
-    for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-      // IFA_LOCAL is the interface's own IPv4 address; IPv6 has only IFA_ADDRESS.
-      const bool own =
-          a->rta_type == IFA_LOCAL || (want.family == AF_INET6 && a->rta_type == IFA_ADDRESS);
-      if (own && RTA_PAYLOAD(a) == want.size &&
-          std::memcmp(RTA_DATA(a), want.bytes, want.size) == 0) {
-        found = true;
-      }
-    }
-    return true;
+    return read_address_message(m, link.index, want.family, bytes, found);
   });
   if (!answer) return local_error(action, answer.error());
   if (*answer != 0) return kernel_error(action, *answer);
   return found;
 }
 
-Status add_address(RtNetlink& nl, const Link& link, const Address& address,
+Status add_address(RtNetlink& nl, const LinkState& link, const Address& address,
                    const std::string& action) {
   ifaddrmsg ifa{};
   ifa.ifa_family = static_cast<unsigned char>(address.family);
@@ -202,6 +166,43 @@ Error other_kind(const std::string& name, const std::string& want, const std::st
 }
 
 }  // namespace
+
+bool read_link_message(const nlmsghdr& m, const std::string& name,
+                       std::optional<LinkState>& found) {
+  if (m.nlmsg_type != RTM_NEWLINK) return true;
+  auto attrs = attributes(m, sizeof(ifinfomsg));
+  if (!attrs) return false;
+  const auto* info = static_cast<const ifinfomsg*>(NLMSG_DATA(&m));
+  LinkState link{info->ifi_index, info->ifi_flags, ""};
+  std::string link_name;
+  auto [a, len] = *attrs;
+  for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+    if (a->rta_type == IFLA_IFNAME) link_name = attr_string(a);
+    if (a->rta_type == IFLA_LINKINFO) link.kind = link_kind(a);
+  }
+  if (link_name == name) found = link;
+  return true;
+}
+
+bool read_address_message(const nlmsghdr& m, int index, int family, std::string_view address,
+                          bool& found) {
+  if (m.nlmsg_type != RTM_NEWADDR) return true;
+  auto attrs = attributes(m, sizeof(ifaddrmsg));
+  if (!attrs) return false;
+  const auto* info = static_cast<const ifaddrmsg*>(NLMSG_DATA(&m));
+  // The dump covers every link unless the kernel filters strictly: select ours here.
+  if (info->ifa_index != static_cast<unsigned>(index) || info->ifa_family != family) return true;
+  auto [a, len] = *attrs;
+  for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+    // IFA_LOCAL is the interface's own IPv4 address; IPv6 has only IFA_ADDRESS.
+    const bool own = a->rta_type == IFA_LOCAL || (family == AF_INET6 && a->rta_type == IFA_ADDRESS);
+    if (own && RTA_PAYLOAD(a) == address.size() &&
+        std::memcmp(RTA_DATA(a), address.data(), address.size()) == 0) {
+      found = true;
+    }
+  }
+  return true;
+}
 
 std::string invalid_interface_name_reason(const std::string& name) {
   if (name.empty()) return "an interface name cannot be empty";

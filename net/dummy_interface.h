@@ -8,9 +8,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
+
+struct nlmsghdr;  // <linux/netlink.h>
 
 namespace yurthub::net {
 
@@ -45,5 +49,26 @@ Result<bool> delete_dummy_interface(const DummyInterfaceSpec& spec);
 
 // Why `name` cannot be an interface name (the kernel's dev_valid_name), or "" if it can.
 std::string invalid_interface_name_reason(const std::string& name);
+
+// Readers of the kernel's answers, one message at a time, as the functions above use them with
+// RtNetlink::transact (net/rtnetlink.h, whose handle_netlink_datagram has checked each message's
+// length against its datagram). Declared here for test/fuzz/rtnetlink_fuzz.cc.
+
+// A link as RTM_GETLINK's answer describes it.
+struct LinkState {
+  int index = 0;
+  unsigned flags = 0;
+  std::string kind;  // IFLA_INFO_KIND; "" for links without one (loopback, physical NICs)
+};
+
+// One message of the answer to RTM_GETLINK for `name`: sets `found` when it is the RTM_NEWLINK of
+// the link named `name`. False when the message is malformed.
+bool read_link_message(const nlmsghdr& m, const std::string& name, std::optional<LinkState>& found);
+
+// One message of RTM_GETADDR's dump: sets `found` when it is an RTM_NEWADDR of link `index` and
+// `family` (AF_INET, AF_INET6) whose own address is `address` (its 4 or 16 bytes). False when the
+// message is malformed.
+bool read_address_message(const nlmsghdr& m, int index, int family, std::string_view address,
+                          bool& found);
 
 }  // namespace yurthub::net

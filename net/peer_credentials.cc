@@ -27,6 +27,16 @@ void put_address(const boost::asio::ip::tcp::endpoint& e, std::uint32_t out[4]) 
 
 }  // namespace
 
+bool read_sock_diag_message(const nlmsghdr& m, std::uint16_t sport, std::uint16_t dport,
+                            std::optional<uid_t>& uid) {
+  if (m.nlmsg_type != SOCK_DIAG_BY_FAMILY || m.nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
+    return false;
+  inet_diag_msg msg{};
+  std::memcpy(&msg, NLMSG_DATA(&m), sizeof msg);
+  if (msg.id.idiag_sport == sport && msg.id.idiag_dport == dport) uid = msg.idiag_uid;
+  return true;
+}
+
 std::optional<uid_t> loopback_peer_uid(const boost::asio::ip::tcp::endpoint& local,
                                        const boost::asio::ip::tcp::endpoint& remote) {
   if (!remote.address().is_loopback() || local.address().is_v4() != remote.address().is_v4())
@@ -47,13 +57,7 @@ std::optional<uid_t> loopback_peer_uid(const boost::asio::ip::tcp::endpoint& loc
   NetlinkRequest request(SOCK_DIAG_BY_FAMILY, 0, &req, sizeof req);
   std::optional<uid_t> uid;
   auto answer = nl->transact(request, [&](const nlmsghdr& m) {
-    if (m.nlmsg_type != SOCK_DIAG_BY_FAMILY || m.nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
-      return false;
-    inet_diag_msg msg{};
-    std::memcpy(&msg, NLMSG_DATA(&m), sizeof msg);
-    if (msg.id.idiag_sport == req.id.idiag_sport && msg.id.idiag_dport == req.id.idiag_dport)
-      uid = msg.idiag_uid;
-    return true;
+    return read_sock_diag_message(m, req.id.idiag_sport, req.id.idiag_dport, uid);
   });
   if (!answer || *answer != 0) return std::nullopt;
   return uid;

@@ -8,9 +8,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 
 #include <boost/asio/ip/tcp.hpp>
+
+struct nlmsghdr;  // <linux/netlink.h>
 
 namespace yurthub::net {
 
@@ -18,5 +21,12 @@ namespace yurthub::net {
 // is not a loopback address or the kernel does not say (the socket is gone, no sock_diag).
 std::optional<uid_t> loopback_peer_uid(const boost::asio::ip::tcp::endpoint& local,
                                        const boost::asio::ip::tcp::endpoint& remote);
+
+// One message of the kernel's sock_diag answer to loopback_peer_uid's lookup (its length checked
+// against the datagram by net/rtnetlink.h's handle_netlink_datagram): sets `uid` when it is the
+// socket with source port `sport` and destination port `dport` (network byte order, as in the
+// request). False when it is not an inet_diag_msg. Declared here for test/fuzz/rtnetlink_fuzz.cc.
+bool read_sock_diag_message(const nlmsghdr& m, std::uint16_t sport, std::uint16_t dport,
+                            std::optional<uid_t>& uid);
 
 }  // namespace yurthub::net

@@ -114,7 +114,8 @@ Result<int> RtNetlink::transact(NetlinkRequest& request, const OnMessage& on_mes
     if (n < 0) return make_error(errno_text("receive", errno));
     if (msg.msg_flags & MSG_TRUNC) return make_error("netlink: answer truncated");
     if (from.nl_pid != 0) continue;  // only the kernel speaks to this socket
-    auto done = handle_datagram(buf.data(), static_cast<std::size_t>(n), h->nlmsg_seq, on_message);
+    auto done =
+        handle_netlink_datagram(buf.data(), static_cast<std::size_t>(n), h->nlmsg_seq, on_message);
     if (!done) return done.error();
     if (*done) return **done;
   }
@@ -122,9 +123,9 @@ Result<int> RtNetlink::transact(NetlinkRequest& request, const OnMessage& on_mes
                     std::to_string(kMaxDatagramsPerRequest) + " datagrams)");
 }
 
-Result<std::optional<int>> RtNetlink::handle_datagram(const char* data, std::size_t size,
-                                                      std::uint32_t seq,
-                                                      const OnMessage& on_message) {
+Result<std::optional<int>> handle_netlink_datagram(const char* data, std::size_t size,
+                                                   std::uint32_t seq,
+                                                   const RtNetlink::OnMessage& on_message) {
   // NLMSG_OK and NLMSG_NEXT written out: glibc's NLMSG_OK compares the unsigned nlmsg_len with a
   // signed length, which clang's -Wsign-compare refuses. A tail too short for a whole message
   // ends the loop with bytes left, which is an error below.

@@ -62,12 +62,19 @@ class RtNetlink {
 
  private:
   explicit RtNetlink(int fd) : fd_(fd) {}
-  // Handles one datagram; the value is the kernel's answer once this request ended, else nullopt.
-  Result<std::optional<int>> handle_datagram(const char* data, std::size_t size, std::uint32_t seq,
-                                             const OnMessage& on_message);
 
   int fd_ = -1;
   std::uint32_t seq_ = 0;
 };
+
+// Reads one datagram of the kernel's answer to the request numbered `seq` (transact() calls it for
+// each datagram it receives; test/fuzz/rtnetlink_fuzz.cc feeds it arbitrary bytes): each message
+// of that request that is not ACK/DONE/ERROR goes to `on_message`. The value is the kernel's answer
+// once this request ended (0 or a positive errno, as transact()), else nullopt (more datagrams
+// follow). An Error is a malformed datagram or a message `on_message` refused.
+// REQUIRES: `data` is aligned for nlmsghdr (4 bytes), as a receive buffer is.
+Result<std::optional<int>> handle_netlink_datagram(const char* data, std::size_t size,
+                                                   std::uint32_t seq,
+                                                   const RtNetlink::OnMessage& on_message);
 
 }  // namespace yurthub::net

@@ -12,7 +12,8 @@ patches="$root/test/testdata/patches"
 targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz watch_framer_fuzz
          gzip_fuzz label_selector_fuzz field_selector_fuzz json_patch_fuzz strategic_merge_fuzz
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
-         certificate_objects_fuzz)
+         certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
+         yurt_hub_cfg_fuzz upstream_response_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -184,6 +185,136 @@ parts certificate_objects_fuzz \
   '{"kind":"ConfigMap","data":{"kubeconfig":"apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1BPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n    server: https://10.0.0.1:6443\n  name: \"\"\n","jws-kubeconfig-abcdef":"'"$jws"'"}}' \
   "$jws" $'apiVersion: v1\nclusters: []\n' 'abcdef.0123456789abcdef' \
   '{"kind":"Service","metadata":{"name":"kubernetes","namespace":"default"},"spec":{"clusterIP":"10.96.0.1","clusterIPs":["10.96.0.1","fd00::1"],"type":"ClusterIP"}}'
+
+# Binary seeds: `le`/`be` N V write V as N bytes, little- or big-endian; `zeros` N writes N zero
+# bytes (bash variables cannot hold NUL bytes, so binary seeds are written to pipes).
+le() { local i; for ((i = 0; i < $1; i++)); do printf "\\x$(printf %02x $((($2 >> (8 * i)) & 255)))"; done; }
+be() { local i; for ((i = $1 - 1; i >= 0; i--)); do printf "\\x$(printf %02x $((($2 >> (8 * i)) & 255)))"; done; }
+zeros() { head -c "$1" /dev/zero; }
+
+# rtnetlink_fuzz: the kernel's answers (x86 and arm64 are little-endian) to the hub's requests,
+# laid out as net/rtnetlink.cc's NetlinkRequest lays out a message: a header, the fixed part,
+# attributes padded to 4 bytes. The target reads them as answers to request 1 asking for link 2,
+# hub-dummy0, 169.254.2.1 (or fd00::1), and the peer at port 45678 of the admin port 10267.
+# nl_attr TYPE < data: an attribute. nl_msg TYPE FLAGS < payload: a message of request 1.
+nl_attr() {
+  local tmp n
+  tmp=$(mktemp); cat > "$tmp"; n=$(wc -c < "$tmp")
+  le 2 $((n + 4)); le 2 "$1"; cat "$tmp"; zeros $(((4 - n % 4) % 4)); rm -f "$tmp"
+}
+nl_msg() {
+  local tmp n
+  tmp=$(mktemp); cat > "$tmp"; n=$(wc -c < "$tmp")
+  le 4 $((n + 16)); le 2 "$1"; le 2 "$2"; le 4 1; le 4 4242; cat "$tmp"; zeros $(((4 - n % 4) % 4))
+  rm -f "$tmp"
+}
+nl_ack() { { le 4 $((-$1 & 0xffffffff)); le 4 16; le 2 "$2"; le 2 5; le 4 1; le 4 0; } | nl_msg 2 256; }
+nl_done() { le 4 $((-$1 & 0xffffffff)) | nl_msg 3 2; }
+# nl_link INDEX FLAGS NAME KIND: RTM_NEWLINK (16), as `ip -d link show` reads it.
+nl_link() {
+  { printf '\0\0'; le 2 1; le 4 "$1"; le 4 "$2"; le 4 0
+    printf '%s\0' "$3" | nl_attr 3         # IFLA_IFNAME
+    le 4 1500 | nl_attr 4                  # IFLA_MTU
+    printf '\x06' | nl_attr 16             # IFLA_OPERSTATE: IF_OPER_UP
+    if [ -n "$4" ]; then printf '%s\0' "$4" | nl_attr 1 | nl_attr 18; fi  # IFLA_LINKINFO/KIND
+  } | nl_msg 16 0
+}
+# nl_addr FAMILY PREFIX INDEX ADDRESS-BYTES...: RTM_NEWADDR (20) of a dump (NLM_F_MULTI).
+nl_addr() {
+  local family=$1 prefix=$2 index=$3
+  shift 3
+  { printf "\\x$(printf %02x "$family")\\x$(printf %02x "$prefix")\\x80\\x00"; le 4 "$index"
+    printf "$(printf '\\x%02x' "$@")" | nl_attr 1  # IFA_ADDRESS
+    if [ "$family" = 2 ]; then printf "$(printf '\\x%02x' "$@")" | nl_attr 2; fi  # IFA_LOCAL
+    printf 'hub-dummy0\0' | nl_attr 3              # IFA_LABEL
+    le 4 128 | nl_attr 8                           # IFA_FLAGS: IFA_F_PERMANENT
+  } | nl_msg 20 2
+}
+# nl_diag SPORT DPORT UID: SOCK_DIAG_BY_FAMILY (20): an inet_diag_msg of a loopback connection.
+nl_diag() {
+  { printf '\x02\x01\x00\x00'; be 2 "$1"; be 2 "$2"
+    printf '\x7f\x00\x00\x01'; zeros 12; printf '\x7f\x00\x00\x01'; zeros 12
+    le 4 0; zeros 8; le 4 0; le 4 0; le 4 0; le 4 "$3"; le 4 81234
+  } | nl_msg 20 0
+}
+nl_link 2 $((0x100c3)) hub-dummy0 dummy | seed rtnetlink_fuzz
+{ nl_link 2 $((0x100c3)) hub-dummy0 dummy; nl_ack 0 18; } | seed rtnetlink_fuzz
+{ nl_link 2 $((0x82)) hub-dummy0 dummy; nl_ack 0 18; } | seed rtnetlink_fuzz  # down
+{ nl_link 2 $((0x11043)) hub-dummy0 veth; nl_ack 0 18; } | seed rtnetlink_fuzz  # another kind
+{ nl_link 1 $((0x10049)) lo ''; nl_ack 0 18; } | seed rtnetlink_fuzz
+nl_ack 19 18 | seed rtnetlink_fuzz  # ENODEV: no such link
+nl_ack 17 16 | seed rtnetlink_fuzz  # EEXIST on RTM_NEWLINK
+nl_ack 1 16 | seed rtnetlink_fuzz   # EPERM: no CAP_NET_ADMIN
+{ nl_addr 2 8 1 127 0 0 1; nl_addr 2 32 2 169 254 2 1; nl_done 0; } | seed rtnetlink_fuzz
+{ nl_addr 10 128 2 253 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1; nl_done 0; } | seed rtnetlink_fuzz
+{ nl_addr 2 32 2 169 254 2 1; } | seed rtnetlink_fuzz  # more datagrams follow
+nl_done 16 | seed rtnetlink_fuzz  # a dump that failed part way (EBUSY)
+{ nl_diag 45678 10267 1000; nl_ack 0 20; } | seed rtnetlink_fuzz
+{ nl_diag 45678 10267 0; nl_done 0; } | seed rtnetlink_fuzz
+
+# list_record_fuzz: list records as encode_list_record writes them (version, flags, set and
+# staging ids, resourceVersion, synced time, kind, apiVersion) and identity keys.
+list_record() {
+  printf '\x01'; printf "\\x$(printf %02x "$1")"; be 4 "$2"; be 4 "$3"; be 8 "$4"; be 8 "$5"
+  be 4 ${#6}; printf '%s' "$6"; be 4 ${#7}; printf '%s' "$7"
+}
+list_record 1 7 0 229 1767225600 PodList v1 | seed list_record_fuzz
+list_record 0 12 13 41 1767225600 EndpointSliceList discovery.k8s.io/v1 | seed list_record_fuzz
+list_record 3 2 0 18446744073709551615 -1 NodePoolList apps.openyurt.io/v1beta2 | seed list_record_fuzz
+list_record 0 0 0 0 0 '' '' | seed list_record_fuzz
+head -c 30 < <(list_record 1 7 0 229 1767225600 PodList v1) | seed list_record_fuzz  # torn
+printf 'kubelet\0\0v1\0pods\0\0\0spec.nodeName=edge-1' | seed list_record_fuzz
+printf 'kubelet\0\0v1\0pods\0\0\0\1get' | seed list_record_fuzz
+printf '\2sa:kube-system/coredns\0coredns\0discovery.k8s.io\0v1\0endpointslices\0\0!service.kubernetes.io/headless\0' \
+  | seed list_record_fuzz
+
+# continue_token_fuzz: the hub's own offline tokens and the apiserver's (from the captured
+# paged list), as sent (first byte 0), and the JSON inside a token (first byte 1).
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+for point in '{"s":42,"n":"kube-system","m":"coredns-abc"}' '{"s":7,"n":"","m":"edge-1"}'; do
+  printf '\0yh1.%s' "$(printf '%s' "$point" | b64url)" | seed continue_token_fuzz
+  printf '\1%s' "$point" | seed continue_token_fuzz
+done
+printf '\1%s' '{"s":4294967295,"n":"default","m":"web-0\u0000x","s":1}' | seed continue_token_fuzz
+apiserver_continue=$(sed -n 's/.*"continue":"\([^"]*\)".*/\1/p' "$fx"/pods-list-page1.body | head -1)
+printf '\0%s' "$apiserver_continue" | seed continue_token_fuzz
+printf '\0yh1.eyJzIjo0Mn0%%3D' | seed continue_token_fuzz
+
+# yurt_hub_cfg_fuzz: the ConfigMap as OpenYurt's chart creates it and as operators edit it
+# (docs/reference/yurthub.md §2.3, docs/filters.md), as the apiserver returns it.
+cfg() {
+  printf '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"yurt-hub-cfg","namespace":"kube-system","uid":"1f4c3a9e-7d2b-4c51-9a0e-5b8f2d6c7e10","resourceVersion":"%s","creationTimestamp":"2026-11-21T13:40:02Z","labels":{"openyurt.io/configmap-name":"yurt-hub-cfg"}},"data":%s}' "$1" "$2"
+}
+cfg 812 '{"cache_agents":"","discardcloudservice":"","masterservice":"","servicetopology":""}' \
+  | seed yurt_hub_cfg_fuzz
+cfg 813 '{"cache_agents":"foo, bar","servicetopology":"cilium-agent"}' | seed yurt_hub_cfg_fuzz
+cfg 814 '{"cache_agents":"*","filter_servicetopology":"Cilium-Agent/v1.16.3, cilium ,,","masterservice":"kubectl/v1.32"}' \
+  | seed yurt_hub_cfg_fuzz
+{ cfg 815 '{"cache_agents":"a\u0000b, c","inclusterconfig":"yurthub, \t x"}'; printf '\0'
+  cfg 3 '{"cache_agents":"ops-tool","nodeportisolation":1,"serviceenvupdater":null}'; } | seed yurt_hub_cfg_fuzz
+cfg 816 '[]' | seed yurt_hub_cfg_fuzz
+
+# upstream_response_fuzz: the apiserver's response heads (the captures), each with the start of
+# its body, behind the byte that picks the exchange (bit 0 HEAD, 1 cache, 2 filter, 3 HTTP/1.0
+# client, 4 client keep-alive, 5 long-running).
+for f in "$fx"/*.headers; do
+  body="${f%.headers}.body"
+  for exchange in '\x12' '\x16' '\x18' '\x00'; do
+    { printf "$exchange"; cat "$f"; if [ -f "$body" ]; then head -c 200 "$body"; fi; } \
+      | seed upstream_response_fuzz
+  done
+done
+{ printf '\x32'; head -c 2000 "$fx"/pods-watch.raw-http1; } | seed upstream_response_fuzz
+{ printf '\x13'; cat "$fx"/node-get.headers; } | seed upstream_response_fuzz
+printf '\x12HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\n\r\n' \
+  | seed upstream_response_fuzz
+printf '\x10HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n' \
+  | seed upstream_response_fuzz
+printf '\x10HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\n\r\n' | seed upstream_response_fuzz
+printf '\x12HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nConnection: keep-alive, X-Trace\r\nKeep-Alive: timeout=5\r\nX-Trace: 1\r\n\r\n{}' \
+  | seed upstream_response_fuzz
+printf '\x16HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 5, 5\r\nTrailer: X-A\r\n\r\nerror' \
+  | seed upstream_response_fuzz
 
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
 
