@@ -17,6 +17,10 @@ std::string errno_text(const char* what, int err) {
   return std::string("netlink ") + what + ": " + std::strerror(err);
 }
 
+// The kernel's errnos are 1..MAX_ERRNO (4095), reported negated. A value below -4095 is no errno,
+// and negating INT_MIN would overflow (found by test/fuzz/rtnetlink_fuzz.cc).
+constexpr int kMaxErrno = 4095;
+
 }  // namespace
 
 NetlinkRequest::NetlinkRequest(std::uint16_t type, std::uint16_t flags, const void* fixed,
@@ -142,6 +146,7 @@ Result<std::optional<int>> handle_netlink_datagram(const char* data, std::size_t
         return make_error("netlink: short error message");
       }
       const auto* err = static_cast<const nlmsgerr*>(NLMSG_DATA(m));
+      if (err->error < -kMaxErrno) return make_error("netlink: malformed error message");
       return std::optional<int>(err->error < 0 ? -err->error : 0);
     }
     if (m->nlmsg_type == NLMSG_DONE) {
@@ -150,6 +155,7 @@ Result<std::optional<int>> handle_netlink_datagram(const char* data, std::size_t
       if (m->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
         std::memcpy(&status, NLMSG_DATA(m), sizeof status);
       }
+      if (status < -kMaxErrno) return make_error("netlink: malformed end of dump");
       return std::optional<int>(status < 0 ? -status : 0);
     }
     if (m->nlmsg_type == NLMSG_NOOP || m->nlmsg_type == NLMSG_OVERRUN) continue;

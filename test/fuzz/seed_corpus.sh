@@ -245,6 +245,7 @@ nl_link 2 $((0x100c3)) hub-dummy0 dummy | seed rtnetlink_fuzz
 nl_ack 19 18 | seed rtnetlink_fuzz  # ENODEV: no such link
 nl_ack 17 16 | seed rtnetlink_fuzz  # EEXIST on RTM_NEWLINK
 nl_ack 1 16 | seed rtnetlink_fuzz   # EPERM: no CAP_NET_ADMIN
+nl_ack 2147483648 18 | seed rtnetlink_fuzz  # INT_MIN, no errno (negating it was UB, now refused)
 { nl_addr 2 8 1 127 0 0 1; nl_addr 2 32 2 169 254 2 1; nl_done 0; } | seed rtnetlink_fuzz
 { nl_addr 10 128 2 253 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1; nl_done 0; } | seed rtnetlink_fuzz
 { nl_addr 2 32 2 169 254 2 1; } | seed rtnetlink_fuzz  # more datagrams follow
