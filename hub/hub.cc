@@ -174,7 +174,11 @@ std::map<std::string, std::string> config_map_data(const net::ObjectMap& objects
     if (!object->IsObject() || !object->HasMember("data") || !(*object)["data"].IsObject())
       continue;
     for (const auto& member : (*object)["data"].GetObject()) {
-      if (member.value.IsString()) data[member.name.GetString()] = member.value.GetString();
+      // With their lengths: a NUL inside a value (JSON's \u0000) must not end it early.
+      if (member.value.IsString()) {
+        data[std::string(member.name.GetString(), member.name.GetStringLength())] =
+            std::string(member.value.GetString(), member.value.GetStringLength());
+      }
     }
   }
   return data;
