@@ -71,11 +71,13 @@ template <class Fields>
 void write_message_head(std::string& out, const http::response_header<Fields>& header) {
   reset_head(out);
   append_version(out, header.version());
-  char code[8];
-  const auto [end, ec] = std::to_chars(code, code + sizeof code, header.result_int());
-  out.push_back(' ');
-  out.append(code, end);
-  out.push_back(' ');
+  // Three digits, as Beast writes them (RFC 9112 §4: status-code = 3DIGIT): an apiserver's "020"
+  // parses as 20, which the client could not read back written as "20" (upstream_response_fuzz).
+  const unsigned code = header.result_int();  // at most 999: Beast reads three digits
+  const char digits[] = {' ', static_cast<char>('0' + code / 100 % 10),
+                         static_cast<char>('0' + code / 10 % 10),
+                         static_cast<char>('0' + code % 10), ' '};
+  out.append(digits, sizeof digits);
   out.append(header.reason());
   out.append("\r\n");
   append_fields(out, header);

@@ -316,6 +316,8 @@ printf '\x12HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nConnection: kee
   | seed upstream_response_fuzz
 printf '\x16HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 5, 5\r\nTrailer: X-A\r\n\r\nerror' \
   | seed upstream_response_fuzz
+# What the target found (fixed): "020", read as 20, written to the client as a two-digit status.
+printf '\x12HTTP/1.1 020 OK\r\nContent-Length: 2\r\n\r\n{}' | seed upstream_response_fuzz
 
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
 
