@@ -25,9 +25,9 @@
 namespace yurthub::hub {
 
 // Edits the apiserver's response head `rp` has read for the client as `plan` says (the relay's
-// first step): hop-by-hop headers stripped, the body's headers dropped when the filter replaces
-// the body, the framing, the client's HTTP version and keep-alive. Also run by
-// test/fuzz/upstream_response_fuzz.cc.
+// first step): hop-by-hop headers stripped, Content-Encoding dropped when the filter replaces the
+// body, the framing headers the hub's own (chunked, the parsed Content-Length, or none), the
+// client's HTTP version and keep-alive. Also run by test/fuzz/upstream_response_fuzz.cc.
 void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
 
 template <class Stream>

@@ -318,6 +318,12 @@ printf '\x16HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nCo
   | seed upstream_response_fuzz
 # What the target found (fixed): "020", read as 20, written to the client as a two-digit status.
 printf '\x12HTTP/1.1 020 OK\r\nContent-Length: 2\r\n\r\n{}' | seed upstream_response_fuzz
+# Transfer-Encoding lines the parser reads as chunked and Beast's message does not (a second
+# line, or a first one with a token it cannot read), relayed as sent, the body sent unchunked.
+printf '\x12HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n' \
+  | seed upstream_response_fuzz
+printf '\x16HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: a: b, chunked\r\n\r\n' \
+  | seed upstream_response_fuzz
 
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
 
