@@ -13,7 +13,7 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          gzip_fuzz label_selector_fuzz field_selector_fuzz json_patch_fuzz strategic_merge_fuzz
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
-         yurt_hub_cfg_fuzz upstream_response_fuzz)
+         yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -327,3 +327,19 @@ printf '\x16HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encodi
 
 echo "seed_corpus: $(find "$out" -type f | wc -l) seeds in $out"
 
+# service_account_keys_fuzz: the issuer discovery documents as kube-apiserver v1.26 serves them,
+# with a real RSA key, and a token signed with it (RS256) as the apiserver signs them.
+b64url() { basenc --base64url -w0 | tr -d '='; }
+sa_dir=$(mktemp -d)
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$sa_dir/key.pem" 2>/dev/null
+modulus=$(openssl rsa -in "$sa_dir/key.pem" -noout -modulus | cut -d= -f2 | perl -ne 'chomp; print pack("H*", $_)' | b64url)
+issuer=https://kubernetes.default.svc.cluster.local
+configuration='{"issuer":"'$issuer'","jwks_uri":"'$issuer'/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["RS256"]}'
+jwks='{"keys":[{"use":"sig","kty":"RSA","kid":"k1","alg":"RS256","n":"'$modulus'","e":"AQAB"}]}'
+header=$(printf '%s' '{"alg":"RS256","kid":"k1"}' | b64url)
+claims=$(printf '%s' '{"aud":["'$issuer'"],"exp":1900000000,"iat":1799999000,"iss":"'$issuer'","kubernetes.io":{"namespace":"kube-system","pod":{"name":"kube-proxy-x","uid":"p-1"},"serviceaccount":{"name":"kube-proxy","uid":"s-1"}},"nbf":1799999000,"sub":"system:serviceaccount:kube-system:kube-proxy"}' | b64url)
+signature=$(printf '%s' "$header.$claims" | openssl dgst -sha256 -sign "$sa_dir/key.pem" -binary | b64url)
+rm -rf "$sa_dir"
+parts service_account_keys_fuzz "$configuration" "$jwks" "$header.$claims.$signature"
+parts service_account_keys_fuzz "$configuration" '{"keys":[{"use":"sig","kty":"EC","kid":"e","crv":"P-256","alg":"ES256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}' \
+  "$header.$claims.AAAA"
