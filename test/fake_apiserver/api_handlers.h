@@ -15,6 +15,7 @@
 #include "test/fake_apiserver/request_path.h"
 #include "test/fake_apiserver/resources.h"
 #include "test/fake_apiserver/selectors.h"
+#include "test/fake_apiserver/service_account_key.h"
 #include "test/fake_apiserver/status.h"
 #include "test/fake_apiserver/store.h"
 
@@ -33,6 +34,10 @@ struct ApiRequest {
 class ApiHandlers {
  public:
   explicit ApiHandlers(Store& store) : store_(store) {}
+
+  // The key TokenRequest signs with (owned by the caller, outliving this); without one,
+  // token_request answers 500.
+  void set_service_account_key(const ServiceAccountKey* key) { service_account_key_ = key; }
 
   Reply get(const ApiRequest& req);
   Reply list(const ApiRequest& req);
@@ -66,6 +71,7 @@ class ApiHandlers {
   Reply missing(const ApiRequest& req) const;
 
   Store& store_;
+  const ServiceAccountKey* service_account_key_ = nullptr;
 };
 
 // `{"kind":"PodList","apiVersion":"v1","metadata":{...},"items":[...]}` from bare items; for a

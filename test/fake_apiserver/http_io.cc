@@ -44,8 +44,8 @@ void set_common_headers(http::fields& f, std::string_view content_type) {
 
 asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bool keep_alive) {
   if (reply.body.size() > kChunkingThreshold) {
-    ErrorCode ec =
-        co_await write_chunked_header(stream, reply.status, reply.content_type, keep_alive);
+    ErrorCode ec = co_await write_chunked_header(stream, reply.status, reply.content_type,
+                                                 keep_alive, reply.headers);
     for (std::size_t pos = 0; !ec && pos < reply.body.size(); pos += kChunkSize) {
       std::string_view piece(reply.body.data() + pos,
                              std::min(kChunkSize, reply.body.size() - pos));
@@ -56,6 +56,7 @@ asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bo
   }
   http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
   set_common_headers(res, reply.content_type);
+  for (const auto& [name, value] : reply.headers) res.set(name, value);
   if (reply.status == 403) res.set("X-Content-Type-Options", "nosniff");
   res.keep_alive(keep_alive);
   res.body() = reply.body;
@@ -67,9 +68,11 @@ asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply, bo
 }
 
 asio::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned status,
-                                                std::string_view content_type, bool keep_alive) {
+                                                std::string_view content_type, bool keep_alive,
+                                                const HeaderList& headers) {
   http::response<http::empty_body> res{static_cast<http::status>(status), 11};
   set_common_headers(res, content_type);
+  for (const auto& [name, value] : headers) res.set(name, value);
   res.keep_alive(keep_alive);
   res.chunked(true);
   http::response_serializer<http::empty_body> sr{res};

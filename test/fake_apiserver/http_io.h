@@ -32,10 +32,11 @@ void set_common_headers(http::fields& fields, std::string_view content_type);
 boost::asio::awaitable<ErrorCode> write_reply(TlsStream& stream, const Reply& reply,
                                               bool keep_alive);
 
-// Writes the status line and headers of a chunked response.
+// Writes the status line and headers of a chunked response; `headers` are set over the defaults.
 boost::asio::awaitable<ErrorCode> write_chunked_header(TlsStream& stream, unsigned status,
                                                        std::string_view content_type,
-                                                       bool keep_alive);
+                                                       bool keep_alive,
+                                                       const HeaderList& headers = {});
 // Writes one chunk (`data` must not be empty).
 boost::asio::awaitable<ErrorCode> write_chunk(TlsStream& stream, std::string_view data);
 // Writes the terminating zero-length chunk.

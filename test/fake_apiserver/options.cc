@@ -16,6 +16,19 @@ Status parse_number(std::string_view name, std::string_view text, T& out) {
   return {};
 }
 
+// "a,b,,c" → {a, b, c}: a comma list, empty entries dropped.
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 Status apply_flag(Options& o, std::string_view name, std::string_view value) {
   std::string v(value);
   if (name == "cert")
@@ -42,6 +55,10 @@ Status apply_flag(Options& o, std::string_view name, std::string_view value) {
     o.csr_signing_key = v;
   else if (name == "cluster-info-server")
     o.cluster_info_server = v;
+  else if (name == "service-account-key-file")
+    o.service_account_key_file = v;
+  else if (name == "issuer-discovery-groups")
+    o.issuer_discovery_groups = split_list(value);
   else if (name == "csr-auto-approve") {
     if (v != "true" && v != "false") return make_error("--csr-auto-approve: want true or false");
     o.csr_auto_approve = v == "true";
@@ -112,8 +129,9 @@ const char* usage() {
          "         [--bookmark-interval-ms=60000] [--watch-queue=10000] [--deny-user=NAME]...\n"
          "         [--generate-pods=N --generate-pod-bytes=B --generate-node=NODE]\n"
          "         [--csr-signing-cert=FILE --csr-signing-key=FILE] [--csr-auto-approve=false]\n"
-         "         [--csr-cert-lifetime-seconds=31536000] [--cluster-info-server=URL|self] "
-         "[--v=N]\n";
+         "         [--csr-cert-lifetime-seconds=31536000] [--cluster-info-server=URL|self]\n"
+         "         [--service-account-key-file=FILE]\n"
+         "         [--issuer-discovery-groups=system:serviceaccounts[,GROUP...]] [--v=N]\n";
 }
 
 }  // namespace yurthub::fake

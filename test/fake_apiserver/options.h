@@ -31,8 +31,11 @@ struct Options {
   bool csr_auto_approve = false;              // --csr-auto-approve=true: approve every new CSR
   std::chrono::seconds csr_cert_lifetime{31536000};  // --csr-cert-lifetime-seconds: longest issued
   std::string cluster_info_server;  // --cluster-info-server: URL, or "self"; "" = no cluster-info
-  bool verbose = false;             // --v=4 or higher: debug logging
-  bool help = false;                // --help
+  std::string service_account_key_file;  // --service-account-key-file: PEM RSA key; "" = generated
+  // --issuer-discovery-groups: who may read the issuer discovery documents (comma list)
+  std::vector<std::string> issuer_discovery_groups{"system:serviceaccounts"};
+  bool verbose = false;  // --v=4 or higher: debug logging
+  bool help = false;     // --help
 };
 
 Result<Options> parse_options(int argc, const char* const* argv);

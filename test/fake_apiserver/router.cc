@@ -13,6 +13,7 @@
 #include "test/fake_apiserver/discovery.h"
 #include "test/fake_apiserver/exec.h"
 #include "test/fake_apiserver/openapi.h"
+#include "test/fake_apiserver/service_account_token.h"
 
 namespace yurthub::fake {
 
@@ -152,6 +153,12 @@ Identity Router::authenticate(const Request& req, const Identity& cert) const {
   }
   const Identity* id = tokens_ != nullptr ? tokens_->find(token) : nullptr;
   if (id != nullptr) return *id;
+  // The service-account authenticator comes next in kube-apiserver's token union.
+  if (config_.service_account_key != nullptr) {
+    auto account = authenticate_service_account_token(store_, *config_.service_account_key, token,
+                                                      std::chrono::system_clock::now());
+    if (account) return *account;
+  }
   // Then the bootstrap token authenticator, over the kube-system Secrets in the store.
   auto bootstrap = authenticate_bootstrap_token(store_, token, std::chrono::system_clock::now());
   return bootstrap ? *bootstrap : Identity{};
@@ -248,6 +255,9 @@ asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Ident
     reply = Reply{200, "application/json", version_body()};
   } else if (who = impersonate(req, authenticate(req, cert)); !who.authenticated()) {
     reply = unauthorized();
+  } else if (config_.issuer_discovery != nullptr && IssuerDiscovery::serves(path)) {
+    reply =
+        config_.issuer_discovery->serve(req.method_string(), path, req[http::field::accept], who);
   } else if (path == "/_fake/churn" && req.method() == http::verb::post) {
     // Test control (churn.h): drive a stream of watch events.
     if (auto churn = parse_churn_query(query)) {

@@ -1,6 +1,7 @@
 // Per-request dispatch for the fake apiserver: health and version endpoints (no authentication),
-// authentication (the client certificate first, then a static or bootstrap bearer token, and
-// anonymous for GET of kube-public/cluster-info only), discovery, the --deny-user
+// authentication (the client certificate first, then a static, service-account or bootstrap
+// bearer token, and anonymous for GET of kube-public/cluster-info only), discovery, the
+// service-account issuer discovery documents (issuer_discovery.h), the --deny-user
 // authorizer, and the mapping of method + path to a REST verb (api_handlers.h), a watch
 // (watch.h) or an exec upgrade (exec.h). Logs one line per request. Single-threaded.
 #pragma once
@@ -17,6 +18,8 @@
 #include "test/fake_apiserver/api_handlers.h"
 #include "test/fake_apiserver/auth.h"
 #include "test/fake_apiserver/http_io.h"
+#include "test/fake_apiserver/issuer_discovery.h"
+#include "test/fake_apiserver/service_account_key.h"
 #include "test/fake_apiserver/store.h"
 #include "test/fake_apiserver/watch.h"
 
@@ -26,6 +29,10 @@ struct RouterConfig {
   WatchConfig watch;
   std::set<std::string> deny_users;
   std::string server_address;  // "127.0.0.1:PORT", for /api's serverAddressByClientCIDRs
+  // Owned by the Server and outliving the Router; nullptr: no service-account tokens accepted,
+  // no issuer discovery served.
+  const ServiceAccountKey* service_account_key = nullptr;
+  const IssuerDiscovery* issuer_discovery = nullptr;
 };
 
 // What the connection does after a request.
@@ -53,7 +60,7 @@ class Router {
   // A finished reply for every verb but watch and exec.
   Reply route_resource(const Routed& r);
   // The authenticated caller: the certificate's user if a verified certificate was presented,
-  // else the bearer token's.
+  // else the bearer token's (token file, then a service-account JWT, then a bootstrap token).
   Identity authenticate(const http::request<http::string_body>& req, const Identity& cert) const;
   // The user the caller acts as: its Impersonate-User and Impersonate-Group, if it sent them.
   Identity impersonate(const http::request<http::string_body>& req, Identity who) const;

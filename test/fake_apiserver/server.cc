@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "test/fake_apiserver/cluster_info.h"
 #include "test/fake_apiserver/seed.h"
+#include "test/fake_apiserver/service_account_token.h"
 
 namespace yurthub::fake {
 namespace {
@@ -72,7 +73,24 @@ Status Server::setup_tls() {
   return {};
 }
 
+Status Server::load_service_account_key() {
+  auto key = options_.service_account_key_file.empty()
+                 ? ServiceAccountKey::generate()
+                 : ServiceAccountKey::load(options_.service_account_key_file);
+  if (!key) return key.error();
+  service_account_key_ = std::make_unique<ServiceAccountKey>(std::move(*key));
+  api_.set_service_account_key(service_account_key_.get());
+  std::set<std::string> groups(options_.issuer_discovery_groups.begin(),
+                               options_.issuer_discovery_groups.end());
+  issuer_discovery_ = std::make_unique<IssuerDiscovery>(*service_account_key_,
+                                                        kServiceAccountIssuer, std::move(groups));
+  YH_LOG(Info) << "service-account tokens signed with kid " << service_account_key_->kid();
+  return {};
+}
+
 Status Server::load_data() {
+  Status s = load_service_account_key();
+  if (!s.ok()) return s;
   if (!options_.token_file.empty()) {
     auto tokens = TokenAuthenticator::load(options_.token_file);
     if (!tokens) return tokens.error();
@@ -126,6 +144,8 @@ Status Server::start() {
   config.watch.max_queue = options_.watch_queue;
   config.deny_users.insert(options_.deny_users.begin(), options_.deny_users.end());
   config.server_address = options_.bind + ":" + std::to_string(port_);
+  config.service_account_key = service_account_key_.get();
+  config.issuer_discovery = issuer_discovery_.get();
   router_ = std::make_unique<Router>(store_, api_, tokens_.get(), std::move(config));
   asio::co_spawn(ioc_, accept_loop(), asio::detached);
   return {};

@@ -21,6 +21,7 @@
 #include "test/fake_apiserver/api_handlers.h"
 #include "test/fake_apiserver/auth.h"
 #include "test/fake_apiserver/controllers.h"
+#include "test/fake_apiserver/issuer_discovery.h"
 #include "test/fake_apiserver/options.h"
 #include "test/fake_apiserver/router.h"
 #include "test/fake_apiserver/store.h"
@@ -43,6 +44,8 @@ class Server {
  private:
   Status setup_tls();
   Status load_data();
+  // --service-account-key-file, else a generated key; and the issuer discovery documents.
+  Status load_service_account_key();
   // kube-public/cluster-info for --cluster-info-server (after bind: "self" needs the port).
   Status create_cluster_info();
   boost::asio::awaitable<void> accept_loop();
@@ -57,6 +60,10 @@ class Server {
   ApiHandlers api_;
   std::unique_ptr<TokenAuthenticator> tokens_;
   std::unique_ptr<Controllers> controllers_;
+  // Signs TokenRequest tokens (read by api_ and router_, which it outlives) and is published by
+  // issuer_discovery_.
+  std::unique_ptr<ServiceAccountKey> service_account_key_;
+  std::unique_ptr<IssuerDiscovery> issuer_discovery_;
   std::unique_ptr<Router> router_;
   unsigned short port_ = 0;
   // One closer per live connection; each aborts that connection's socket.

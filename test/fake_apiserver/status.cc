@@ -133,6 +133,13 @@ Reply forbidden(std::string_view user, std::string_view verb, std::string_view g
   return status_reply(403, "Forbidden", msg, &d);
 }
 
+Reply forbidden_path(std::string_view user, std::string_view verb, std::string_view path) {
+  StatusDetails d{};
+  std::string msg =
+      "forbidden: User " + quoted(user) + " cannot " + std::string(verb) + " path " + quoted(path);
+  return status_reply(403, "Forbidden", msg, &d);
+}
+
 Reply invalid(std::string_view kind, std::string_view name, std::string_view message) {
   StatusDetails d{std::string(name), "", std::string(kind)};
   std::string msg = std::string(kind) + " " + quoted(name) + " is invalid: " + std::string(message);

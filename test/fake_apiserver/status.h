@@ -7,15 +7,20 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace yurthub::fake {
+
+// Response headers set over the defaults http_io.h writes (name, value).
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 // A finished, non-streaming HTTP answer.
 struct Reply {
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
+  HeaderList headers{};  // e.g. a Cache-Control other than "no-cache, private"
 };
 
 // One field.Error of an Invalid Status: reason ("FieldValueInvalid", "FieldValueRequired",
@@ -60,6 +65,9 @@ Reply unauthorized();
 // `secrets is forbidden: User "u" cannot list resource "secrets" in API group "" ...`.
 Reply forbidden(std::string_view user, std::string_view verb, std::string_view group,
                 std::string_view resource, std::string_view ns, std::string_view name);
+// A non-resource URL refused by the authorizer: `forbidden: User "u" cannot get path "/p"`
+// with "details":{}, as responsewriters.Forbidden writes it (the verb is the lower-case method).
+Reply forbidden_path(std::string_view user, std::string_view verb, std::string_view path);
 Reply invalid(std::string_view kind, std::string_view name, std::string_view message);
 // 422 Invalid as NewInvalid builds it: `Kind.group "name" is invalid: field: message` (several
 // causes in `[a, b]`), details with name, group, kind and causes. REQUIRES: causes not empty.

@@ -4,21 +4,23 @@
 // expirationSeconds defaults to 3600 and may not be under 600 (422). A kubelet-style request
 // (3607 s, bound to a pod, the API audience) gets a token valid for a year while
 // status.expirationTimestamp says 3607 s (--service-account-extend-token-expiration, on by
-// default). The token is a JWT whose claims are real but whose signature is not: nothing here
-// verifies tokens. JSON bodies only, like the rest of this fake.
+// default). The token is the apiserver's JWT: its claims (the service account's and the bound
+// pod's uids as stored) signed RS256 with the fake's service-account key (service_account_key.h),
+// which service_account_token.cc verifies when the token comes back. JSON bodies only, like the
+// rest of this fake.
 #include <chrono>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "test/fake_apiserver/api_handlers.h"
-#include "test/fake_apiserver/continue_token.h"
 #include "test/fake_apiserver/json_util.h"
+#include "test/fake_apiserver/service_account_token.h"
 
 namespace yurthub::fake {
 namespace {
 
-constexpr std::string_view kApiAudience = "https://kubernetes.default.svc.cluster.local";
+constexpr std::string_view kApiAudience = kServiceAccountIssuer;  // --api-audiences' default
 constexpr std::int64_t kWarnOnlyBoundTokenSeconds =
     3607;  // token.WarnOnlyBoundTokenExpirationSeconds
 constexpr std::int64_t kExtendedSeconds = 365 * 24 * 3600;  // token.ExpirationExtensionSeconds
@@ -47,9 +49,13 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
         "the body of the request was in an unknown format - accepted media types "
         "include: application/json, application/yaml");
   }
-  if (store_.get(req.resource->key(), req.path.ns, req.path.name) == nullptr) {
+  if (service_account_key_ == nullptr) return internal_error("no service-account signing key");
+  const StoredObject* account = store_.get(req.resource->key(), req.path.ns, req.path.name);
+  if (account == nullptr) {
     return not_found("serviceaccounts", "", "serviceaccounts", req.path.name);
   }
+  auto stored_account = parse_json(*account->json);
+  const std::string account_uid = stored_account ? meta_string(*stored_account, "uid") : "";
   rapidjson::Value empty(rapidjson::kObjectType);
   const rapidjson::Value& spec =
       doc->HasMember("spec") && (*doc)["spec"].IsObject() ? (*doc)["spec"] : empty;
@@ -71,15 +77,17 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
   }
   const rapidjson::Value& ref = spec.HasMember("boundObjectRef") ? spec["boundObjectRef"] : empty;
   const std::string pod_name = member(ref, "name");
-  const std::string pod_uid = member(ref, "uid");
+  const std::string ref_uid = member(ref, "uid");
   const bool bound_to_pod = member(ref, "kind") == "Pod" && !pod_name.empty();
+  std::string pod_uid;  // the claim carries the stored pod's uid, whatever the request said
   if (bound_to_pod) {
     const StoredObject* pod = store_.get("/pods", req.path.ns, pod_name);
     if (pod == nullptr) return not_found("pods", "", "pods", pod_name);
     auto stored = parse_json(*pod->json);
-    if (!pod_uid.empty() && stored && meta_string(*stored, "uid") != pod_uid) {
+    if (stored) pod_uid = meta_string(*stored, "uid");
+    if (!ref_uid.empty() && pod_uid != ref_uid) {
       return conflict_message("pods", "", "pods", pod_name,
-                              "the UID in the bound object reference (" + pod_uid +
+                              "the UID in the bound object reference (" + ref_uid +
                                   ") does not match the UID in record. The object might have "
                                   "been deleted and then recreated");
     }
@@ -122,6 +130,10 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
     w.StartObject();
     w.Key("name");
     w.String(req.path.name);
+    if (!account_uid.empty()) {  // ref's `json:"uid,omitempty"`
+      w.Key("uid");
+      w.String(account_uid);
+    }
     w.EndObject();
     if (extended) {
       w.Key("warnafter");
@@ -134,9 +146,8 @@ Reply ApiHandlers::token_request(const ApiRequest& req) {
     w.String("system:serviceaccount:" + req.path.ns + ":" + req.path.name);
     w.EndObject();
   }
-  const std::string token = base64url_encode(R"({"alg":"RS256","kid":"fake-apiserver"})") + "." +
-                            base64url_encode({claims.GetString(), claims.GetSize()}) + "." +
-                            base64url_encode("fake-apiserver-unsigned");
+  const std::string token =
+      service_account_key_->sign(std::string_view(claims.GetString(), claims.GetSize()));
 
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
