@@ -122,12 +122,19 @@ void IssuerKeys::stop() {
 asio::awaitable<bool> IssuerKeys::fetch(std::string_view path) {
   // Without a token: the hub lends the request its own identity, the node's. A 200 is kept by
   // the discovery tap like any other discovery document.
+  // The apiserver's routes produce application/json (the configuration) and
+  // application/jwk-set+json (the keys) and answer 406 to an Accept naming neither.
+  const char* accept = path == kKeysPath ? "application/jwk-set+json" : "application/json";
   net::LocalRequest request{
-      "GET", std::string(path), {{"User-Agent", "yurthub"}, {"Accept", "application/json"}}, ""};
+      "GET", std::string(path), {{"User-Agent", "yurthub"}, {"Accept", accept}}, ""};
   auto response =
       co_await net::local_request(context_.executor, context_.proxy_host, context_.proxy_port,
                                   std::move(request), kRequestTimeout);
   if (!response) co_return false;
+  if (response->status != 200 && response->status != 403) {
+    YH_LOG(Warning) << "cache: reading the apiserver's " << path << " answered "
+                    << response->status;
+  }
   if (response->status == 403 && !hinted_) {
     hinted_ = true;
     YH_LOG(Warning) << "cache: the apiserver refuses the node its service-account keys (" << path
@@ -155,7 +162,12 @@ asio::awaitable<void> IssuerKeys::refresh_forever() {
       if (jwks) {  // once the discovery tap's write is committed (the writer's 50 ms batches)
         timer.expires_after(std::chrono::seconds(2));
         co_await timer.async_wait(net::kNoThrow);
-        available_.set(keys() ? 1 : 0);
+        const bool kept = keys() != nullptr;
+        if (kept && available_.value() == 0) {
+          YH_LOG(Info) << "cache: the apiserver's service-account keys are kept: offline, "
+                          "service-account tokens are verified by their signature";
+        }
+        available_.set(kept ? 1 : 0);
       }
     }
     timer.expires_after(wait);

@@ -10,6 +10,7 @@ TEST(MediaTypeTest, PlainJsonWithOrWithoutParameters) {
   EXPECT_TRUE(is_plain_json("application/json"));
   EXPECT_TRUE(is_plain_json("application/json;charset=utf-8"));
   EXPECT_TRUE(is_plain_json("application/json; charset=utf-8"));
+  EXPECT_TRUE(is_plain_json("application/jwk-set+json"));  // the issuer's keys
 }
 
 TEST(MediaTypeTest, ConversionsAndOtherTypesAreNot) {
