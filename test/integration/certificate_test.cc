@@ -99,6 +99,28 @@ class CertificateBootstrap : public ::testing::Test {
   Cluster cluster_;
 };
 
+// Issue 30: whoever can write the root dir may plant a link at a credential's temporary name; the
+// hub writing its CA and its private key never follows it (the target stays as it was) and
+// leaves no temporary file behind.
+TEST_F(CertificateBootstrap, LinksPlantedAtTheTemporaryNamesAreNeverFollowed) {
+  const std::string pki = cluster_.dir() + "/root/pki";
+  std::filesystem::create_directories(pki);
+  const std::string target = cluster_.dir() + "/attacker-owned";
+  std::ofstream(target) << "untouched";
+  std::filesystem::create_symlink(target, pki + "/ca.crt.tmp");
+  std::filesystem::create_symlink(target, cluster_.dir() + "/root/yurthub.conf.tmp");
+  cluster_.start_hub();
+  auto pods = cluster_.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err << cluster_.hub().log();
+  EXPECT_EQ(read_text(target), "untouched");
+  EXPECT_EQ(read_text(pki + "/ca.crt"), read_text(cluster_.dir() + "/pki/ca.crt"));
+  EXPECT_FALSE(std::filesystem::is_symlink(pki + "/ca.crt"));
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(cluster_.dir() + "/root")) {
+    EXPECT_FALSE(entry.path().string().ends_with(".tmp")) << entry.path();
+  }
+}
+
 TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
   cluster_.start_hub();
   EXPECT_NE(current_subject().find("CN = system:node:edge-node-1"), std::string::npos)
