@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# By hand, not in CI (it needs the real kube-apiserver v1.26 of ../shared/harness): offline, a
-# service-account token the hub never saw is verified by the issuer's keys, against the real
-# apiserver's keys and tokens (issue 30). Steps:
+# By hand, not in CI (it needs the real kube-apiserver v1.26 of ../shared/harness): two checks of
+# issue 30 against the real apiserver, which the fake cannot make. First, offline, a
+# service-account token the hub never saw is verified by the issuer's keys (the real keys and
+# tokens). Second, a list asked at an old resourceVersion with resourceVersionMatch=Exact, which
+# the real apiserver answers from etcd with that past snapshot, never rolls kubelet's cached
+# set back. Steps:
 #   1. the real apiserver, the ClusterRoleBinding of docs/operations.md, a pod on the node, and a
 #      Role letting its service account list ConfigMaps; the hub through a cuttable relay;
 #   2. the hub reads the issuer's documents (node_yurthub_service_account_keys_available 1);
 #   3. the service account lists ConfigMaps through the hub with a first token (as kube-proxy, a
 #      cache agent by default: the node may not read yurt-hub-cfg here); a second token is
 #      issued by the apiserver directly (kubelet's rotation) and never sent through the hub;
-#   4. the link is cut: the second token lists the ConfigMaps from the cache (200), and a copy of
-#      it with another service account in its claims gets 503 (the verdicts' metric is printed).
+#   4. kubelet lists its pods (resourceVersion A), the pod's label changes, kubelet lists again
+#      (B); a caller with kubelet's User-Agent lists at A with Exact and gets the old label;
+#   5. the link is cut: the second token lists the ConfigMaps from the cache (200), and a copy of
+#      it with another service account in its claims gets 503 (the verdicts' metric is printed);
+#      kubelet's offline list has the new label (node_yurthub_cache_older_lists_total 1).
 # Prerequisites: the harness built (see ../shared/harness/README.md), socat, a built hub.
-# Usage: real_apiserver_token_keys.sh [WORK_DIR]
+# Usage: real_apiserver_offline_identity.sh [WORK_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 harness=${HARNESS:-$root/../shared/harness}
@@ -92,6 +98,17 @@ code=$(curl -s -o "$work/out" -w "%{http_code}" -A kubelet/v1.26.1 http://127.0.
 [ "$code" = 200 ] ||
   die "kubelet's GET of its pod: $code $(cat "$work/out")"
 [ "$(list "$first")" = 200 ] || die "online list with the first token: $(cat "$work/out")"
+
+pods="http://127.0.0.1:10261/api/v1/pods?fieldSelector=spec.nodeName%3D$node"
+label_of() { grep -o '"release":"[a-z0-9]*"' | head -1; }
+rv_of() { grep -o '"resourceVersion":"[0-9]*"' | head -1 | grep -o '[0-9]*'; }
+admin label pod web-0 -n default release=one >/dev/null
+old_rv=$(curl -s -A kubelet/v1.26.1 "$pods" | rv_of)
+admin label pod web-0 -n default release=two --overwrite >/dev/null
+[ "$(curl -s -A kubelet/v1.26.1 "$pods" | label_of)" = '"release":"two"' ] || die "kubelet's new list"
+old=$(curl -s -A kubelet/v1.26.1 "$pods&resourceVersion=$old_rv&resourceVersionMatch=Exact" | label_of)
+[ "$old" = '"release":"one"' ] || die "the apiserver did not answer the old snapshot: $old"
+log "the real apiserver answered resourceVersion=$old_rv&resourceVersionMatch=Exact with $old"
 sleep 1
 kill "$relay"; pkill -f "TCP-LISTEN:26443" || true
 for _ in $(seq 1 150); do
@@ -111,4 +128,8 @@ code=$(list "$forged")
 [ "$code" = 503 ] || die "a forged token got $code: $(cat "$work/out")"
 log "a forged token got 503"
 curl -s http://127.0.0.1:10267/metrics | grep '^node_yurthub_offline_callers_total'
+now=$(curl -s -A kubelet/v1.26.1 "$pods" | label_of)
+[ "$now" = '"release":"two"' ] || die "kubelet's offline list was rolled back: $now"
+[ "$(metric node_yurthub_cache_older_lists_total)" = 1 ] || die "older_lists metric"
+log "offline, kubelet's list still has $now (the old snapshot was relayed, not cached)"
 log "PASSED"
