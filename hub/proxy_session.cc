@@ -96,7 +96,7 @@ class InFlight {
 template <class Stream>
 ProxySession<Stream>::ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
                                    const char* listener_name, bool bearer_required,
-                                   std::string peer)
+                                   const std::string& peer)
     : client_(std::move(client)),
       worker_(worker),
       shared_(worker.shared()),

@@ -24,7 +24,8 @@ class ProxySession : public SessionControl {
   // `bearer_required`: requests without a bearer token get 401 (always so on the HTTPS port).
   // `peer`: who connected, as ConnectionLimits::peer_of names it.
   ProxySession(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-               const char* listener_name, bool bearer_required = false, std::string peer = "");
+               const char* listener_name, bool bearer_required = false,
+               const std::string& peer = "");
   ~ProxySession() override;
 
   // Serves the connection until it closes. Takes ownership of the session.
