@@ -38,6 +38,16 @@ Status parse_json(std::string_view text, rapidjson::Document& doc);
 // `doc` point into `scratch`: leave it untouched while `doc` is used. Errors as parse_json().
 Status parse_insitu(std::string_view text, std::string& scratch, rapidjson::Document& doc);
 
+// The string member `name` of `object` (with its length: a NUL inside stays), or "" when
+// `object` is not an object or the member is absent or not a string.
+inline std::string string_member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return {};
+  auto it = object.FindMember(name);
+  return it != object.MemberEnd() && it->value.IsString()
+             ? std::string(it->value.GetString(), it->value.GetStringLength())
+             : std::string();
+}
+
 // Appends the compact JSON of `value` to `out`.
 inline void append_json(const rapidjson::Value& value, std::string* out) {
   rapidjson::StringBuffer buffer;

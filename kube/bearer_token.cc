@@ -9,6 +9,8 @@
 namespace yurthub::kube {
 namespace {
 
+using base::string_member;
+
 // Go's strings.TrimSpace for the ASCII white space an HTTP header can hold.
 std::string_view trim(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n\v\f";
@@ -24,14 +26,6 @@ bool iequals(std::string_view a, std::string_view b) {
     if (x != b[i]) return false;
   }
   return true;
-}
-
-std::string string_member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return {};
-  auto it = object.FindMember(name);
-  return it != object.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
 }
 
 const rapidjson::Value* object_member(const rapidjson::Value& object, const char* name) {

@@ -18,6 +18,8 @@
 namespace yurthub::kube {
 namespace {
 
+using base::string_member;
+
 template <class T, void (*Free)(T*)>
 struct Deleter {
   void operator()(T* p) const { Free(p); }
@@ -29,14 +31,6 @@ using ParamsPtr = std::unique_ptr<OSSL_PARAM, Deleter<OSSL_PARAM, OSSL_PARAM_fre
 using ContextPtr = std::unique_ptr<EVP_PKEY_CTX, Deleter<EVP_PKEY_CTX, EVP_PKEY_CTX_free>>;
 using DigestContextPtr = std::unique_ptr<EVP_MD_CTX, Deleter<EVP_MD_CTX, EVP_MD_CTX_free>>;
 using SignaturePtr = std::unique_ptr<ECDSA_SIG, Deleter<ECDSA_SIG, ECDSA_SIG_free>>;
-
-std::string string_member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return {};
-  auto it = object.FindMember(name);
-  return it != object.MemberEnd() && it->value.IsString()
-             ? std::string(it->value.GetString(), it->value.GetStringLength())
-             : std::string();
-}
 
 // A curve the apiserver signs with: its JWK name, OpenSSL group, coordinate size and algorithm.
 struct Curve {
