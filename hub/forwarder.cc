@@ -9,6 +9,7 @@
 #include "hub/hooks/cache_hooks.h"
 #include "hub/request_head.h"
 #include "hub/response_relay.h"
+#include "kube/media_type.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
 
@@ -30,16 +31,6 @@ std::chrono::seconds response_header_timeout(const kube::RequestInfo& info) {
     return std::chrono::seconds(*info.timeout_seconds + 15);
   }
   return kUpstreamResponseTimeout;
-}
-
-// Whether a kept or filtered answer may be asked for with the client's own Accept: one JSON media
-// type without parameters (application/json, or a route's own such as the issuer's
-// application/jwk-set+json, which the apiserver answers 406 to application/json). Anything else
-// (protobuf, yaml, a Table or discovery format given by parameters, several types) is asked as
-// application/json, the form the cache and filters read.
-bool is_plain_json_media_type(beast::string_view accept) {
-  const std::string_view a(accept.data(), accept.size());
-  return a.find_first_of(",; ") == a.npos && (a.ends_with("/json") || a.ends_with("+json"));
 }
 
 }  // namespace
@@ -142,7 +133,7 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
       req.set(http::field::authorization, bearer);
     }
   }
-  if (plan_.ask_json() && !is_plain_json_media_type(req[http::field::accept])) {
+  if (plan_.ask_json() && !kube::is_plain_json_accept(std::string_view(req[http::field::accept]))) {
     req.set(http::field::accept, "application/json");
   }
 }

@@ -19,4 +19,14 @@ inline bool is_plain_json(std::string_view content_type) {
          content_type.find("as=", semicolon) == std::string_view::npos;
 }
 
+// Whether an Accept header names one JSON media type without parameters (application/json, or a
+// route's own such as the issuer's application/jwk-set+json, which the apiserver answers 406 to
+// application/json): the hub may then ask with it unchanged for an answer it reads. Anything else
+// (protobuf, yaml, a Table or discovery format given by parameters, several types) is asked as
+// application/json.
+inline bool is_plain_json_accept(std::string_view accept) {
+  return accept.find_first_of(",; ") == std::string_view::npos &&
+         (accept.ends_with("/json") || accept.ends_with("+json"));
+}
+
 }  // namespace yurthub::kube

@@ -23,5 +23,16 @@ TEST(MediaTypeTest, ConversionsAndOtherTypesAreNot) {
   EXPECT_FALSE(is_plain_json(""));
 }
 
+TEST(MediaTypeTest, OnlyOneParameterlessJsonTypeIsAskedForUnchanged) {
+  EXPECT_TRUE(is_plain_json_accept("application/json"));
+  EXPECT_TRUE(is_plain_json_accept("application/jwk-set+json"));
+  EXPECT_FALSE(is_plain_json_accept(""));
+  EXPECT_FALSE(is_plain_json_accept("*/*"));
+  EXPECT_FALSE(is_plain_json_accept("application/json;as=Table;v=v1;g=meta.k8s.io"));
+  EXPECT_FALSE(is_plain_json_accept("application/vnd.kubernetes.protobuf, application/json"));
+  EXPECT_FALSE(is_plain_json_accept("x/json, application/json"));
+  EXPECT_FALSE(is_plain_json_accept("application/yaml"));
+}
+
 }  // namespace
 }  // namespace yurthub::kube
