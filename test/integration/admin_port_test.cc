@@ -23,17 +23,11 @@ constexpr uid_t kNobody = 65534;
 
 // POST /v1/token as `uid` (through setpriv), the raw status line and body.
 std::string post_token_as(uid_t uid, int admin_port) {
-  std::vector<std::string> argv;
-  if (uid != 0) {
-    argv = {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid), "--regid=" + std::to_string(uid),
-            "--clear-groups"};
-  }
-  for (const char* arg : {"/usr/bin/curl", "-s", "-w", "\n%{http_code}", "-X", "POST", "-d",
-                          R"({"jointoken":"abcdef.0123456789abcdef"})"}) {
-    argv.push_back(arg);
-  }
-  argv.push_back("http://127.0.0.1:" + std::to_string(admin_port) + "/v1/token");
-  return run_command(argv, std::chrono::seconds(20)).out;
+  return run_command(as_user(uid, {"/usr/bin/curl", "-s", "-w", "\n%{http_code}", "-X", "POST",
+                                   "-d", R"({"jointoken":"abcdef.0123456789abcdef"})",
+                                   "http://127.0.0.1:" + std::to_string(admin_port) + "/v1/token"}),
+                     std::chrono::seconds(20))
+      .out;
 }
 
 class AdminPort : public testing::Test {

@@ -82,6 +82,20 @@ std::string read_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
+constexpr const char* kExpiry = "node_yurthub_client_certificate_expiry_timestamp_seconds";
+
+double unix_now() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+}
+
+// Waits (up to 30 s) until the hub's client certificate has expired.
+bool wait_certificate_expired(const Cluster& cluster) {
+  return eventually([&] { return unix_now() > cluster.metric(kExpiry) + 1; },
+                    std::chrono::seconds(30));
+}
+
 class CertificateBootstrap : public ::testing::Test {
  protected:
   CertificateBootstrap() : cluster_(bootstrap_cluster()) {}
@@ -141,15 +155,13 @@ TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
   const double serving_before = cluster_.metric(serving_renewals);
   const double serving_expires_at =
       cluster_.metric("node_yurthub_server_certificate_expiry_timestamp_seconds");
-  const double expires_at =
-      cluster_.metric("node_yurthub_client_certificate_expiry_timestamp_seconds");
+  const double expires_at = cluster_.metric(kExpiry);
   EXPECT_GT(expires_at, 0);
   // Renewed by half the remaining 20 s at the latest.
   ASSERT_TRUE(eventually([&] { return cluster_.metric(renewals) > renewed_before; },
                          std::chrono::seconds(30)))
       << cluster_.hub().log();
-  EXPECT_GT(cluster_.metric("node_yurthub_client_certificate_expiry_timestamp_seconds"),
-            expires_at);
+  EXPECT_GT(cluster_.metric(kExpiry), expires_at);
 
   // The watch opened with the first certificate still streams.
   auto made = cluster_.kubectl_direct(
@@ -344,14 +356,7 @@ TEST_F(CertificateBootstrap, ABadPostedTokenLeavesTheBootstrapFileInForce) {
   ASSERT_TRUE(eventually([&] { return cluster_.metric(failure) >= 1; }, std::chrono::seconds(30)))
       << cluster_.hub().log();
   // The certificate expires offline: only bootstrap credentials can get another.
-  const std::string expiry = "node_yurthub_client_certificate_expiry_timestamp_seconds";
-  const auto now = [] {
-    return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-  };
-  ASSERT_TRUE(
-      eventually([&] { return now() > cluster_.metric(expiry) + 1; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(wait_certificate_expired(cluster_));
   const std::string answer = post_token(cluster_, R"({"jointoken":"zzzzzz.0123456789zzzzzz"})");
   ASSERT_NE(answer.find("HTTP/1.1 200"), std::string::npos) << answer;
   EXPECT_NE(post_token(cluster_, R"({"jointoken":"yyyyyy.0123456789yyyyyy"})").find("HTTP/1.1 429"),
@@ -382,17 +387,10 @@ TEST(CertificateRescue, AJoinTokenPostedAfterCertificateAndTokenExpiredRecoversT
   start_for_bootstrap(cluster);
   cluster.add_hub_flag("--discovery-token-ca-cert-hash=" + ca_pin(cluster));
   cluster.start_hub();
-  const std::string expiry = "node_yurthub_client_certificate_expiry_timestamp_seconds";
   const std::string success = R"(node_yurthub_client_certificate_renewals_total{result="success"})";
   const std::string failure = R"(node_yurthub_client_certificate_renewals_total{result="failure"})";
   cluster.stop_apiserver();
-  const auto now = [] {
-    return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-  };
-  ASSERT_TRUE(
-      eventually([&] { return now() > cluster.metric(expiry) + 1; }, std::chrono::seconds(30)));
+  ASSERT_TRUE(wait_certificate_expired(cluster));
   cluster.start_apiserver();  // without the first token's Secret
   const double failed_before = cluster.metric(failure);
   ASSERT_TRUE(
@@ -411,7 +409,7 @@ TEST(CertificateRescue, AJoinTokenPostedAfterCertificateAndTokenExpiredRecoversT
   ASSERT_TRUE(eventually([&] { return cluster.metric(success) > succeeded_before; },
                          std::chrono::seconds(30)))
       << cluster.hub().log();
-  EXPECT_GT(cluster.metric(expiry), now());
+  EXPECT_GT(cluster.metric(kExpiry), unix_now());
   ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, std::chrono::seconds(10)));
   auto pods = cluster.kubectl({"get", "pods", "-n", "default", "-o", "name"});
   EXPECT_EQ(pods.exit_code, 0) << pods.err;

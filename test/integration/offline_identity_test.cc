@@ -138,20 +138,14 @@ class OfflineJournalShare : public testing::Test {
   }
   // PATCHes web-0's status as `uid` (through setpriv when not root); the HTTP status code.
   std::string patch_status_as(uid_t uid) {
-    std::vector<std::string> argv;
-    if (uid != 0) {
-      argv = {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
-              "--regid=" + std::to_string(uid), "--clear-groups"};
-    }
-    for (const char* arg :
-         {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-A",
-          kKubelet, "-H", "Content-Type: application/merge-patch+json", "-d",
-          R"({"status":{"phase":"Running"}})"}) {
-      argv.push_back(arg);
-    }
-    argv.push_back("http://127.0.0.1:" + std::to_string(cluster_.proxy_port()) + kWebPod +
-                   "/status");
-    return run_command(argv, std::chrono::seconds(20)).out;
+    return run_command(as_user(uid, {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                     "-X", "PATCH", "-A", kKubelet, "-H",
+                                     "Content-Type: application/merge-patch+json", "-d",
+                                     R"({"status":{"phase":"Running"}})",
+                                     "http://127.0.0.1:" + std::to_string(cluster_.proxy_port()) +
+                                         kWebPod + "/status"}),
+                       std::chrono::seconds(20))
+        .out;
   }
   Cluster cluster_{options()};
 };

@@ -125,6 +125,14 @@ bool Process::running() {
 long Process::peak_rss_kib() const { return status_field_kib(pid_, "VmHWM"); }
 long Process::current_rss_kib() const { return status_field_kib(pid_, "VmRSS"); }
 
+std::vector<std::string> as_user(uid_t uid, std::vector<std::string> argv) {
+  if (uid == 0) return argv;
+  std::vector<std::string> out = {"/usr/bin/setpriv", "--reuid=" + std::to_string(uid),
+                                  "--regid=" + std::to_string(uid), "--clear-groups"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           const std::string& input) {
   ::signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its stdin must not kill us

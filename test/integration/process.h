@@ -56,6 +56,10 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           const std::string& input = "");
 
+// `argv` run as user and group `uid` without supplementary groups (through setpriv; needs root),
+// or as it is for uid 0.
+std::vector<std::string> as_user(uid_t uid, std::vector<std::string> argv);
+
 // A fresh private temporary directory, removed by the destructor.
 class TempDir {
  public:
