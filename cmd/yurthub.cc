@@ -118,8 +118,15 @@ static int run_hub(int argc, char** argv) {
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   const auto hub_identity = upstream_tls->hub_identity;
   const auto hub_token = upstream_tls->hub_token;
-  // The HTTPS port's certificate: the operator's files, or one by CSR when the hub manages its
-  // own client certificate (docs/operations.md).
+  // The hub's certificate is renewed by the manager, or its credentials (certificate, token) are
+  // followed in the kubeconfig when someone else (kubelet, an operator's tooling) renews them.
+  std::unique_ptr<hub::KubeconfigReloader> reloader;
+  if (!certificates) {
+    reloader = std::make_unique<hub::KubeconfigReloader>(options->kubeconfig, *credentials,
+                                                         hub_identity, hub_token, registry);
+  }
+  // The HTTPS port's certificate: the operator's files, or one by CSR in either bootstrap mode,
+  // requested as the hub's identity or kubelet's (docs/operations.md).
   std::shared_ptr<net::ReplaceableContext> server_tls;
   std::unique_ptr<hub::ServingCertificateManager> serving;
   if (!options->tls_cert_file.empty() || !options->tls_private_key_file.empty()) {
@@ -130,10 +137,12 @@ static int run_hub(int argc, char** argv) {
     serving = std::make_unique<hub::ServingCertificateManager>(
         hub::serving_settings(*options), [&certificates] { return certificates->current(); },
         registry);
-    auto obtained = serving->obtain();
-    if (!obtained) return fail(obtained.error().message, 2);
-    server_tls = std::move(*obtained);
+  } else if (options->bootstrap_mode == hub::BootstrapMode::KubeletCertificate) {
+    serving = std::make_unique<hub::ServingCertificateManager>(
+        hub::serving_settings(*options),
+        [&reloader] { return std::optional<kube::Credentials>(reloader->current()); }, registry);
   }
+  if (serving) server_tls = serving->obtain();
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
   if (auto warning = hub::unsafe_directory_warning(options->root_dir)) {
@@ -173,7 +182,6 @@ static int run_hub(int argc, char** argv) {
   }
   filters::FilterManager filter_manager(filter_settings, registry);
 
-  const std::string kubeconfig = options->kubeconfig;
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
   if (certificates) {
@@ -182,6 +190,7 @@ static int run_hub(int argc, char** argv) {
     });
   }
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
+  if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
     filter_manager.set_config(data);
   });
@@ -195,15 +204,15 @@ static int run_hub(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
-  // The hub's certificate is renewed by the manager, or its credentials (certificate, token) are
-  // followed in the kubeconfig when someone else (kubelet, an operator's tooling) renews them.
-  std::unique_ptr<hub::KubeconfigReloader> reloader;
   if (certificates) {
     certificates->start(hub_identity);
     if (serving) serving->start(certificates->executor());
   } else {
-    reloader = std::make_unique<hub::KubeconfigReloader>(kubeconfig, *credentials, hub_identity,
-                                                         hub_token, registry);
+    if (serving) {
+      reloader->on_change([&serving] { serving->identity_changed(); });
+      serving->start(reloader->executor());
+    }
+    reloader->start();
   }
   filter_manager.set_hub_port(hub.secure_port());
   filter_manager.start(
@@ -213,7 +222,7 @@ static int run_hub(int argc, char** argv) {
       [&hub] { hub.notify_filters_changed(); });
   const int code = hub.run();
   if (certificates) certificates->stop();
-  reloader.reset();
+  reloader.reset();  // its thread renews the serving certificate: stopped before that goes
   filter_manager.stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;

@@ -209,6 +209,9 @@ std::optional<std::string> Hub::not_ready_reason() const {
   if (filters_not_ready_) {
     if (auto reason = filters_not_ready_()) add(*reason);
   }
+  for (const auto& check : readiness_checks_) {
+    if (auto reason = check()) add(*reason);
+  }
   if (reasons.empty()) return std::nullopt;
   return reasons;
 }

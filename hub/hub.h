@@ -52,6 +52,11 @@ class Hub {
   // The response filters, and why they are not ready (nullopt when ready). REQUIRES: called
   // before start(); `filters` outlives the Hub.
   void set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready);
+  // One more reason /v1/readyz may give (nullopt when that part is ready); called on the first
+  // worker's thread, so it must be thread-safe. REQUIRES: called before start().
+  void add_readiness_check(std::function<std::optional<std::string>()> check) {
+    readiness_checks_.push_back(std::move(check));
+  }
   // An informer that lists and watches through this hub's own proxy port as "yurthub", on the
   // first worker's thread (its callback runs there). `options` needs name and path (and
   // selectors); the rest is filled in. REQUIRES: start() succeeded.
@@ -85,6 +90,7 @@ class Hub {
   std::vector<ConfigListener> config_listeners_;
   FilterHooks* filters_ = nullptr;
   std::function<std::optional<std::string>()> filters_not_ready_;
+  std::vector<std::function<std::optional<std::string>()>> readiness_checks_;
   net::UpstreamTls tls_;
   std::shared_ptr<net::ReplaceableContext> server_tls_;  // replaced when the serving cert renews
   std::unique_ptr<ServerSet> servers_;

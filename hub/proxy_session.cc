@@ -367,6 +367,7 @@ asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& work
 
 asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                         std::shared_ptr<asio::ssl::context> tls) {
+  if (!tls) co_return;  // no serving certificate issued yet: the connection is closed
   auto slot = admit_connection(socket, worker, false);
   if (!slot) co_return;
   boost::system::error_code ignored;

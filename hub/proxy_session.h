@@ -69,6 +69,7 @@ boost::asio::awaitable<void> start_plain_session(net::TcpSocket socket, Worker& 
 // of the node reaches: as on the HTTPS port, a request without a bearer token gets 401 instead of
 // the node's identity (YurtHub lends it there too).
 boost::asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& worker);
+// `tls` null (no serving certificate issued yet): the connection is closed at once.
 boost::asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
 

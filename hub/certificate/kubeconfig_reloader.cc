@@ -2,6 +2,8 @@
 #include "hub/certificate/kubeconfig_reloader.h"
 
 #include "base/log.h"
+#include "net/http_io.h"
+#include "net/spawn.h"
 #include "net/x509.h"
 
 namespace yurthub::hub {
@@ -35,16 +37,16 @@ KubeconfigReloader::KubeconfigReloader(std::string path, kube::Credentials loade
       expiry_(client_certificate_expiry_gauge(registry)),
       period_(period) {
   set_certificate_expiry(expiry_, current_);
-  thread_ = std::thread([this] { run(); });
+}
+
+void KubeconfigReloader::start() {
+  net::spawn_detached(io_.get_executor(), follow(), "kubeconfig reload");
+  thread_ = std::thread([this] { io_.run(); });
 }
 
 KubeconfigReloader::~KubeconfigReloader() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
 }
 
 namespace {
@@ -82,15 +84,16 @@ bool KubeconfigReloader::reload_once() {
   }
   current_ = std::move(*loaded);
   set_certificate_expiry(expiry_, current_);
+  for (const auto& listener : listeners_) listener();
   return true;
 }
 
-void KubeconfigReloader::run() {
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, period_, [this] { return stopping_; })) {
-    lock.unlock();
+boost::asio::awaitable<void> KubeconfigReloader::follow() {
+  net::Timer timer(co_await boost::asio::this_coro::executor);
+  for (;;) {
+    timer.expires_after(period_);
+    co_await timer.async_wait(net::kNoThrow);
     reload_once();
-    lock.lock();
   }
 }
 

@@ -5,18 +5,24 @@
 // `period` the file and the files it names are read again; a changed client certificate replaces
 // the hub's TLS context for new connections (open watches keep theirs), a changed token is sent
 // from the next request on. A file that does not load (half-written, removed) is logged and the
-// last good credentials kept. Created by cmd/yurthub.cc; runs on its own thread.
+// last good credentials kept. Created by cmd/yurthub.cc; runs on its own thread, where the serving
+// certificate's renewal (kubelet-certificate mode) runs too.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include "base/metrics.h"
 #include "kube/kubeconfig.h"
+#include "net/timer.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {
@@ -29,11 +35,22 @@ class KubeconfigReloader {
                      std::chrono::milliseconds period = std::chrono::seconds(10));
   ~KubeconfigReloader();
 
+  // Runs `listener` on executor()'s thread after each change put in use. Before start().
+  void on_change(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+  // Starts following the file on the reloader's own thread.
+  void start();
+  // The reloader's thread: the serving certificate's renewal runs there in kubelet-certificate
+  // mode.
+  boost::asio::any_io_executor executor() { return io_.get_executor(); }
+  // The credentials in use. On executor()'s thread, or before start().
+  const kube::Credentials& current() const { return current_; }
+
   // Reads the kubeconfig once; true when the certificate or the token changed and was put in use.
+  // On executor()'s thread, or before start().
   bool reload_once();
 
  private:
-  void run();
+  boost::asio::awaitable<void> follow();
 
   std::string path_;
   kube::Credentials current_;
@@ -41,9 +58,8 @@ class KubeconfigReloader {
   std::shared_ptr<net::ReplaceableToken> token_;
   base::Gauge& expiry_;
   std::chrono::milliseconds period_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  std::vector<std::function<void()>> listeners_;
+  boost::asio::io_context io_;
   std::thread thread_;
 };
 

@@ -74,9 +74,32 @@ ServingCertificateManager::ServingCertificateManager(ServingCertificateSettings 
                                  "Attempts to renew the HTTPS port's serving certificate.",
                                  {"result"})) {}
 
+std::string ServingCertificateManager::common_name() const {
+  constexpr std::string_view kNodePrefix = "system:node:";
+  if (const auto identity = identity_(); identity && identity->has_client_certificate()) {
+    auto info = net::inspect_certificate(identity->client_cert_pem);
+    if (info && info->common_name.size() > kNodePrefix.size() &&
+        info->common_name.starts_with(kNodePrefix)) {
+      return info->common_name;
+    }
+  }
+  return std::string(kNodePrefix) + settings_.node_name;
+}
+
+void ServingCertificateManager::set_pending(std::string why) {
+  std::lock_guard lock(pending_mutex_);
+  pending_ = std::move(why);
+}
+
+std::optional<std::string> ServingCertificateManager::pending_reason() const {
+  std::lock_guard lock(pending_mutex_);
+  if (pending_.empty()) return std::nullopt;
+  return pending_;
+}
+
 bool ServingCertificateManager::stored_is_usable(const std::string& pem) const {
   auto info = net::inspect_certificate(pem);
-  return info && info->common_name == "system:node:" + settings_.node_name &&
+  return info && info->common_name == common_name() &&
          info->not_after > std::chrono::system_clock::now() &&
          contains_all(info->ip_addresses, ip_addresses()) &&
          contains_all(info->dns_names, settings_.dns_names);
@@ -87,6 +110,7 @@ Result<SslContext> ServingCertificateManager::use(const std::string& certificate
   auto context = net::make_server_tls_from_pem(certificate_pem, key_pem);
   if (!context) return context.error();
   current_pem_ = certificate_pem;
+  set_pending("");
   if (auto info = net::inspect_certificate(certificate_pem)) {
     set_expiry(expiry_, info->not_after);
     YH_LOG(Info) << "serving certificate of the HTTPS port valid until "
@@ -101,24 +125,24 @@ std::vector<std::string> ServingCertificateManager::ip_addresses() const {
   return ips;
 }
 
-Result<std::shared_ptr<net::ReplaceableContext>> ServingCertificateManager::obtain() {
-  auto result = run_at_start<Result<SslContext>>([this] { return obtain_async(); });
-  if (!result) return make_error("serving certificate of the HTTPS port: not obtained");
-  if (!*result) {
-    return make_error("serving certificate of the HTTPS port: " + result->error().message);
-  }
-  context_ = std::make_shared<net::ReplaceableContext>(std::move(**result));
-  return context_;
-}
-
-asio::awaitable<Result<SslContext>> ServingCertificateManager::obtain_async() {
+std::shared_ptr<net::ReplaceableContext> ServingCertificateManager::obtain() {
   // A stored certificate is used without asking the apiserver anything: a node restarting offline
   // must not wait for it. complete_names() checks the ClusterIP once the hub runs.
   std::ifstream in(files_.current_pem(Pair::Serving));
   const std::string stored((std::istreambuf_iterator<char>(in)), {});
-  if (!stored.empty() && stored_is_usable(stored)) co_return use(stored, stored);
-  co_return co_await retry_at_start<SslContext>([this] { return request_new(); },
-                                                settings_.csr_wait, "serving certificate");
+  if (!stored.empty() && stored_is_usable(stored)) {
+    if (auto context = use(stored, stored)) {
+      context_ = std::make_shared<net::ReplaceableContext>(std::move(*context));
+      return context_;
+    }
+  }
+  // No wait at start: kubelet needs the plain port now, and an unapproved CSR can take forever.
+  set_pending("the HTTPS port's serving certificate (signer kubernetes.io/kubelet-serving, " +
+              common_name() + ") is not issued yet");
+  YH_LOG(Info) << "the HTTPS port closes its connections until its serving certificate is "
+                  "issued; requesting one";
+  context_ = std::make_shared<net::ReplaceableContext>(nullptr);
+  return context_;
 }
 
 asio::awaitable<void> ServingCertificateManager::learn_cluster_ips(const net::UpstreamTls& tls) {
@@ -154,8 +178,7 @@ asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
   if (!tls) co_return tls.error();
   co_await learn_cluster_ips(*tls);
   CertificateOrder order;
-  order.subject = {
-      "system:node:" + settings_.node_name, {"system:nodes"}, settings_.dns_names, ip_addresses()};
+  order.subject = {common_name(), {"system:nodes"}, settings_.dns_names, ip_addresses()};
   order.signer_name = std::string(kube::kServingSigner);
   order.usages = {"digital signature", "key encipherment", "server auth"};
   order.poll = settings_.csr_poll;
@@ -178,12 +201,43 @@ asio::awaitable<Result<SslContext>> ServingCertificateManager::request_new() {
 
 asio::awaitable<Status> ServingCertificateManager::renew() {
   auto context = co_await request_new();
-  if (!context) co_return context.error();
+  if (!context) {
+    if (current_pem_.empty()) {
+      set_pending("the HTTPS port's serving certificate is not issued yet: " +
+                  context.error().message);
+    }
+    co_return context.error();
+  }
   context_->replace(std::move(*context));
   co_return Status{};
 }
 
+void ServingCertificateManager::identity_changed() {
+  if (!wake_) return;  // not started
+  if (current_pem_.empty()) {
+    if (wake_) wake_->cancel();  // a request waiting in its backoff tries the new identity now
+    return;
+  }
+  auto info = net::inspect_certificate(current_pem_);
+  const std::string wanted = common_name();
+  if (info && info->common_name == wanted) return;
+  YH_LOG(Info) << "the client identity is now " << wanted
+               << "; requesting a serving certificate under it";
+  net::spawn_detached(wake_->get_executor(), renew_for_new_identity(),
+                      "serving certificate for a new identity");
+}
+
+asio::awaitable<void> ServingCertificateManager::renew_for_new_identity() {
+  const Status renewed = co_await renew();
+  renewals_.with({renewed ? "success" : "failure"}).inc();
+  if (!renewed) {
+    YH_LOG(Warning) << "the serving certificate under the new identity: " << renewed.error().message
+                    << "; the scheduled renewal tries again";
+  }
+}
+
 asio::awaitable<void> ServingCertificateManager::complete_names() {
+  if (current_pem_.empty()) co_return;  // the first request learns the ClusterIP itself
   if (!cluster_ips_known_) {
     auto tls = identity_tls();
     if (!tls) co_return;

@@ -1,18 +1,23 @@
 // The serving certificate of the HTTPS proxy port (10268) by CSR, as YurtHub gets it when no
-// --tls-cert-file is given: signer kubernetes.io/kubelet-serving, CN system:node:<node>, O
-// system:nodes, SANs the addresses pods use (the dummy interface's, the bind addresses, the node's,
-// the default/kubernetes ClusterIP that forwardkubesvctraffic sends to the hub) and the kubernetes
-// Service's DNS names, so a pod's service-account ca.crt verifies it. Requested as the
-// hub's client identity (the kubelet-serving signer requires the node itself), stored as
-// <root-dir>/pki/yurthub-server-current.pem, renewed like the client certificate and put in use
-// for new connections. Created by cmd/yurthub.cc when the hub manages its own client
-// certificate; renews on the ClientCertificateManager's thread.
+// --tls-cert-file is given, in both bootstrap modes: signer kubernetes.io/kubelet-serving, CN
+// system:node:<node>, O system:nodes, SANs the addresses pods use (the dummy interface's, the bind
+// addresses, the node's, the default/kubernetes ClusterIP that forwardkubesvctraffic sends to the
+// hub) and the kubernetes Service's DNS names, so a pod's service-account ca.crt verifies it.
+// Requested as the hub's client identity (the hub's own certificate in token mode, kubelet's in
+// kubelet-certificate mode: the kubelet-serving signer is for nodes), stored as
+// <root-dir>/pki/yurthub-server-current.pem, renewed like the client certificate and put in use for
+// new connections. A certificate that cannot be had at start never stops the hub: the port is
+// bound and closes each connection until one is issued, readyz says why, and the request is
+// retried in the background. When the client identity changes to another node's, the serving
+// certificate is requested again under it. Created by cmd/yurthub.cc; renews on the thread of the
+// client certificate's manager (token mode) or of the kubeconfig reloader (kubelet mode).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,16 +61,24 @@ class ServingCertificateManager {
   ServingCertificateManager(ServingCertificateSettings settings, Identity identity,
                             base::MetricsRegistry& registry);
 
-  // The context to serve with: a stored certificate still valid for the names from the flags
-  // (without asking the apiserver anything), or a new one (blocks up to csr_wait).
-  Result<std::shared_ptr<net::ReplaceableContext>> obtain();
+  // The context to serve with: a stored certificate still valid for the names from the flags and
+  // the identity (without asking the apiserver anything), or else one holding no context yet,
+  // filled by start() once a certificate is issued. Never null.
+  std::shared_ptr<net::ReplaceableContext> obtain();
 
-  // Renews on `executor` into the context obtain() returned. The executor's thread must have
-  // stopped before this object goes.
+  // Requests the certificate when there is none, and renews it, on `executor`, into the context
+  // obtain() returned. The executor's thread must have stopped before this object goes.
   void start(const boost::asio::any_io_executor& executor);
 
+  // The client identity changed (kubelet rotated its certificate): when the serving certificate
+  // names another node than the new identity, a new one is requested at once. On the executor's
+  // thread.
+  void identity_changed();
+
+  // Why the HTTPS port cannot serve yet (no certificate issued), or nullopt. Thread-safe.
+  std::optional<std::string> pending_reason() const;
+
  private:
-  boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> obtain_async();
   boost::asio::awaitable<Result<std::shared_ptr<boost::asio::ssl::context>>> request_new();
   // TLS to the apiservers with the hub's client identity as it is now.
   Result<net::UpstreamTls> identity_tls() const;
@@ -77,9 +90,14 @@ class ServingCertificateManager {
   // not answer at start, or it was stored by an older hub) is renewed at once.
   boost::asio::awaitable<void> complete_names();
   boost::asio::awaitable<Status> renew();
+  boost::asio::awaitable<void> renew_for_new_identity();
+  // The certificate's common name: the identity's own when it is a node's (system:node:<name>),
+  // else system:node:<--node-name>.
+  std::string common_name() const;
   Result<std::shared_ptr<boost::asio::ssl::context>> use(const std::string& certificate_pem,
                                                          const std::string& key_pem);
   bool stored_is_usable(const std::string& pem) const;
+  void set_pending(std::string why);
 
   ServingCertificateSettings settings_;
   Identity identity_;
@@ -91,6 +109,8 @@ class ServingCertificateManager {
   std::string current_pem_;
   std::shared_ptr<net::ReplaceableContext> context_;
   std::optional<net::Timer> wake_;
+  mutable std::mutex pending_mutex_;
+  std::string pending_;  // why no certificate is in use; empty once one is
 };
 
 }  // namespace yurthub::hub

@@ -44,21 +44,6 @@ ClusterOptions bootstrap_cluster() {
   return o;
 }
 
-// A pod's view of 10268: the cluster CA it has in its service-account volume and its token.
-CommandResult pod_kubectl(const Cluster& cluster, const std::vector<std::string>& args,
-                          const std::string& token) {
-  std::vector<std::string> argv = {
-      KUBECTL_BIN,
-      "--kubeconfig=" + cluster.dir() + "/empty.kubeconfig",
-      "--server=https://127.0.0.1:" + std::to_string(cluster.secure_port()),
-      "--certificate-authority=" + cluster.dir() + "/pki/ca.crt",
-      "--cache-dir=" + cluster.dir() + "/kubectl-pod-cache",
-      "--request-timeout=20s"};
-  if (!token.empty()) argv.push_back("--token=" + token);
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv, std::chrono::seconds(30));
-}
-
 // Starts `cluster`'s apiserver with the bootstrap token's Secret, and writes the bootstrap
 // kubeconfig the hub's --bootstrap-file names.
 void start_for_bootstrap(Cluster& cluster) {
@@ -193,8 +178,8 @@ TEST_F(CertificateBootstrap, TokenBootstrapRenewalDuringAWatchAndAfterExpiry) {
   std::this_thread::sleep_until(std::chrono::system_clock::time_point(
                                     std::chrono::seconds(static_cast<long>(serving_expires_at))) +
                                 std::chrono::seconds(1));
-  auto pod = pod_kubectl(cluster_, {"get", "configmap", "after-renewal", "-n", "default"},
-                         "pod-token-0123456789");
+  auto pod = cluster_.pod_kubectl({"get", "configmap", "after-renewal", "-n", "default"},
+                                  "pod-token-0123456789");
   EXPECT_EQ(pod.exit_code, 0) << pod.err;
   // About one renewal per 10 s, never a loop.
   EXPECT_LE(cluster_.metric(renewals), 6);
@@ -259,13 +244,13 @@ TEST_F(CertificateBootstrap, TheHttpsPortServesWithACertificateFromItsCsr) {
   cluster_.add_hub_flag("--node-ip=192.0.2.7");
   cluster_.start_hub();
   auto pods =
-      pod_kubectl(cluster_, {"get", "pods", "-n", "default", "-o", "name"}, "pod-token-0123456789");
+      cluster_.pod_kubectl({"get", "pods", "-n", "default", "-o", "name"}, "pod-token-0123456789");
   ASSERT_EQ(pods.exit_code, 0) << pods.err << cluster_.hub().log();
   EXPECT_NE(pods.out.find("pod/web-0"), std::string::npos);
   // Without a token: 401 (kubectl, having no credentials, gives up and says EOF).
   const double refused_before =
       cluster_.metric(R"(node_yurthub_request_failures_total{reason="unauthorized"})");
-  auto anonymous = pod_kubectl(cluster_, {"get", "pods", "-n", "default"}, "");
+  auto anonymous = cluster_.pod_kubectl({"get", "pods", "-n", "default"}, "");
   EXPECT_NE(anonymous.exit_code, 0);
   EXPECT_EQ(anonymous.out.find("web-0"), std::string::npos);
   EXPECT_GT(cluster_.metric(R"(node_yurthub_request_failures_total{reason="unauthorized"})"),
@@ -281,8 +266,8 @@ TEST_F(CertificateBootstrap, TheHttpsPortServesWithACertificateFromItsCsr) {
   // A pod that dials the kubernetes ClusterIP, which forwardkubesvctraffic has kube-proxy send to
   // the hub, verifies the hub's certificate under that IP (demo-objects.json: 10.96.0.1).
   EXPECT_NE(names.out.find("IP Address:10.96.0.1"), std::string::npos) << names.out;
-  auto by_cluster_ip = pod_kubectl(
-      cluster_, {"--tls-server-name=10.96.0.1", "get", "pods", "-n", "default", "-o", "name"},
+  auto by_cluster_ip = cluster_.pod_kubectl(
+      {"--tls-server-name=10.96.0.1", "get", "pods", "-n", "default", "-o", "name"},
       "pod-token-0123456789");
   EXPECT_EQ(by_cluster_ip.exit_code, 0) << by_cluster_ip.err;
 }
@@ -317,8 +302,8 @@ TEST(CertificateServing, AStoredServingCertificateWithoutTheClusterIpIsRenewed) 
   ASSERT_TRUE(eventually([&] { return names().find("IP Address:10.96.0.2") != std::string::npos; },
                          std::chrono::seconds(20)))
       << names() << cluster_.hub().log();
-  auto pods = pod_kubectl(
-      cluster_, {"--tls-server-name=10.96.0.2", "get", "pods", "-n", "default", "-o", "name"},
+  auto pods = cluster_.pod_kubectl(
+      {"--tls-server-name=10.96.0.2", "get", "pods", "-n", "default", "-o", "name"},
       "pod-token-0123456789");
   EXPECT_EQ(pods.exit_code, 0) << pods.err;
 }

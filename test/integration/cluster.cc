@@ -138,6 +138,19 @@ CommandResult Cluster::kubectl(const std::vector<std::string>& args,
   return run_command(argv, timeout, input);
 }
 
+CommandResult Cluster::pod_kubectl(const std::vector<std::string>& args,
+                                   const std::string& token) const {
+  std::vector<std::string> argv = {KUBECTL_BIN,
+                                   "--kubeconfig=" + dir() + "/empty.kubeconfig",
+                                   "--server=https://127.0.0.1:" + std::to_string(secure_port_),
+                                   "--certificate-authority=" + dir() + "/pki/ca.crt",
+                                   "--cache-dir=" + dir() + "/kubectl-pod-cache",
+                                   "--request-timeout=20s"};
+  if (!token.empty()) argv.push_back("--token=" + token);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, std::chrono::seconds(30));
+}
+
 CommandResult Cluster::kubectl_direct(const std::vector<std::string>& args,
                                       std::chrono::milliseconds timeout, const std::string& input) {
   const std::string pki = dir() + "/pki/";

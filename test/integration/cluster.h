@@ -84,6 +84,9 @@ class Cluster {
   CommandResult kubectl(const std::vector<std::string>& args,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30),
                         const std::string& input = "", const std::string& token = "");
+  // kubectl as a pod sees 10268: the cluster CA of its service-account volume and its `token`
+  // (none: no credentials).
+  CommandResult pod_kubectl(const std::vector<std::string>& args, const std::string& token) const;
   // kubectl straight to the fake apiserver as cluster admin (setup, and checking what arrived).
   CommandResult kubectl_direct(const std::vector<std::string>& args,
                                std::chrono::milliseconds timeout = std::chrono::seconds(30),

@@ -79,6 +79,7 @@ TEST_F(Threads, AWorkerSeesTheTokenTheReloaderPutsInPlace) {
   base::MetricsRegistry registry;
   KubeconfigReloader reloader(kubeconfig, *loaded, tls->hub_identity, tls->hub_token, registry,
                               milliseconds(5));
+  reloader.start();
 
   // A proxy worker: reads the header it would send, as often as it can, until it changes.
   std::atomic<bool> saw_second{false};
