@@ -151,6 +151,66 @@ test_deb() {
   read -ra argv <<<"$args"
   parses "$hub" "${argv[@]}"
   ok "yurthub accepts the unit's command line: $args"
+
+  test_converted_node "$hub" "$unit"
+}
+
+# A node yurtadm or node-servant converted: their drop-in (docs/examples/10-yurthub.conf) replaces
+# ExecStart with /usr/local/bin/yurthub. postinst makes that path this package's binary, keeping
+# the one it finds there, which postrm puts back; the drop-in's command line parses.
+test_converted_node() {
+  local hub=$1 unit=$2 dropin=$src/docs/examples/10-yurthub.conf dpkgroot=$tmp/dpkgroot
+  local stub=$tmp/stub link exec_line args argv bootstrap
+  link=$dpkgroot/usr/local/bin/yurthub
+  mkdir -p "${link%/*}" "$stub"
+  printf '#!/bin/sh\nexit 0\n' >"$stub/systemctl" # no host systemd is touched
+  chmod +x "$stub/systemctl"
+  echo "upstream yurthub" >"$link"
+  PATH=$stub:$PATH DPKG_ROOT=$dpkgroot sh "$tmp/control/postinst" configure ||
+    fail "postinst configure"
+  [ "$(readlink "$link")" = /usr/bin/yurthub ] || fail "postinst did not link $link"
+  [ "$(cat "$link.openyurt")" = "upstream yurthub" ] || fail "postinst lost the binary it found"
+  PATH=$stub:$PATH DPKG_ROOT=$dpkgroot sh "$tmp/control/postinst" configure "$version" ||
+    fail "postinst configure (upgrade)"
+  [ "$(readlink "$link")" = /usr/bin/yurthub ] && [ "$(cat "$link.openyurt")" = "upstream yurthub" ] ||
+    fail "a second postinst changed the link or the kept binary"
+  PATH=$stub:$PATH DPKG_ROOT=$dpkgroot sh "$tmp/control/postrm" remove || fail "postrm remove"
+  [ ! -L "$link" ] && [ "$(cat "$link")" = "upstream yurthub" ] && [ ! -e "$link.openyurt" ] ||
+    fail "postrm did not put the kept binary back"
+  ok "postinst links /usr/local/bin/yurthub (keeping what was there), postrm puts it back"
+
+  # The unit with the drop-in: systemd-analyze verify clean, and its ExecStart parses, for both
+  # bootstrap modes yurtadm writes.
+  mkdir -p "$tmp/units/yurthub.service.d"
+  sed -e "s|^EnvironmentFile=/etc/default/yurthub$|EnvironmentFile=$root/etc/default/yurthub|" \
+    "$unit" >"$tmp/units/yurthub.service"
+  sed -e "s|^ExecStart=/usr/local/bin/yurthub |ExecStart=$hub |" "$dropin" \
+    >"$tmp/units/yurthub.service.d/10-yurthub.conf"
+  (cd "$tmp/units" && SYSTEMD_UNIT_PATH=$tmp/units: systemd-analyze verify yurthub.service) \
+    >"$tmp/verify-dropin.log" 2>&1 || true
+  [ ! -s "$tmp/verify-dropin.log" ] || {
+    cat "$tmp/verify-dropin.log" >&2
+    fail "systemd-analyze verify yurthub.service with node-servant's drop-in"
+  }
+  exec_line=$(grep '^ExecStart=/usr/local/bin/yurthub ' "$dropin" | sed 's/^ExecStart=//')
+  [ -n "$exec_line" ] || fail "$dropin has no ExecStart=/usr/local/bin/yurthub"
+  for bootstrap in --bootstrap-mode=kubeletcertificate \
+    --bootstrap-file=/var/lib/yurthub/bootstrap-hub.conf; do
+    args=$(
+      eval "$(sed -n 's/^Environment="\(YURTHUB_[A-Z_]*\)=\(.*\)"$/\1="\2"/p' "$dropin")"
+      YURTHUB_BOOTSTRAP_ARGS=$bootstrap
+      a=${exec_line#* }
+      a=${a//'$YURTHUB_BOOTSTRAP_ARGS'/$YURTHUB_BOOTSTRAP_ARGS}
+      a=${a//'$YURTHUB_CONFIG_ARGS'/$YURTHUB_CONFIG_ARGS}
+      a=${a//'$YURTHUB_EXTRA_ARGS'/$YURTHUB_EXTRA_ARGS}
+      echo "$a"
+    )
+    [[ $args != *'$'* ]] || fail "the drop-in uses a variable it does not set: $args"
+    read -ra argv <<<"$args"
+    parses "$hub" "${argv[@]}"
+  done
+  check_flags "$dropin" "$hub"
+  ok "node-servant's drop-in over the unit: verify clean, yurthub accepts its command line"
 }
 
 test_static_pod() {
