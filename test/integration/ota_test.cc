@@ -97,6 +97,13 @@ TEST_F(Ota, APodThatNeedsNoUpgradeIsRefused) {
   EXPECT_EQ(counted("upgrade", 403), 1);
 }
 
+TEST_F(Ota, AStaticPodWithoutItsConfigMapIsRefused) {
+  const HttpResponse refused =
+      admin("POST", "/openyurt.io/v1/namespaces/kube-system/pods/edge-agent-edge-node-1/upgrade");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body, "Configmap for static pod does not exist");
+}
+
 TEST_F(Ota, ImagePullSetsThePodsImageReadyConditionThenUpgradeWaitsForIt) {
   const HttpResponse pull = admin("POST", kPodPath + "agent-pull/imagepull");
   EXPECT_EQ(pull.status, 200) << pull.body;
