@@ -3,6 +3,7 @@
 #include "ota/ota_handler.h"
 
 #include <ctime>
+#include <vector>
 
 #include <boost/asio/this_coro.hpp>
 
@@ -22,7 +23,7 @@ namespace {
 constexpr std::string_view kPodsPath = "/pods";
 constexpr std::string_view kPodPrefix = "/openyurt.io/v1/namespaces/";
 
-// Go's http.Error-less WriteErr: its body sniffed as text.
+// upstream's WriteErr: no content type set, so Go's server sniffs the body as text.
 AdminAnswer error_text(unsigned status, std::string text) {
   return AdminAnswer{status, "text/plain; charset=utf-8", std::move(text)};
 }
