@@ -1,6 +1,7 @@
 // yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> credentials
-// -> node cache -> filters -> Hub. A bad flag or unreadable credential is one line on stderr and
-// exit status 2; a listener that cannot bind or a cache that cannot open is exit status 1.
+// -> node cache -> filters -> Hub (with the OTA endpoints on its admin port). A bad flag or
+// unreadable credential is one line on stderr and exit status 2; a listener that cannot bind or a
+// cache that cannot open is exit status 1.
 //
 //   yurthub --server-addr=... --node-name=...       run the hub
 //   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
@@ -21,6 +22,7 @@
 #include "hub/options.h"
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
+#include "ota/ota_handler.h"
 
 namespace {
 
@@ -182,6 +184,10 @@ static int run_hub(int argc, char** argv) {
   }
   filters::FilterManager filter_manager(filter_settings, registry);
 
+  // Before the Hub, so it outlives the admin port's connections that call it.
+  std::unique_ptr<ota::OtaHandler> ota_handler;
+  ota::OtaHandler::Settings ota_settings;
+  ota_settings.node_name = options->node_name;
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
   if (certificates) {
@@ -189,6 +195,10 @@ static int run_hub(int argc, char** argv) {
       return certificates->update_join_token(token);
     });
   }
+  ota_handler = std::make_unique<ota::OtaHandler>(
+      std::move(ota_settings), [&hub] { return hub.pick_healthy_server(); }, hub.upstream_tls(),
+      node_cache ? &node_cache->store() : nullptr, registry);
+  hub.add_admin_routes(ota_handler->routes());
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
   if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {

@@ -81,16 +81,21 @@ std::string render_process_metrics() {
   return out.str();
 }
 
+bool trusted_local_peer(std::optional<uid_t> uid) {
+  return uid && (*uid == 0 || *uid == ::geteuid());
+}
+
 AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
-                         TokenUpdate token_update, ConnectionLimits* limits)
+                         TokenUpdate token_update, ConnectionLimits* limits, AdminRoutes routes)
     : registry_(registry),
       readiness_(std::move(readiness)),
       token_update_(std::move(token_update)),
-      limits_(limits) {}
+      limits_(limits),
+      routes_(std::move(routes)) {}
 
 std::pair<unsigned, std::string> AdminServer::update_token(const std::string& body,
                                                            std::optional<uid_t> uid) const {
-  if (!uid || (*uid != 0 && *uid != ::geteuid())) {
+  if (!trusted_local_peer(uid)) {
     YH_LOG(Warning) << "admin: refused a join token posted by "
                     << (uid ? "uid " + std::to_string(*uid) : std::string("a remote peer"));
     return {403, "a join token is taken only from root or the hub's own user on this node\n"};
@@ -157,6 +162,12 @@ asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
       const std::pair<unsigned, std::string> answer = update_token(req.body(), peer_uid);
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, answer.first,
                                                     "text/plain", answer.second);
+    } else if (routes_.claims && routes_.claims(path)) {
+      const AdminRequest request{req.method(), std::string(path), peer_uid};
+      const AdminAnswer answer = co_await routes_.handle(request);
+      stream.expires_after(std::chrono::seconds(60));  // the handler's calls took their time
+      written = co_await net::write_simple_response(
+          stream, req.version(), keep_alive, answer.status, answer.content_type, answer.body);
     } else if (path == "/metrics") {
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, 200,
                                                     "text/plain; version=0.0.4; charset=utf-8",

@@ -76,7 +76,8 @@ Status Hub::start() {
   if (Status ok = bind_proxy_listeners(&inherited); !ok) return ok;
 
   admin_server_ = std::make_unique<AdminServer>(
-      registry_, [this] { return not_ready_reason(); }, token_update_, shared_->connections.get());
+      registry_, [this] { return not_ready_reason(); }, token_update_, shared_->connections.get(),
+      admin_routes_);
   auto admin =
       Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin", &inherited);
   if (!admin) return admin.error();
@@ -155,6 +156,12 @@ std::unique_ptr<net::Informer> Hub::make_informer(net::InformerOptions options,
   options.user_agent = std::string("yurthub/") + kVersion;
   return std::make_unique<net::Informer>(workers_[0]->io().get_executor(), std::move(options),
                                          std::move(on_change));
+}
+
+std::optional<ServerAddress> Hub::pick_healthy_server() const {
+  const std::optional<std::size_t> picked = servers_->pick();
+  if (!picked) return std::nullopt;
+  return servers_->address(*picked);
 }
 
 unsigned short Hub::secure_port() const {

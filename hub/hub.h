@@ -47,6 +47,8 @@ class Hub {
   void on_config(ConfigListener listener) { config_listeners_.push_back(std::move(listener)); }
   // POST /v1/token on the admin port hands a new join token to `update`. Before start().
   void on_join_token(AdminServer::TokenUpdate update) { token_update_ = std::move(update); }
+  // More endpoints on the admin port (the OTA endpoints). Before start().
+  void add_admin_routes(AdminRoutes routes) { admin_routes_ = std::move(routes); }
   ~Hub();
 
   // The response filters, and why they are not ready (nullopt when ready). REQUIRES: called
@@ -62,6 +64,12 @@ class Hub {
   // selectors); the rest is filled in. REQUIRES: start() succeeded.
   std::unique_ptr<net::Informer> make_informer(net::InformerOptions options,
                                                net::Informer::OnChange on_change);
+  // A healthy apiserver (by --lb-mode), as the proxy would pick one; nullopt while none is (the
+  // node is offline). Thread-safe. REQUIRES: start() succeeded.
+  std::optional<ServerAddress> pick_healthy_server() const;
+  // The hub's own identity towards the apiservers (for hub/certificate/api_call.h). Its
+  // credentials follow renewals; the reference lives as long as the Hub.
+  const net::UpstreamTls& upstream_tls() const { return tls_; }
   // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
   unsigned short secure_port() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
@@ -102,6 +110,7 @@ class Hub {
   std::unique_ptr<net::Informer> config_informer_;
   std::unique_ptr<AdminServer> admin_server_;
   AdminServer::TokenUpdate token_update_;
+  AdminRoutes admin_routes_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<net::Timer> drain_timer_;
