@@ -59,6 +59,14 @@ class Hub {
                                                net::Informer::OnChange on_change);
   // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
   unsigned short secure_port() const;
+  // The first worker's executor, for background work (the Autonomy condition). REQUIRES: start()
+  // succeeded.
+  boost::asio::any_io_executor main_executor();
+  // A healthy apiserver, chosen as for a request (--lb-mode); nullopt when none is healthy (the
+  // hub is offline). Thread-safe. REQUIRES: start() succeeded.
+  std::optional<ServerAddress> healthy_server();
+  // Whether any apiserver is healthy. Thread-safe. REQUIRES: start() succeeded.
+  bool online() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
   void notify_filters_changed();
 

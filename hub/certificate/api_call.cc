@@ -24,13 +24,13 @@ boost::asio::awaitable<Result<ApiAnswer>> api_call(boost::asio::any_io_executor 
 
   http::request<http::string_body> req{call.method, call.target, 11};
   req.set(http::field::host, server.host + ":" + server.port);
-  req.set(http::field::user_agent, std::string("yurthub/") + kVersion + " certificate-manager");
+  req.set(http::field::user_agent, std::string("yurthub/") + kVersion + " " + call.agent);
   req.set(http::field::accept, "application/json");
   if (auto bearer = tls.hub_authorization(); !bearer.empty()) {
     req.set(http::field::authorization, bearer);
   }
   if (!call.body.empty()) {
-    req.set(http::field::content_type, "application/json");
+    req.set(http::field::content_type, call.content_type);
     req.body() = std::move(call.body);
   }
   req.keep_alive(false);

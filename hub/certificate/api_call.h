@@ -1,7 +1,8 @@
 // One request to an apiserver on its own connection, for the certificate manager's few calls
 // (cluster-info, create and read a CertificateSigningRequest): dial with connect_upstream(), send,
 // read the whole answer (at most kMaxApiAnswerBytes), close. Not for the proxy's traffic, which
-// goes through the upstream pool. Called by hub/certificate/{cluster_discovery,csr_client}.cc.
+// goes through the upstream pool. Called by hub/certificate/{cluster_discovery,csr_client}.cc and,
+// for the node's Autonomy condition (cache/autonomy_keeper.h), by cmd/yurthub.cc.
 #pragma once
 
 #include <chrono>
@@ -22,7 +23,9 @@ inline constexpr std::size_t kMaxApiAnswerBytes = 1024 * 1024;
 struct ApiCall {
   boost::beast::http::verb method = boost::beast::http::verb::get;
   std::string target;
-  std::string body;  // JSON, sent when not empty
+  std::string body;                               // sent when not empty
+  std::string content_type = "application/json";  // of `body`
+  std::string agent = "certificate-manager";      // User-Agent: yurthub/<version> <agent>
 };
 
 struct ApiAnswer {
