@@ -63,6 +63,7 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
   for (const ListUsage* u : doomed) {
     records_.erase(u->key);
     last_written_.erase(u->key);
+    metrics_.error_keys.erase_identity(u->key);  // its objects are no longer meant to be cached
   }
   if (count_evictions) metrics_.evicted.with({"count"}).inc(count_evictions);
   if (size_evictions) metrics_.evicted.with({"size"}).inc(size_evictions);

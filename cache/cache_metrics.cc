@@ -40,6 +40,7 @@ CacheMetrics::CacheMetrics(base::MetricsRegistry& r)
       evicted(r.counter("node_yurthub_cache_evicted_lists_total",
                         "Cached lists dropped, least recently written first, because the cache "
                         "was over its bound on lists (count) or on its map size (size).",
-                        {"reason"})) {}
+                        {"reason"})),
+      error_keys(r) {}
 
 }  // namespace yurthub::cache

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "base/metrics.h"
+#include "cache/error_keys.h"
 
 namespace yurthub::cache {
 
@@ -37,6 +38,8 @@ struct CacheMetrics {
   base::GaugeFamily& pending_ops;
   // node_yurthub_cache_evicted_lists_total{reason="count"|"size"}: lists dropped at the bounds.
   base::CounterFamily& evicted;
+  // node_yurthub_error_keys_count and node_yurthub_error_keys_persistency_status (error_keys.h).
+  ErrorKeys error_keys;
 };
 
 }  // namespace yurthub::cache

@@ -21,6 +21,23 @@ std::size_t op_bytes(const CacheOp& op) {
          op.json.size() + op.api_version.size();
 }
 
+// The error key (error_keys.h) of what `op` writes.
+std::string error_key(const CacheOp& op) {
+  switch (op.kind) {
+    case OpKind::ListItem:
+    case OpKind::Upsert:
+    case OpKind::Delete:
+      return ErrorKeys::key(op.identity, op.namespace_name, op.name);
+    case OpKind::Discovery:
+      return "discovery " + op.name;
+    case OpKind::ListBegin:
+    case OpKind::ListEnd:
+    case OpKind::Bookmark:
+      break;
+  }
+  return ErrorKeys::key(op.identity, "", "");
+}
+
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -66,7 +83,11 @@ bool CacheWriter::submit(std::vector<CacheOp> ops) {
   for (const auto& op : ops) bytes += op_bytes(op);
   {
     std::lock_guard lock(mutex_);
-    if (!queue_.empty() && queue_bytes_ + bytes > options_.max_queue_bytes) return false;
+    if (!queue_.empty() && queue_bytes_ + bytes > options_.max_queue_bytes) {
+      for (const auto& op : ops)
+        metrics_.error_keys.put(error_key(op), "the writer's queue was full");
+      return false;
+    }
     enqueue(ops, bytes);
   }
   wake_.notify_one();
@@ -176,7 +197,9 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
   const auto started = base::Clock::now();
   ++batch_seq_;
   Batch batch;
+  std::vector<std::pair<std::size_t, std::string>> refused;  // op index, why
   Status written = store_.write([&](WriteTxn& txn) -> Status {
+    refused.clear();
     for (const auto& identity : stale) {
       Status error;
       if (ListRecord* r = record(txn, identity, false, batch, error)) {
@@ -184,9 +207,11 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
         batch.dirty.insert(identity);
       }
     }
-    for (auto& op : ops) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      CacheOp& op = ops[i];
       Status applied = apply(txn, op, batch);
       if (applied) continue;
+      refused.emplace_back(i, applied.error().message);
       // One object refused (e.g. a key over LMDB's limit): the rest of the batch still commits.
       YH_LOG(Warning) << "cache: " << applied.error().message;
       metrics_.failures.with({"object"}).inc();
@@ -215,6 +240,7 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
     for (const auto& identity : batch.relisted) known_stale_.erase(identity);
     known_stale_.insert(batch.stale.begin(), batch.stale.end());
   }
+  record_error_keys(ops, refused, batch.relisted);
   const std::chrono::duration<double> took = base::Clock::now() - started;
   metrics_.commit_duration.with({}).observe(took.count());
   metrics_.batches.with({}).inc();
@@ -361,6 +387,25 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
   return txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
 }
 
+void CacheWriter::record_error_keys(const std::vector<CacheOp>& ops,
+                                    const std::vector<std::pair<std::size_t, std::string>>& refused,
+                                    const std::set<std::string>& relisted) {
+  ErrorKeys& keys = metrics_.error_keys;
+  keys.set_persisted(true);
+  if (refused.empty() && keys.size() == 0) return;  // the usual case: nothing to look up
+  auto next_refused = refused.begin();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (next_refused != refused.end() && next_refused->first == i) {
+      keys.put(error_key(ops[i]), next_refused->second);
+      ++next_refused;
+    } else {
+      keys.erase(error_key(ops[i]));
+    }
+  }
+  // A complete list replaced the identity's objects: those it no longer has are gone for good.
+  for (const auto& identity : relisted) keys.erase_identity(identity);
+}
+
 void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
   YH_LOG(Error) << "cache: a group commit of " << ops.size() << " operations failed ("
                 << why.message << "); the lists involved are marked stale and will be re-listed";
@@ -374,9 +419,11 @@ void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
   paginating_.clear();
   failed_tokens_.clear();
   std::set<std::string> identities;
+  metrics_.error_keys.set_persisted(false);
   for (auto& op : ops) {
     if (op.failed) op.failed->store(true);
     if (!op.identity.empty()) identities.insert(op.identity);
+    metrics_.error_keys.put(error_key(op), why.message);
   }
   {
     std::lock_guard lock(mutex_);

@@ -118,6 +118,11 @@ class CacheWriter {
   ListRecord* record(WriteTxn& txn, const std::string& identity, bool create, Batch& batch,
                      Status& error);
   void fail_batch(std::vector<CacheOp>& ops, const Error& why);
+  // After a committed batch: `refused` ops (index, why; in index order) are error keys, the
+  // others and the identities a complete list replaced are not (any more).
+  void record_error_keys(const std::vector<CacheOp>& ops,
+                         const std::vector<std::pair<std::size_t, std::string>>& refused,
+                         const std::set<std::string>& relisted);
   void refresh_size_metrics();
   // Drops least recently written lists while over the bounds (cache_eviction.cc).
   struct ListUsage {

@@ -219,6 +219,12 @@ bool NodeCache::write_pending(const kube::RequestInfo& info) const {
                                              info.namespace_name, info.name));
 }
 
+CacheHealth NodeCache::health() const {
+  const ErrorKeys& keys = metrics_.error_keys;
+  if (keys.size() == 0 && keys.persisted()) return {};
+  return {CacheHealth::State::Failing, keys.summary()};
+}
+
 void NodeCache::start_replay(hub::ReplayContext context) {
   issuer_keys_.start(context);
   replay_.start(std::move(context));

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/metrics.h"
+#include "cache/autonomy_condition.h"
 #include "cache/cache_metrics.h"
 #include "cache/cache_policy.h"
 #include "cache/cache_writer.h"
@@ -66,6 +67,9 @@ class NodeCache : public hub::CacheHooks {
   void stop_replay() override;
 
   Journal& journal() { return journal_; }
+  // Healthy while no error key is kept and the last commit succeeded (error_keys.h); Failing,
+  // with a summary of the keys, otherwise. Thread-safe. For the Autonomy condition.
+  CacheHealth health() const;
 
  private:
   NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,

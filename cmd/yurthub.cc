@@ -10,10 +10,12 @@
 #include <string_view>
 
 #include "base/log.h"
+#include "cache/autonomy_keeper.h"
 #include "cache/inspect.h"
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
+#include "hub/certificate/api_call.h"
 #include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
@@ -81,6 +83,53 @@ yurthub::hub::ClientCertificateSettings certificate_settings(const yurthub::hub:
   settings.discovery.unsafe_skip_ca_verification = o.discovery_token_unsafe_skip_ca_verification;
   settings.servers = o.servers;
   return settings;
+}
+
+// The Autonomy condition's line to the cloud: straight to a healthy apiserver with the hub's own
+// identity (never the proxy port, whose offline path would answer or journal it).
+boost::asio::awaitable<yurthub::Result<yurthub::cache::CloudAnswer>> call_cloud(
+    boost::asio::any_io_executor executor, std::optional<yurthub::hub::ServerAddress> server,
+    yurthub::net::UpstreamTls tls, yurthub::cache::CloudRequest request) {
+  if (!server)
+    co_return yurthub::make_error(yurthub::ErrorCode::Unavailable, "no healthy apiserver");
+  yurthub::hub::ApiCall call{boost::beast::http::string_to_verb(request.method),
+                             std::move(request.target), std::move(request.body),
+                             std::move(request.content_type), "autonomy"};
+  auto answer = co_await yurthub::hub::api_call(executor, *server, tls, std::move(call),
+                                                std::chrono::seconds(10));
+  if (!answer) co_return answer.error();
+  co_return yurthub::cache::CloudAnswer{answer->status, std::move(answer->body)};
+}
+
+// Edge mode: the node's Autonomy condition (cache/autonomy_keeper.h), from the cache's health,
+// or Unknown when the cache could not be opened (`cache_error`).
+std::unique_ptr<yurthub::cache::AutonomyKeeper> start_autonomy(
+    yurthub::hub::Hub& hub, const std::string& node_name, const yurthub::net::UpstreamTls& tls,
+    yurthub::cache::NodeCache* node_cache, const std::string& cache_error,
+    yurthub::base::MetricsRegistry& registry) {
+  using yurthub::cache::CacheHealth;
+  yurthub::cache::AutonomyKeeper::Settings settings;
+  settings.node_name = node_name;
+  settings.executor = hub.main_executor();
+  settings.call_cloud = [&hub, tls](yurthub::cache::CloudRequest request) {
+    return call_cloud(hub.main_executor(), hub.pick_healthy_server(), tls, std::move(request));
+  };
+  settings.online = [&hub] { return hub.online(); };
+  if (node_cache) {
+    settings.cache_health = [node_cache] { return node_cache->health(); };
+  } else {
+    settings.cache_health = [cache_error] {
+      return CacheHealth{CacheHealth::State::Unavailable, cache_error};
+    };
+  }
+  settings.unix_now = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  auto keeper = std::make_unique<yurthub::cache::AutonomyKeeper>(std::move(settings), registry);
+  keeper->start();
+  return keeper;
 }
 
 }  // namespace
@@ -151,9 +200,9 @@ static int run_hub(int argc, char** argv) {
     YH_LOG(Warning) << "root dir: " << *warning;
   }
   std::unique_ptr<cache::NodeCache> node_cache;
+  std::string cache_error;
   if (options->working_mode == hub::WorkingMode::Edge) {
-    std::string error;
-    node_cache = open_cache(*options, registry, error);
+    node_cache = open_cache(*options, registry, cache_error);
     // The cache must never stop the hub: without it the node is still served online, where a
     // restart loop would leave the proxy port free for any local user to bind.
     auto& available = registry.gauge("node_yurthub_cache_available",
@@ -162,7 +211,10 @@ static int run_hub(int argc, char** argv) {
                                      {});
     available.with({}).set(node_cache ? 1 : 0);
     if (!node_cache) {
-      YH_LOG(Error) << error << "; the hub runs WITHOUT its cache: nothing is kept for offline use";
+      cache::error_keys_count_family(registry).with({}).set(0);
+      cache::error_keys_persistency_family(registry).with({}).set(0);
+      YH_LOG(Error) << cache_error
+                    << "; the hub runs WITHOUT its cache: nothing is kept for offline use";
     }
   }
   filters::FilterManagerSettings filter_settings;
@@ -188,6 +240,11 @@ static int run_hub(int argc, char** argv) {
   std::unique_ptr<ota::OtaHandler> ota_handler;
   ota::OtaHandler::Settings ota_settings;
   ota_settings.node_name = options->node_name;
+  const std::string node_name = options->node_name;
+  const bool edge = options->working_mode == hub::WorkingMode::Edge;
+  const net::UpstreamTls cloud_tls = *upstream_tls;  // shares the hub's renewed identity
+  // Declared before the Hub: its loop's frame may outlive hub.run() until the Hub's executors go.
+  std::unique_ptr<cache::AutonomyKeeper> autonomy;
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
   if (certificates) {
@@ -224,6 +281,10 @@ static int run_hub(int argc, char** argv) {
     }
     reloader->start();
   }
+  // Upstream keeps the condition only in edge mode (its autonomy proxy): none in cloud mode.
+  if (edge) {
+    autonomy = start_autonomy(hub, node_name, cloud_tls, node_cache.get(), cache_error, registry);
+  }
   filter_manager.set_hub_port(hub.secure_port());
   filter_manager.start(
       [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
@@ -231,6 +292,7 @@ static int run_hub(int argc, char** argv) {
       },
       [&hub] { hub.notify_filters_changed(); });
   const int code = hub.run();
+  if (autonomy) autonomy->stop();
   if (certificates) certificates->stop();
   reloader.reset();  // its thread renews the serving certificate: stopped before that goes
   filter_manager.stop();

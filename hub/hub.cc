@@ -171,6 +171,10 @@ unsigned short Hub::secure_port() const {
   return 0;
 }
 
+boost::asio::any_io_executor Hub::main_executor() { return workers_[0]->io().get_executor(); }
+
+bool Hub::online() const { return servers_->any_healthy(); }
+
 void Hub::notify_filters_changed() {
   for (auto& w : workers_) w->post_filters_changed();
 }

@@ -72,6 +72,11 @@ class Hub {
   const net::UpstreamTls& upstream_tls() const { return tls_; }
   // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
   unsigned short secure_port() const;
+  // The first worker's executor, for background work (the Autonomy condition). REQUIRES: start()
+  // succeeded.
+  boost::asio::any_io_executor main_executor();
+  // Whether any apiserver is healthy. Thread-safe. REQUIRES: start() succeeded.
+  bool online() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
   void notify_filters_changed();
 

@@ -1,8 +1,9 @@
 // One request to an apiserver on its own connection, for the hub's own few calls (cluster-info,
-// create and read a CertificateSigningRequest, the OTA endpoints' pod reads and writes): dial with
-// connect_upstream(), send, read the whole answer (at most kMaxApiAnswerBytes), close. Not for the
-// proxy's traffic, which goes through the upstream pool. Called by
-// hub/certificate/{cluster_discovery,csr_client}.cc and ota/ota_handler.cc.
+// create and read a CertificateSigningRequest, the OTA endpoints' pod reads and writes, the node's
+// Autonomy condition): dial with connect_upstream(), send, read the whole answer (at most
+// kMaxApiAnswerBytes), close. Not for the proxy's traffic, which goes through the upstream pool.
+// Called by hub/certificate/{cluster_discovery,csr_client}.cc, ota/ota_handler.cc, and by
+// cmd/yurthub.cc for cache/autonomy_keeper.h.
 #pragma once
 
 #include <chrono>

@@ -17,9 +17,9 @@ using namespace yurthub::cache::test_support;
 const std::string kPods =
     ListIdentity{"kubelet", "", "v1", "pods", "", "", "spec.nodeName=n1"}.key();
 
-std::vector<CacheOp> a_list(std::uint64_t token, std::vector<std::string> names, std::uint64_t rv,
-                            bool continuation = false, bool final_page = true, bool complete = true,
-                            const std::string& identity = kPods) {
+std::vector<CacheOp> a_list(std::uint64_t token, const std::vector<std::string>& names,
+                            std::uint64_t rv, bool continuation = false, bool final_page = true,
+                            bool complete = true, const std::string& identity = kPods) {
   std::vector<CacheOp> ops;
   CacheOp begin = op(OpKind::ListBegin, identity);
   begin.list_token = token;
@@ -149,6 +149,57 @@ TEST_F(CacheWriterTest, ARefusedObjectMarksItsListStaleAndFlagsTheTap) {
   EXPECT_FALSE(store_->read()->list(kPods)->stale);
 }
 
+bool renders(const base::MetricsRegistry& registry, const std::string& line) {
+  return registry.render().find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST_F(CacheWriterTest, ARefusedObjectIsAnErrorKeyUntilItsListIsReplaced) {
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_count 0"));
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_persistency_status 1"));
+  apply(a_list(1, {"a"}, 10));
+  const std::string long_name(600, 'n');
+  apply({op(OpKind::Upsert, kPods, "default", long_name, 11, "{}"),
+         op(OpKind::Upsert, kPods, "default", "ok", 12, "{}")});
+  EXPECT_EQ(metrics_->error_keys.size(), 1u);
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_count 1")) << registry_.render();
+  // The commit itself succeeded.
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_persistency_status 1"));
+  const std::string summary = metrics_->error_keys.summary();
+  EXPECT_NE(summary.find("1 cached objects could not be written: kubelet pods default/nnn"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("cannot store object"), std::string::npos) << summary;
+  // A later write of another object does not clear it; a complete list without it does.
+  apply({op(OpKind::Upsert, kPods, "default", "ok", 13, "{}")});
+  EXPECT_EQ(metrics_->error_keys.size(), 1u);
+  apply(a_list(2, {"a"}, 20));
+  EXPECT_EQ(metrics_->error_keys.size(), 0u);
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_count 0"));
+}
+
+TEST_F(CacheWriterTest, AFailedCommitIsNotPersistedUntilTheNextCommitSucceeds) {
+  writer_.reset();
+  store_.reset();
+  auto small = open_lmdb_store({dir_ + "/small", 1u << 20, false});
+  ASSERT_TRUE(small);
+  store_ = std::move(*small);
+  writer_ = std::make_unique<CacheWriter>(*store_, *metrics_,
+                                          CacheWriter::Options{std::chrono::milliseconds(1)});
+  const std::string huge(2u << 20, 'x');  // twice the map: no eviction makes room
+  apply({op(OpKind::Upsert, kPods, "default", "huge", 10, R"({"data":")" + huge + R"("})")});
+  EXPECT_EQ(metrics_->error_keys.size(), 1u);
+  EXPECT_FALSE(metrics_->error_keys.persisted());
+  EXPECT_TRUE(renders(registry_, "node_yurthub_error_keys_persistency_status 0"));
+  EXPECT_NE(metrics_->error_keys.summary().find("the last commit of the cache failed"),
+            std::string::npos);
+  apply({op(OpKind::Upsert, kPods, "default", "small", 11, "{}")});
+  EXPECT_TRUE(metrics_->error_keys.persisted());
+  EXPECT_EQ(metrics_->error_keys.size(), 1u);  // "huge" is still not in the cache
+  // Written again, smaller: no longer an error key.
+  apply({op(OpKind::Upsert, kPods, "default", "huge", 12, "{}")});
+  EXPECT_EQ(metrics_->error_keys.size(), 0u);
+}
+
 TEST_F(CacheWriterTest, UnfinishedListsAreDroppedOnRestart) {
   apply(a_list(1, {"a"}, 10));
   auto half = a_list(2, {"b"}, 20);
@@ -178,7 +229,7 @@ TEST_F(CacheWriterTest, PastTheBoundTheLeastRecentlyWrittenListsGo) {
     return ListIdentity{"kubelet", "", "v1", "pods", "", "app=a" + std::to_string(i), ""}.key();
   };
   auto list = [&](int i) {
-    apply(a_list(static_cast<std::uint64_t>(i + 1), {"p" + std::to_string(i)}, 10, false, true,
+    apply(a_list(static_cast<std::uint64_t>(i) + 1, {"p" + std::to_string(i)}, 10, false, true,
                  true, selector(i)));
   };
   for (int i = 0; i < 3; ++i) list(i);
