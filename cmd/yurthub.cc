@@ -18,6 +18,7 @@
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/serving_certificate_manager.h"
 #include "hub/hub.h"
+#include "hub/node_ip.h"
 #include "hub/options.h"
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
@@ -100,6 +101,7 @@ static int run_hub(int argc, char** argv) {
     return 0;
   }
   log::set_min_level(options->verbosity >= 4 ? log::Level::Debug : log::Level::Info);
+  hub::default_node_ip(*options);  // before the serving certificate, which names it
   for (const auto& flag : options->ignored_flags) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
