@@ -82,9 +82,10 @@ std::string render_process_metrics() {
 }
 
 AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
-                         TokenUpdate token_update, ConnectionLimits* limits)
+                         TokenUpdate token_update, ConnectionLimits* limits, ReadinessNotes notes)
     : registry_(registry),
       readiness_(std::move(readiness)),
+      notes_(std::move(notes)),
       token_update_(std::move(token_update)),
       limits_(limits) {}
 
@@ -151,8 +152,11 @@ asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
     } else if (path == "/v1/readyz") {
       const auto not_ready = readiness_();
       const unsigned code = not_ready ? 500 : 200;
+      std::string body = not_ready.value_or("OK");
+      // Probes read the code only; an operator reading the body also learns what runs degraded.
+      if (const std::string notes = notes_ ? notes_() : ""; !notes.empty()) body += "\n" + notes;
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
-                                                    "text/plain", not_ready.value_or("OK"));
+                                                    "text/plain", body);
     } else if (path == "/v1/token" && req.method() == http::verb::post) {
       const std::pair<unsigned, std::string> answer = update_token(req.body(), peer_uid);
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, answer.first,
