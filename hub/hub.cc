@@ -69,6 +69,7 @@ Status Hub::start() {
     net::DummyInterfaceSpec spec;
     spec.name = options_.dummy_if_name;
     spec.address = options_.dummy_if_ip;
+    spec.kind = options_.dummy_if_kind;
     dummy_if_ =
         std::make_unique<DummyInterfaceKeeper>(main_io.get_executor(), std::move(spec), registry_);
     dummy_if_->on_first_ready([this] { bind_deferred_listeners(); });

@@ -244,9 +244,7 @@ TEST(FindNodeAddress, TheDefaultRoutesInterfaceAddressIPv4First) {
   if (!has_ip_command()) GTEST_SKIP() << "no ip command (iproute2) to set up the namespace";
   std::string skip;
   const std::string got = live(
-      {"ip link add veth0 type veth peer name veth1",
-       "ip link add veth2 type veth peer name "
-       "veth3",
+      {"ip link add veth0 type veth peer name veth1", "ip link add veth2 type veth peer name veth3",
        "ip link set veth0 up", "ip link set veth1 up", "ip link set veth2 up",
        "ip link set veth3 up", "ip addr add 192.0.2.10/24 dev veth0",
        "ip addr add 198.51.100.7/24 dev veth2", "ip -6 addr add 2001:db8::10/64 dev veth0 nodad",
