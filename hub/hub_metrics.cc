@@ -72,7 +72,7 @@ HubMetrics::HubMetrics(base::MetricsRegistry& r)
                         "Requests being served by the hub now.", {})),
       in_flight_requests(r.gauge("node_yurthub_in_flight_requests_collector",
                                  "Resource requests being served by the hub now, by verb, "
-                                 "resource, subresource and client component.",
+                                 "resource, subresource and client (User-Agent).",
                                  {"verb", "resource", "subresources", "client"})),
       closable_conns(r.gauge("node_yurthub_closable_conns_collector",
                              "Open TCP connections from the hub to each apiserver.", {"server"})),

@@ -28,7 +28,8 @@ struct HubMetrics {
   // node_yurthub_in_flight_requests_total: requests being served now (YurtHub's name).
   base::GaugeFamily& in_flight;
   // node_yurthub_in_flight_requests_collector{verb,resource,subresources,client}: resource
-  // requests being served now, client = the component (YurtHub's name, labels and meaning).
+  // requests being served now, client = the whole lowercased User-Agent (YurtHub's name, labels
+  // and meaning).
   base::GaugeFamily& in_flight_requests;
   // node_yurthub_closable_conns_collector{server}: open TCP connections the proxy dialled to
   // each apiserver ("host:port"), idle in the pool or carrying a request (YurtHub's name).

@@ -39,10 +39,11 @@ RequestSeries::Kind& RequestSeries::find(const kube::RequestInfo& info, bool in_
     it = kinds_.emplace(key_, std::make_unique<Kind>()).first;
   }
   Kind& kind = *it->second;
-  // As YurtHub's IncInFlightRequests: resource requests only, client = the component.
+  // As YurtHub's IncInFlightRequests: resource requests only, client = the whole lowercased
+  // User-Agent (its WithRequestClientComponent).
   if (in_flight && !kind.in_flight && info.is_resource_request) {
     kind.in_flight = &metrics_.in_flight_requests.with(
-        {kube::verb_name(info.verb), info.resource, info.subresource, info.component});
+        {kube::verb_name(info.verb), info.resource, info.subresource, info.user_agent});
   }
   return kind;
 }

@@ -98,7 +98,7 @@ TEST(RequestSeries, AKindInUseOutlivesTheBoundAndCountsInFlight) {
   Both both;
   const std::string gauge =
       R"(node_yurthub_in_flight_requests_collector{verb="watch",resource="pods",subresources="",)"
-      R"(client="kubelet"} )";
+      R"(client="kubelet/v1.26.0"} )";
   const Request watch{kube::Verb::Watch, "pods", "", "kubelet/v1.26.0", 200, 10, std::nullopt};
   kube::RequestInfo info = info_of(watch);
   info.is_resource_request = true;
@@ -112,7 +112,8 @@ TEST(RequestSeries, AKindInUseOutlivesTheBoundAndCountsInFlight) {
   }
   const std::string text = both.actual_registry.render();
   EXPECT_NE(text.find(gauge + "0\n"), std::string::npos) << text;
-  both.expected.in_flight_requests.with({"watch", "pods", "", "kubelet"});  // 0, as rendered
+  both.expected.in_flight_requests.with(
+      {"watch", "pods", "", "kubelet/v1.26.0"});  // 0, as rendered
   EXPECT_EQ(text, both.expected_registry.render());
 
   kube::RequestInfo version;

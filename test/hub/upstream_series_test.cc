@@ -13,7 +13,7 @@ using namespace proxy_fixture;
 
 const std::string kWatchInFlight =
     R"(node_yurthub_in_flight_requests_collector{verb="watch",resource="pods",subresources="",)"
-    R"(client="kubelet"} )";
+    R"(client="kubelet/v1.26.0"} )";
 
 std::string closable_conns(const std::string& port) {
   return R"(node_yurthub_closable_conns_collector{server="127.0.0.1:)" + port + R"("} )";
@@ -41,7 +41,7 @@ TEST_F(ProxyTest, InFlightRequestsCollectorLeavesOutNonResourceRequests) {
   EXPECT_EQ(c.response().result_int(), 200u);
   c.get("/api/v1/nodes/n1");
   EXPECT_EQ(c.response().result_int(), 200u);
-  EXPECT_TRUE(counted(R"(verb="get",resource="nodes",subresources="",client="kubelet"} 0)"))
+  EXPECT_TRUE(counted(R"(verb="get",resource="nodes",subresources="",client="kubelet/v1.26.0"} 0)"))
       << metrics();
   EXPECT_EQ(metrics().find(R"(node_yurthub_in_flight_requests_collector{verb="get",resource="")"),
             std::string::npos)
