@@ -101,7 +101,6 @@ static int run_hub(int argc, char** argv) {
     return 0;
   }
   log::set_min_level(options->verbosity >= 4 ? log::Level::Debug : log::Level::Info);
-  hub::default_node_ip(*options);  // before the serving certificate, which names it
   for (const auto& flag : options->ignored_flags) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
@@ -120,6 +119,9 @@ static int run_hub(int argc, char** argv) {
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   const auto hub_identity = upstream_tls->hub_identity;
   const auto hub_token = upstream_tls->hub_token;
+  // After the credentials (a bad kubeconfig's exit 2 is one line on stderr), before the serving
+  // certificate, which names it.
+  hub::default_node_ip(*options);
   // The HTTPS port's certificate: the operator's files, or one by CSR when the hub manages its
   // own client certificate (docs/operations.md).
   std::shared_ptr<net::ReplaceableContext> server_tls;
