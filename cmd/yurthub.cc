@@ -21,6 +21,7 @@
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/serving_certificate_manager.h"
 #include "hub/hub.h"
+#include "hub/node_ip.h"
 #include "hub/options.h"
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
@@ -169,6 +170,9 @@ static int run_hub(int argc, char** argv) {
   if (!upstream_tls) return fail(upstream_tls.error().message, 2);
   const auto hub_identity = upstream_tls->hub_identity;
   const auto hub_token = upstream_tls->hub_token;
+  // After the credentials (a bad kubeconfig's exit 2 is one line on stderr), before the serving
+  // certificate, which names it.
+  hub::default_node_ip(*options);
   // The hub's certificate is renewed by the manager, or its credentials (certificate, token) are
   // followed in the kubeconfig when someone else (kubelet, an operator's tooling) renews them.
   std::unique_ptr<hub::KubeconfigReloader> reloader;

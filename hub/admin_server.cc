@@ -86,9 +86,11 @@ bool trusted_local_peer(std::optional<uid_t> uid) {
 }
 
 AdminServer::AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
-                         TokenUpdate token_update, ConnectionLimits* limits, AdminRoutes routes)
+                         TokenUpdate token_update, ConnectionLimits* limits, AdminRoutes routes,
+                         ReadinessNotes notes)
     : registry_(registry),
       readiness_(std::move(readiness)),
+      notes_(std::move(notes)),
       token_update_(std::move(token_update)),
       limits_(limits),
       routes_(std::move(routes)) {}
@@ -156,8 +158,11 @@ asio::awaitable<void> AdminServer::serve(net::TcpSocket socket) {
     } else if (path == "/v1/readyz") {
       const auto not_ready = readiness_();
       const unsigned code = not_ready ? 500 : 200;
+      std::string body = not_ready.value_or("OK");
+      // Probes read the code only; an operator reading the body also learns what runs degraded.
+      if (const std::string notes = notes_ ? notes_() : ""; !notes.empty()) body += "\n" + notes;
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, code,
-                                                    "text/plain", not_ready.value_or("OK"));
+                                                    "text/plain", body);
     } else if (path == "/v1/token" && req.method() == http::verb::post) {
       const std::pair<unsigned, std::string> answer = update_token(req.body(), peer_uid);
       written = co_await net::write_simple_response(stream, req.version(), keep_alive, answer.first,

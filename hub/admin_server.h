@@ -1,5 +1,6 @@
 // AdminServer: the plain-HTTP admin port (--bind-address:--serve-port, 10267): `/v1/healthz`
-// (always 200 OK), `/v1/readyz` (200 OK, or 500 with the reason, as YurtHub), and `/metrics`
+// (always 200 OK), `/v1/readyz` (200 OK, or 500 with the reason, as YurtHub; then a line on what
+// runs degraded, such as a missing dummy interface, which never makes it 500), and `/metrics`
 // (the registry plus process_* metrics in Prometheus text format), and `POST /v1/token` (a new
 // join token, `{"jointoken":"..."}`, as YurtHub's endpoint) when the hub manages its own
 // certificate. A new join token changes how the node proves itself to the cloud, so it is taken
@@ -62,10 +63,14 @@ class AdminServer {
   // Takes a new join token; empty when the hub has no bootstrap token to replace.
   using TokenUpdate = std::function<Status(const std::string& token)>;
 
+  // Lines for /v1/readyz's body about what is degraded without making the hub unready ("" when
+  // none): the missing dummy interface.
+  using ReadinessNotes = std::function<std::string()>;
+
   // `limits`: the bounds its connections count against (none: unbounded, for tests).
   AdminServer(const base::MetricsRegistry& registry, ReadinessCheck readiness,
               TokenUpdate token_update = {}, ConnectionLimits* limits = nullptr,
-              AdminRoutes routes = {});
+              AdminRoutes routes = {}, ReadinessNotes notes = {});
   boost::asio::awaitable<void> serve(net::TcpSocket socket);
 
  private:
@@ -75,6 +80,7 @@ class AdminServer {
 
   const base::MetricsRegistry& registry_;
   ReadinessCheck readiness_;
+  ReadinessNotes notes_;
   TokenUpdate token_update_;
   ConnectionLimits* limits_;
   AdminRoutes routes_;

@@ -63,12 +63,17 @@ Status Hub::start() {
   }
 
   if (options_.enable_dummy_if) {
-    // Before the listeners: the dummy IP must exist to be bound. YurtHub fails its start too.
+    // Before the listeners: the dummy IP must exist to be bound. YurtHub fails its start when it
+    // cannot make it; this hub serves 127.0.0.1 without it and binds the dummy IP once it exists
+    // (dummy_interface_keeper.h).
     net::DummyInterfaceSpec spec;
     spec.name = options_.dummy_if_name;
     spec.address = options_.dummy_if_ip;
-    dummy_if_ = std::make_unique<DummyInterfaceKeeper>(main_io.get_executor(), std::move(spec));
-    if (Status ok = dummy_if_->start(); !ok) return ok.error();
+    spec.kind = options_.dummy_if_kind;
+    dummy_if_ =
+        std::make_unique<DummyInterfaceKeeper>(main_io.get_executor(), std::move(spec), registry_);
+    dummy_if_->on_first_ready([this] { bind_deferred_listeners(); });
+    dummy_if_->start();
   }
   // Sockets systemd holds for the hub (yurthub.socket) are taken where the hub would bind; any
   // left untaken are closed, with a warning, when this goes out of scope.
@@ -77,7 +82,7 @@ Status Hub::start() {
 
   admin_server_ = std::make_unique<AdminServer>(
       registry_, [this] { return not_ready_reason(); }, token_update_, shared_->connections.get(),
-      admin_routes_);
+      admin_routes_, [this] { return readiness_notes(); });
   auto admin =
       Listener::bind(main_io, options_.bind_address, options_.serve_port, "admin", &inherited);
   if (!admin) return admin.error();
@@ -85,11 +90,7 @@ Status Hub::start() {
                   [this](net::TcpSocket s, Worker&) { return admin_server_->serve(std::move(s)); });
   listeners_.push_back(std::move(*admin));
 
-  for (auto& l : listeners_) {
-    auto ep = l->local_endpoint();
-    YH_LOG(Info) << l->name() << " listening on " << ep.address().to_string() << ":" << ep.port()
-                 << (l->inherited() ? " (socket from systemd)" : "");
-  }
+  for (auto& l : listeners_) log_listening(*l);
   if (health_) health_->start();
   start_config_informer();
   if (cache_) {
@@ -118,28 +119,77 @@ Status Hub::bind_proxy_listeners(net::InheritedListeners* inherited) {
   const auto bound = asio::ip::make_address(options_.bind_proxy_address, ec);
   if (options_.enable_dummy_if && options_.bind_proxy_address != options_.dummy_if_ip &&
       !(!ec && bound.is_unspecified())) {
-    auto dummy = Listener::bind(workers_[0]->io(), options_.dummy_if_ip, options_.proxy_port,
-                                "proxy_dummy", inherited);
-    if (!dummy) return dummy.error();
-    (*dummy)->start(
-        all, [](net::TcpSocket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
-    listeners_.push_back(std::move(*dummy));
+    if (Status ok = bind_or_defer(DeferredListener::PlainOnDummyIp, inherited); !ok) return ok;
   }
 
   // Its address defaults to the dummy IP with --enable-dummy-if (options.cc), as YurtHub's.
   if (server_tls_) {
-    auto secure = Listener::bind(workers_[0]->io(), options_.bind_proxy_secure_address,
-                                 options_.proxy_secure_port, "proxy_secure", inherited);
-    if (!secure) return secure.error();
-    (*secure)->start(all, [tls = server_tls_](net::TcpSocket s, Worker& w) {
-      return start_tls_session(std::move(s), w, tls->get());
-    });
-    listeners_.push_back(std::move(*secure));
+    if (Status ok = bind_or_defer(DeferredListener::Secure, inherited); !ok) return ok;
   } else {
     YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file, and no "
                     "serving certificate by CSR (docs/operations.md)";
   }
   return {};
+}
+
+Status Hub::bind_or_defer(DeferredListener which, net::InheritedListeners* inherited) {
+  const bool secure = which == DeferredListener::Secure;
+  const std::string& address = secure ? options_.bind_proxy_secure_address : options_.dummy_if_ip;
+  const int port = secure ? options_.proxy_secure_port : options_.proxy_port;
+  boost::system::error_code ec;
+  const auto ip = asio::ip::make_address(address, ec);
+  // Only an address on the missing dummy interface waits for it; a socket systemd bound for it
+  // is taken now (the socket unit binds with FreeBind, before the interface exists).
+  const bool waits = dummy_if_ && !dummy_if_->ready() && address == options_.dummy_if_ip &&
+                     !(inherited && !ec && inherited->has({ip, static_cast<unsigned short>(port)}));
+  if (waits) {
+    YH_LOG(Warning) << (secure ? "proxy_secure" : "proxy_dummy") << " on " << address << ":" << port
+                    << " waits for dummy interface " << options_.dummy_if_name;
+    deferred_.push_back(which);
+    return {};
+  }
+  std::vector<Worker*> all;
+  for (auto& w : workers_) all.push_back(w.get());
+  auto listener = Listener::bind(workers_[0]->io(), address, port,
+                                 secure ? "proxy_secure" : "proxy_dummy", inherited);
+  if (!listener) return listener.error();
+  if (secure) {
+    (*listener)->start(all, [tls = server_tls_](net::TcpSocket s, Worker& w) {
+      return start_tls_session(std::move(s), w, tls->get());
+    });
+  } else {
+    (*listener)->start(
+        all, [](net::TcpSocket s, Worker& w) { return start_dummy_ip_session(std::move(s), w); });
+  }
+  listeners_.push_back(std::move(*listener));
+  return {};
+}
+
+void Hub::bind_deferred_listeners() {
+  if (draining_started_) return;
+  const std::vector<DeferredListener> deferred = std::move(deferred_);
+  deferred_.clear();
+  for (DeferredListener which : deferred) {
+    if (Status ok = bind_or_defer(which, nullptr); !ok) {
+      // The port may be taken meanwhile; the hub keeps serving 127.0.0.1 (logged, not retried).
+      YH_LOG(Error) << ok.error().message;
+      continue;
+    }
+    log_listening(*listeners_.back());
+  }
+}
+
+void Hub::log_listening(const Listener& l) {
+  auto ep = l.local_endpoint();
+  YH_LOG(Info) << l.name() << " listening on " << ep.address().to_string() << ":" << ep.port()
+               << (l.inherited() ? " (socket from systemd)" : "");
+}
+
+std::string Hub::readiness_notes() const {
+  if (!dummy_if_ || dummy_if_->ready()) return "";
+  return "warning: " + dummy_if_->problem() + "; pods cannot reach the hub on " +
+         options_.dummy_if_ip + " until the interface exists (tried again, at most every " +
+         std::to_string(DummyInterfaceKeeper::kPeriod.count()) + "s); 127.0.0.1 is served";
 }
 
 void Hub::set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready) {
@@ -167,6 +217,11 @@ std::optional<ServerAddress> Hub::pick_healthy_server() const {
 unsigned short Hub::secure_port() const {
   for (const auto& l : listeners_) {
     if (l->name() == "proxy_secure") return l->local_endpoint().port();
+  }
+  for (DeferredListener which : deferred_) {
+    // Bound once the dummy interface exists, on the port it was given.
+    if (which == DeferredListener::Secure)
+      return static_cast<unsigned short>(options_.proxy_secure_port);
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // Hub: the whole proxy process. Builds the server set from the options, creates the dummy
 // interface with --enable-dummy-if (and keeps it), binds the listeners (proxy 10261 on
 // --bind-proxy-address and on the dummy IP, HTTPS proxy 10268 when a serving certificate is
-// configured, admin 10267), starts the health checker and the worker threads, and on SIGTERM or
+// configured, admin 10267; the ones on the dummy IP once it exists, when it could not be made at
+// start), starts the health checker and the worker threads, and on SIGTERM or
 // SIGINT drains: stops accepting, ends streams, lets short requests finish (at most
 // kDrainTimeout), deletes the dummy interface, then returns. Created and run by cmd/yurthub.cc.
 #pragma once
@@ -70,7 +71,8 @@ class Hub {
   // The hub's own identity towards the apiservers (for hub/certificate/api_call.h). Its
   // credentials follow renewals; the reference lives as long as the Hub.
   const net::UpstreamTls& upstream_tls() const { return tls_; }
-  // The HTTPS proxy port as bound; 0 when it is off. REQUIRES: start() succeeded.
+  // The HTTPS proxy port as bound (as configured while it waits for the dummy interface); 0 when
+  // it is off. REQUIRES: start() succeeded, called on the main thread.
   unsigned short secure_port() const;
   // The first worker's executor, for background work (the Autonomy condition). REQUIRES: start()
   // succeeded.
@@ -95,6 +97,17 @@ class Hub {
   void on_server_health(std::size_t server, bool healthy);
   void start_config_informer();
   Status bind_proxy_listeners(net::InheritedListeners* inherited);
+  // The listeners that may have to wait for the dummy interface: the plain proxy on the dummy IP,
+  // and the HTTPS proxy (when its address is the dummy IP).
+  enum class DeferredListener { PlainOnDummyIp, Secure };
+  // Binds `which` now, or, when its address is the dummy IP and the interface is missing (and
+  // systemd handed over no socket for it), remembers it for bind_deferred_listeners().
+  Status bind_or_defer(DeferredListener which, net::InheritedListeners* inherited);
+  // Binds the listeners that waited; the keeper calls it once the dummy interface exists.
+  void bind_deferred_listeners();
+  static void log_listening(const Listener& listener);
+  // Lines added to /v1/readyz's body that do not make the hub unready ("" when none).
+  std::string readiness_notes() const;
 
   HubOptions options_;
   base::MetricsRegistry& registry_;
@@ -117,6 +130,7 @@ class Hub {
   AdminServer::TokenUpdate token_update_;
   AdminRoutes admin_routes_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<DeferredListener> deferred_;  // waiting for the dummy interface (main thread)
   std::unique_ptr<boost::asio::signal_set> signals_;
   std::unique_ptr<net::Timer> drain_timer_;
   bool draining_started_ = false;

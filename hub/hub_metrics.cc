@@ -1,6 +1,8 @@
 // Registration of the hub's metric families; see hub_metrics.h.
 #include "hub/hub_metrics.h"
 
+#include "hub/version.h"
+
 namespace yurthub::hub {
 namespace {
 
@@ -11,7 +13,50 @@ std::vector<double> latency_buckets() {
           0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
 }
 
+// Go's GOARCH for this build's target.
+const char* goarch() {
+#if defined(__x86_64__)
+  return "amd64";
+#elif defined(__aarch64__)
+  return "arm64";
+#elif defined(__arm__)
+  return "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#else
+  return "unknown";
+#endif
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return "clang " __clang_version__;
+#elif defined(__GNUC__)
+  return "gcc " __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+#ifndef YURTHUB_GIT_COMMIT
+#define YURTHUB_GIT_COMMIT ""
+#endif
+#ifndef YURTHUB_BUILD_DATE
+#define YURTHUB_BUILD_DATE ""
+#endif
+
 }  // namespace
+
+std::vector<std::string> build_info_labels() {
+  return {"yurthub",
+          kVersion,
+          YURTHUB_GIT_COMMIT,
+          YURTHUB_BUILD_DATE,
+          "",
+          compiler(),
+          std::string("linux/") + goarch(),
+          "apps.openyurt.io/nodepool"};
+}
 
 HubMetrics::HubMetrics(base::MetricsRegistry& r)
     : registry(r),
@@ -25,6 +70,18 @@ HubMetrics::HubMetrics(base::MetricsRegistry& r)
                                    {"verb", "resource"}, latency_buckets())),
       in_flight(r.gauge("node_yurthub_in_flight_requests_total",
                         "Requests being served by the hub now.", {})),
+      in_flight_requests(r.gauge("node_yurthub_in_flight_requests_collector",
+                                 "Resource requests being served by the hub now, by verb, "
+                                 "resource, subresource and client (User-Agent).",
+                                 {"verb", "resource", "subresources", "client"})),
+      closable_conns(r.gauge("node_yurthub_closable_conns_collector",
+                             "Open TCP connections from the hub to each apiserver.", {"server"})),
+      version_info(r.gauge("openyurt_version_info",
+                           "A metric with a constant '1' value labeled by git version, git "
+                           "commit, build date, Go version, compiler and nodepoollabelkey from "
+                           "which OpenYurt was built, and platform on which it is running.",
+                           {"component_name", "git_version", "git_commit", "build_date",
+                            "go_version", "compiler", "platform", "nodepoollabelkey"})),
       server_healthy(r.gauge("node_yurthub_server_healthy_status",
                              "Health of each apiserver as judged by the hub: 1 healthy, 0 not.",
                              {"server"})),
@@ -52,6 +109,8 @@ HubMetrics::HubMetrics(base::MetricsRegistry& r)
                                      {"server", "event"})),
       in_flight_now(in_flight.with({})),
       request_bytes(bytes.with({"request"})),
-      response_bytes(bytes.with({"response"})) {}
+      response_bytes(bytes.with({"response"})) {
+  version_info.with(build_info_labels()).set(1);
+}
 
 }  // namespace yurthub::hub

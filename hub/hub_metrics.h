@@ -3,9 +3,18 @@
 // metric, so existing dashboards keep working; the rest are ours. Thread-safe (see metrics.h).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "base/metrics.h"
 
 namespace yurthub::hub {
+
+// The label values of openyurt_version_info, in the order of its label names: component_name
+// "yurthub", git_version (kVersion), git_commit and build_date ("" unless the build defines
+// YURTHUB_GIT_COMMIT / YURTHUB_BUILD_DATE), go_version "" (no Go runtime), compiler (as "gcc
+// 12.2.0"), platform ("linux/amd64", Go's GOOS/GOARCH names) and nodepoollabelkey.
+std::vector<std::string> build_info_labels();
 
 struct HubMetrics {
   explicit HubMetrics(base::MetricsRegistry& registry);
@@ -18,6 +27,16 @@ struct HubMetrics {
   base::HistogramFamily& request_duration;
   // node_yurthub_in_flight_requests_total: requests being served now (YurtHub's name).
   base::GaugeFamily& in_flight;
+  // node_yurthub_in_flight_requests_collector{verb,resource,subresources,client}: resource
+  // requests being served now, client = the whole lowercased User-Agent (YurtHub's name, labels
+  // and meaning).
+  base::GaugeFamily& in_flight_requests;
+  // node_yurthub_closable_conns_collector{server}: open TCP connections the proxy dialled to
+  // each apiserver ("host:port"), idle in the pool or carrying a request (YurtHub's name).
+  base::GaugeFamily& closable_conns;
+  // openyurt_version_info{component_name,git_version,...}: 1, labelled with the build (YurtHub's
+  // projectinfo metric; see build_info_labels()).
+  base::GaugeFamily& version_info;
   // node_yurthub_server_healthy_status{server}: 1 healthy, 0 not (YurtHub's name).
   base::GaugeFamily& server_healthy;
   // node_yurthub_proxy_traffic_collector{client,verb,resource,subresources}: response bytes sent

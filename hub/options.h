@@ -65,6 +65,9 @@ struct HubOptions {
   bool enable_dummy_if = true;                         // --enable-dummy-if: create and keep it
   std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip
   std::string dummy_if_name = "hub-dummy0";            // --dummy-if-name
+  // Not a flag: the link kind made for it. Tests on kernels built without CONFIG_DUMMY use "ifb",
+  // which behaves alike here (net/dummy_interface.h).
+  std::string dummy_if_kind = "dummy";
   std::string node_ip;  // --node-ip: a SAN of the serving certificate (YurtHub: also 10269's bind)
   std::string hub_namespace = "kube-system";  // --namespace
   int worker_threads = 1;  // --worker-threads: proxy I/O threads (ours; YurtHub is Go)

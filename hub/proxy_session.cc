@@ -71,8 +71,10 @@ bool is_heartbeat(const kube::RequestInfo& info) {
 // --max-long-running-requests (they would otherwise starve everything else).
 class InFlight {
  public:
-  InFlight(SharedState& shared, const kube::RequestInfo& info)
-      : shared_(shared), counter_(info.is_long_running() ? shared.long_running : shared.in_flight) {
+  InFlight(SharedState& shared, RequestSeries& series, const kube::RequestInfo& info)
+      : shared_(shared),
+        counter_(info.is_long_running() ? shared.long_running : shared.in_flight),
+        use_(series.begin(info)) {
     const int limit = info.is_long_running() ? shared_.options.max_long_running_requests
                                              : shared_.options.max_requests_in_flight +
                                                    (is_heartbeat(info) ? kHeartbeatReserve : 0);
@@ -84,10 +86,12 @@ class InFlight {
     shared_.metrics.in_flight_now.add(-1);
   }
   bool admitted() const { return admitted_; }
+  RequestSeries::Kind& kind() const { return use_.kind(); }
 
  private:
   SharedState& shared_;
   std::atomic<int>& counter_;
+  RequestSeries::Use use_;  // node_yurthub_in_flight_requests_collector of its kind
   bool admitted_ = true;
 };
 
@@ -171,11 +175,9 @@ asio::awaitable<void> ProxySession<Stream>::reject_unreadable(const boost::syste
 }
 
 template <class Stream>
-asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure,
-                                                         const std::string& detail,
-                                                         const kube::RequestInfo& info,
-                                                         RequestParser& parser,
-                                                         std::optional<int> retry_after) {
+asio::awaitable<bool> ProxySession<Stream>::answer_error(
+    kube::Failure failure, const std::string& detail, const kube::RequestInfo& info,
+    RequestParser& parser, std::optional<int> retry_after, RequestSeries::Kind* kind) {
   const kube::ApiError error = kube::api_error(failure, detail);
   const bool keep_alive = parser.get().keep_alive() && parser.is_done() && !shared_.draining;
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
@@ -184,7 +186,7 @@ asio::awaitable<bool> ProxySession<Stream>::answer_error(kube::Failure failure,
   ForwardResult result;
   result.failure = failure;
   result.status = error.code;
-  record(info, result, base::Clock::now());
+  record(info, result, base::Clock::now(), kind);
   co_return written&& keep_alive;
 }
 
@@ -244,7 +246,7 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
                                 : "the hub's port on the dummy interface requires a bearer token";
     co_return co_await answer_error(kube::Failure::Unauthorized, why, info, parser);
   }
-  InFlight in_flight(shared_, info);
+  InFlight in_flight(shared_, worker_.request_series(), info);
   if (!in_flight.admitted()) {
     // Named, not a temporary in the co_await expression: g++ 12 destroys such a temporary twice.
     const std::string why =
@@ -252,7 +254,8 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
             ? std::to_string(shared_.options.max_long_running_requests) +
                   " watches and tunnels open"
             : std::to_string(shared_.options.max_requests_in_flight) + " requests in flight";
-    co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1);
+    co_return co_await answer_error(kube::Failure::TooManyRequests, why, info, parser, 1,
+                                    &in_flight.kind());
   }
   if (expects_continue_) {
     // The hub reads the body itself as it forwards it; tell the client to send it.
@@ -267,17 +270,18 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
   Forwarder<Stream>& forwarder = forwarder_.emplace(client_, worker_);
   const ForwardResult result = co_await forwarder.forward(parser, info, req.keep_alive());
   forwarder_.reset();
-  record(info, result, started);
+  record(info, result, started, &in_flight.kind());
   co_return result.keep_alive;
 }
 
 template <class Stream>
 void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardResult& result,
-                                  std::chrono::steady_clock::time_point started) {
+                                  std::chrono::steady_clock::time_point started,
+                                  RequestSeries::Kind* kind) {
   auto& m = shared_.metrics;
   std::optional<std::chrono::duration<double>> elapsed;
   if (!info.is_long_running() && result.status != 0) elapsed = base::Clock::now() - started;
-  worker_.request_series().count(info, result.status, result.response_bytes, elapsed);
+  worker_.request_series().count(info, result.status, result.response_bytes, elapsed, kind);
   if (result.response_bytes) m.response_bytes.inc(result.response_bytes);
   if (result.request_bytes) m.request_bytes.inc(result.request_bytes);
   if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();

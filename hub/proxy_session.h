@@ -43,9 +43,11 @@ class ProxySession : public SessionControl {
   boost::asio::awaitable<void> reject_unreadable(const boost::system::error_code& ec);
   boost::asio::awaitable<bool> answer_error(kube::Failure failure, const std::string& detail,
                                             const kube::RequestInfo& info, RequestParser& parser,
-                                            std::optional<int> retry_after = {});
+                                            std::optional<int> retry_after = {},
+                                            RequestSeries::Kind* kind = nullptr);
+  // Counts the answered request; `kind` as RequestSeries::count() takes it.
   void record(const kube::RequestInfo& info, const ForwardResult& result,
-              std::chrono::steady_clock::time_point started);
+              std::chrono::steady_clock::time_point started, RequestSeries::Kind* kind = nullptr);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;

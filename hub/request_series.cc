@@ -14,49 +14,65 @@ std::string_view label(std::string_view value) {
 
 }  // namespace
 
-RequestSeries::Series& RequestSeries::find(const kube::RequestInfo& info, unsigned status) {
+RequestSeries::Kind& RequestSeries::find(const kube::RequestInfo& info, bool in_flight) {
   static_assert(base::kMaxLabelValueBytes < 256, "a value's length is one byte of the key");
-  // The key: verb, status, then each value after its length, so that no two label lists give the
+  // The key: the verb, then each value after its length, so that no two label lists give the
   // same key. Sized, then copied: appending piece by piece checked and maybe grew it each time.
   const std::string_view values[] = {label(info.resource), label(info.subresource),
                                      label(info.component), label(info.user_agent)};
-  std::size_t size = 1 + sizeof status;
+  std::size_t size = 1;
   for (std::string_view value : values) size += 1 + value.size();
   key_.resize(size);
   char* cursor = key_.data();
   *cursor++ = static_cast<char>(info.verb);
-  std::memcpy(cursor, &status, sizeof status);
-  cursor += sizeof status;
   for (std::string_view value : values) {
     *cursor++ = static_cast<char>(value.size());
     std::memcpy(cursor, value.data(), value.size());
     cursor += value.size();
   }
-  if (auto it = kinds_.find(key_); it != kinds_.end()) return it->second;
-  if (kinds_.size() >= kMaxKinds) kinds_.clear();
-  const std::string code = status ? std::to_string(status) : "0";
-  Series series;
-  series.requests =
-      &metrics_.requests.with({kube::verb_name(info.verb), info.resource, info.component, code});
-  return kinds_.emplace(key_, series).first->second;
+  auto it = kinds_.find(key_);
+  if (it == kinds_.end()) {
+    if (kinds_.size() >= kMaxKinds) {
+      // A kind a request still holds stays: at most the requests in flight are kept past the bound.
+      std::erase_if(kinds_, [](const auto& entry) { return entry.second->users == 0; });
+    }
+    it = kinds_.emplace(key_, std::make_unique<Kind>()).first;
+  }
+  Kind& kind = *it->second;
+  // As YurtHub's IncInFlightRequests: resource requests only, client = the whole lowercased
+  // User-Agent (its WithRequestClientComponent).
+  if (in_flight && !kind.in_flight && info.is_resource_request) {
+    kind.in_flight = &metrics_.in_flight_requests.with(
+        {kube::verb_name(info.verb), info.resource, info.subresource, info.user_agent});
+  }
+  return kind;
 }
 
 void RequestSeries::count(const kube::RequestInfo& info, unsigned status,
                           std::uint64_t response_bytes,
-                          std::optional<std::chrono::duration<double>> elapsed) {
-  Series& series = find(info, status);
-  series.requests->inc();
+                          std::optional<std::chrono::duration<double>> elapsed, Kind* found) {
+  Kind& kind = found ? *found : find(info, false);
+  base::Counter* requests = nullptr;
+  for (const auto& [code, counter] : kind.requests) {
+    if (code == status) requests = counter;
+  }
+  if (!requests) {
+    const std::string code = status ? std::to_string(status) : "0";
+    requests =
+        &metrics_.requests.with({kube::verb_name(info.verb), info.resource, info.component, code});
+    kind.requests.emplace_back(status, requests);
+  }
+  requests->inc();
   if (elapsed) {
-    if (!series.duration)
-      series.duration =
-          &metrics_.request_duration.with({kube::verb_name(info.verb), info.resource});
-    series.duration->observe(elapsed->count());
+    if (!kind.duration)
+      kind.duration = &metrics_.request_duration.with({kube::verb_name(info.verb), info.resource});
+    kind.duration->observe(elapsed->count());
   }
   if (response_bytes) {
-    if (!series.traffic)
-      series.traffic = &metrics_.traffic.with(
+    if (!kind.traffic)
+      kind.traffic = &metrics_.traffic.with(
           {info.user_agent, kube::verb_name(info.verb), info.resource, info.subresource});
-    series.traffic->inc(response_bytes);
+    kind.traffic->inc(response_bytes);
   }
 }
 

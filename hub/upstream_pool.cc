@@ -93,6 +93,8 @@ UpstreamPool::UpstreamPool(asio::any_io_executor executor, const ServerSet& serv
       idle_(servers.size() * 2) {
   for (std::size_t i = 0; i < servers.size(); ++i) {
     reused_.push_back(&metrics_.upstream_connections.with({servers.address(i).url, "reused"}));
+    // YurtHub's dialer labels the series with the address it dials.
+    open_.push_back(&metrics_.closable_conns.with({servers.authority(i)}));
   }
 }
 
@@ -129,6 +131,8 @@ asio::awaitable<Result<UpstreamConnectionPtr>> UpstreamPool::dial(std::size_t se
                                          kConnectTimeout);
   if (!fresh) co_return fresh.error();
   (*fresh)->server = server;
+  (*fresh)->open_gauge = open_[server];
+  open_[server]->add(1);
   metrics_.upstream_connections.with({servers_.address(server).url, "opened"}).inc();
   co_return std::move(*fresh);
 }

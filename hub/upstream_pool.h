@@ -41,6 +41,12 @@ struct UpstreamConnection {
       : context(std::move(tls)), stream(executor, *context) {
     buffer.reserve(kUpstreamReadBytes);
   }
+  UpstreamConnection(const UpstreamConnection&) = delete;
+  UpstreamConnection& operator=(const UpstreamConnection&) = delete;
+  // Closes the connection: one fewer in node_yurthub_closable_conns_collector when it counted.
+  ~UpstreamConnection() {
+    if (open_gauge) open_gauge->add(-1);
+  }
 
   // Kept for the connection's life: a renewed certificate replaces the hub's context while
   // connections made with the old one are still open.
@@ -51,6 +57,8 @@ struct UpstreamConnection {
   Identity identity = Identity::Hub;
   bool reused = false;  // came from the idle pool (it may have been closed by the server)
   std::chrono::steady_clock::time_point idle_since;
+  // Set by UpstreamPool::dial(), which counted the connection in; null for probes' connections.
+  base::Gauge* open_gauge = nullptr;
 };
 using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
 
@@ -76,7 +84,8 @@ class UpstreamPool {
   // A usable idle connection to `server` for `identity`, or null: without a coroutine (what most
   // requests need, and a coroutine frame per request costs as much as the lookup).
   UpstreamConnectionPtr reuse(std::size_t server, Identity identity);
-  // A newly dialled connection to `server` for `identity`.
+  // A newly dialled connection to `server` for `identity`, counted in
+  // node_yurthub_closable_conns_collector until it is destroyed (wherever that happens).
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> dial(std::size_t server, Identity identity);
   // Keeps a connection whose last response was read to the end and may be reused.
   void release(UpstreamConnectionPtr connection);
@@ -98,6 +107,7 @@ class UpstreamPool {
   HubMetrics& metrics_;
   std::vector<std::deque<UpstreamConnectionPtr>> idle_;  // [server * 2 + identity], newest at back
   std::vector<base::Counter*> reused_;  // [server]: upstream_connections{server, "reused"}
+  std::vector<base::Gauge*> open_;      // [server]: closable_conns{"host:port"}
 };
 
 }  // namespace yurthub::hub

@@ -108,4 +108,12 @@ std::optional<int> InheritedListeners::take(const boost::asio::ip::tcp::endpoint
   return std::nullopt;
 }
 
+bool InheritedListeners::has(const boost::asio::ip::tcp::endpoint& endpoint) const {
+  if (endpoint.port() == 0) return false;
+  for (const auto& socket : sockets_) {
+    if (socket.endpoint == endpoint) return true;
+  }
+  return false;
+}
+
 }  // namespace yurthub::net

@@ -32,6 +32,8 @@ class InheritedListeners {
   // The inherited socket bound to exactly `endpoint` (a port of 0 never matches), handed over
   // (the caller owns the descriptor); nullopt when there is none.
   std::optional<int> take(const boost::asio::ip::tcp::endpoint& endpoint);
+  // Whether take(endpoint) would hand one over.
+  bool has(const boost::asio::ip::tcp::endpoint& endpoint) const;
   std::size_t size() const { return sockets_.size(); }
 
  private:

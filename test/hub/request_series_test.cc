@@ -78,7 +78,8 @@ TEST(RequestSeries, CountsWhatLookingUpEachSeriesByLabelCounts) {
   for (int round = 0; round < 3; ++round)
     for (const Request& r : requests) both.count(r);
   EXPECT_EQ(both.actual_registry.render(), both.expected_registry.render());
-  EXPECT_EQ(both.series.kinds(), 8u);  // 10 requests; the second and the last repeat a kind
+  // 10 requests; the second, the third (another code only) and the last repeat a kind.
+  EXPECT_EQ(both.series.kinds(), 7u);
 }
 
 TEST(RequestSeries, StaysBoundedAndCountsRightPastItsBound) {
@@ -89,6 +90,37 @@ TEST(RequestSeries, StaysBoundedAndCountsRightPastItsBound) {
   EXPECT_LE(both.series.kinds(), RequestSeries::kMaxKinds);
   both.count({kube::Verb::Get, "configmaps", "", "client-0/1.0", 200, 1, 0.001});
   EXPECT_EQ(both.actual_registry.render(), both.expected_registry.render());
+}
+
+// A request in flight keeps its kind past the bound (its answer is counted through it), and the
+// in-flight gauge of its kind goes up while it is served, for resource requests only.
+TEST(RequestSeries, AKindInUseOutlivesTheBoundAndCountsInFlight) {
+  Both both;
+  const std::string gauge =
+      R"(node_yurthub_in_flight_requests_collector{verb="watch",resource="pods",subresources="",)"
+      R"(client="kubelet/v1.26.0"} )";
+  const Request watch{kube::Verb::Watch, "pods", "", "kubelet/v1.26.0", 200, 10, std::nullopt};
+  kube::RequestInfo info = info_of(watch);
+  info.is_resource_request = true;
+  {
+    RequestSeries::Use use = both.series.begin(info);
+    EXPECT_NE(both.actual_registry.render().find(gauge + "1\n"), std::string::npos);
+    for (std::size_t i = 0; i < RequestSeries::kMaxKinds + 10; ++i)
+      both.count({kube::Verb::Get, "configmaps", "", "c-" + std::to_string(i), 200, 1, 0.001});
+    count_by_label(both.expected, watch);
+    both.series.count(info, watch.status, watch.bytes, std::nullopt, &use.kind());
+  }
+  const std::string text = both.actual_registry.render();
+  EXPECT_NE(text.find(gauge + "0\n"), std::string::npos) << text;
+  both.expected.in_flight_requests.with(
+      {"watch", "pods", "", "kubelet/v1.26.0"});  // 0, as rendered
+  EXPECT_EQ(text, both.expected_registry.render());
+
+  kube::RequestInfo version;
+  version.verb = kube::Verb::Get;
+  version.path = "/version";
+  { RequestSeries::Use use = both.series.begin(version); }
+  EXPECT_EQ(both.actual_registry.render(), text);  // no series for a non-resource request
 }
 
 }  // namespace
