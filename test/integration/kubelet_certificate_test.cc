@@ -101,9 +101,13 @@ TEST(KubeletCertificateMode, ServesTheHttpsPortWithAKubeletServingCertificateItR
   auto by_node_ip = cluster.pod_kubectl(
       {"--tls-server-name=192.0.2.7", "get", "pods", "-n", "default", "-o", "name"}, kPodToken);
   EXPECT_EQ(by_node_ip.exit_code, 0) << by_node_ip.err;
+  // Without a token: 401 (kubectl, having no credentials, gives up and says EOF).
+  const std::string unauthorized = R"(node_yurthub_request_failures_total{reason="unauthorized"})";
+  const double refused_before = cluster.metric(unauthorized);
   auto anonymous = cluster.pod_kubectl({"get", "pods", "-n", "default"}, "");
   EXPECT_NE(anonymous.exit_code, 0);
   EXPECT_EQ(anonymous.out.find("web-0"), std::string::npos);
+  EXPECT_GT(cluster.metric(unauthorized), refused_before);
 
   const std::string names = serving_certificate(cluster);
   EXPECT_NE(names.find("CN = system:node:edge-node-1"), std::string::npos) << names;
