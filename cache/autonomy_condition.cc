@@ -1,8 +1,6 @@
 // The Autonomy condition's decision and patch; see autonomy_condition.h.
 #include "cache/autonomy_condition.h"
 
-#include <ctime>
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -117,15 +115,6 @@ std::string autonomy_patch(const NodeCondition& condition) {
   w.EndObject();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-std::string rfc3339_utc(std::int64_t unix_seconds) {
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[32];
-  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return std::string(text, n);
 }
 
 }  // namespace yurthub::cache

@@ -58,7 +58,4 @@ AutonomyDecision decide_autonomy(std::string_view node_json, const CacheHealth& 
 // node's other conditions, kubelet's, are untouched).
 std::string autonomy_patch(const NodeCondition& condition);
 
-// `unix_seconds` as RFC 3339 in UTC ("2026-11-27T02:47:41Z"), as Kubernetes writes metav1.Time.
-std::string rfc3339_utc(std::int64_t unix_seconds);
-
 }  // namespace yurthub::cache

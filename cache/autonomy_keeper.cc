@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 
 #include "base/log.h"
+#include "base/time_text.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
 
@@ -76,8 +77,8 @@ asio::awaitable<void> AutonomyKeeper::check() {
     checks_.with({"unreadable"}).inc();
   } else {
     const CacheHealth health = settings_.cache_health();
-    AutonomyDecision decision =
-        decide_autonomy(node->body, health, cache_failures_, rfc3339_utc(settings_.unix_now()));
+    AutonomyDecision decision = decide_autonomy(node->body, health, cache_failures_,
+                                                base::rfc3339_utc(settings_.unix_now()));
     if (decision.cache_failures > cache_failures_) {
       YH_LOG(Warning) << "autonomy: the cache is failing (check " << decision.cache_failures
                       << "): " << health.message;

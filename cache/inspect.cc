@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/time_text.h"
 #include "cache/journal_entry.h"
 #include "cache/list_identity.h"
 #include "cache/store.h"
@@ -126,13 +126,7 @@ SetSize measure_set(ReadView& view, std::uint32_t set) {
 
 std::string rfc3339(std::int64_t unix_seconds) {
   if (unix_seconds <= 0) return "never";
-  const std::time_t time = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  char text[32];
-  if (::gmtime_r(&time, &tm) == nullptr || std::strftime(text, sizeof text, "%FT%TZ", &tm) == 0) {
-    return std::to_string(unix_seconds);
-  }
-  return text;
+  return base::rfc3339_utc(unix_seconds);
 }
 
 std::string state(const ListRecord& record) {

@@ -9,6 +9,7 @@
 
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "base/time_text.h"
 #include "base/url.h"
 #include "ota/node_pods.h"
 #include "ota/pod_checks.h"
@@ -269,9 +270,8 @@ asio::awaitable<AdminAnswer> OtaHandler::image_pull(const hub::ServerAddress& se
   }
   std::string target = pod_target(path) + "/status";
   base::append_query_param(target, "fieldManager", "yurthub-ota");
-  hub::ApiCall patch{
-      verb::patch, std::move(target),
-      image_pull_patch(pod, rfc3339_utc(static_cast<long long>(std::time(nullptr))))};
+  hub::ApiCall patch{verb::patch, std::move(target),
+                     image_pull_patch(pod, base::rfc3339_utc(std::time(nullptr)))};
   patch.content_type = "application/merge-patch+json";
   auto patched = co_await call(server, patch);
   if (!patched || !success(patched->status)) {

@@ -48,7 +48,4 @@ std::optional<std::string> static_set_name(std::string_view pod_name, std::strin
 // lastTransitionTime when its status was already False, and gets `now` (RFC 3339) otherwise.
 std::string image_pull_patch(const rapidjson::Value& pod, std::string_view now);
 
-// `unix_seconds` as Kubernetes writes times (RFC 3339, UTC, seconds): "2026-01-02T03:04:05Z".
-std::string rfc3339_utc(long long unix_seconds);
-
 }  // namespace yurthub::ota

@@ -181,10 +181,5 @@ TEST(AutonomyCondition, PatchSetsOnlyThatConditionByType) {
   EXPECT_STREQ(only["lastTransitionTime"].GetString(), kEarlier);
 }
 
-TEST(AutonomyCondition, Rfc3339) {
-  EXPECT_EQ(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-  EXPECT_EQ(rfc3339_utc(1795748400), "2026-11-27T03:00:00Z");
-}
-
 }  // namespace
 }  // namespace yurthub::cache
