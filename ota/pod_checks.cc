@@ -1,8 +1,6 @@
 // Pod checks and the image pre-pull patch of the OTA endpoints; see pod_checks.h.
 #include "ota/pod_checks.h"
 
-#include <ctime>
-
 #include "base/json_parse.h"
 
 namespace yurthub::ota {
@@ -123,7 +121,11 @@ std::string image_pull_patch(const rapidjson::Value& pod, std::string_view now) 
   }
   updated.AddMember("lastTransitionTime", transition, alloc);
   const std::string message = std::string(kVersionPrefix) + next_hash_version(pod);
-  updated.AddMember("message", rapidjson::Value(message.c_str(), alloc), alloc);
+  // With its length: a NUL the apiserver's JSON escaped (\u0000) must not cut the message short.
+  updated.AddMember(
+      "message",
+      rapidjson::Value(message.data(), static_cast<rapidjson::SizeType>(message.size()), alloc),
+      alloc);
   if (old) {
     *old = updated;  // the whole condition, as UpdatePodCondition: its reason goes
   } else {
@@ -134,15 +136,6 @@ std::string image_pull_patch(const rapidjson::Value& pod, std::string_view now) 
   status.AddMember("conditions", list, alloc);
   patch.AddMember("status", status, alloc);
   return base::to_json(patch);
-}
-
-std::string rfc3339_utc(long long unix_seconds) {
-  const std::time_t time = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  ::gmtime_r(&time, &tm);
-  char text[32];
-  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(text, n);
 }
 
 }  // namespace yurthub::ota

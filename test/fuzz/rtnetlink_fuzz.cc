@@ -1,7 +1,8 @@
 // Fuzz target for the readers of the kernel's netlink answers: net/rtnetlink.h
 // handle_netlink_datagram (every answer RtNetlink::transact receives), net/dummy_interface.h
-// read_link_message and read_address_message (the hub creating and checking hub-dummy0) and
-// net/peer_credentials.h read_sock_diag_message (who a local peer of the admin port is). The
+// read_link_message and read_address_message (the hub creating and checking hub-dummy0),
+// net/peer_credentials.h read_sock_diag_message (who a local peer of the admin port is), and
+// net/node_address.h's route and address readers (the default --node-ip). The
 // kernel is no attacker, but these read raw structs and attributes by the lengths in them, where
 // one unchecked length is a read past the datagram. The input is one datagram answering request 1,
 // copied into its own buffer as recvmsg fills one; each reader goes over it. Oracles: every message
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "net/dummy_interface.h"
+#include "net/node_address.h"
 #include "net/peer_credentials.h"
 #include "net/rtnetlink.h"
 #include "test/fuzz/fuzz_support.h"
@@ -74,6 +76,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz::check(fuzz::as_text(data, size).find(want.second) != std::string_view::npos,
                   "an address the answer does not hold");
     }
+  }
+
+  std::vector<net::DefaultRoute> routes;
+  read_datagram(datagram, [&](const nlmsghdr& m) { return net::read_route_message(m, routes); });
+  std::vector<net::InterfaceAddress> addresses;
+  read_datagram(datagram, [&](const nlmsghdr& m) {
+    return net::read_interface_address_message(m, addresses);
+  });
+  if (auto chosen = net::choose_node_address(routes, addresses)) {
+    bool routed = false;
+    for (const auto& r : routes) routed = routed || r.interface_index == chosen->interface_index;
+    bool listed = false;
+    for (const auto& a : addresses) listed = listed || a.address == chosen->address;
+    fuzz::check(routed && listed, "a node address on no default route's interface");
   }
 
   std::optional<uid_t> uid;

@@ -13,7 +13,8 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          gzip_fuzz label_selector_fuzz field_selector_fuzz json_patch_fuzz strategic_merge_fuzz
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
-         yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz)
+         yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz ota_pod_fuzz
+         autonomy_condition_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -343,3 +344,28 @@ rm -rf "$sa_dir"
 parts service_account_keys_fuzz "$configuration" "$jwks" "$header.$claims.$signature"
 parts service_account_keys_fuzz "$configuration" '{"keys":[{"use":"sig","kty":"EC","kid":"e","crv":"P-256","alg":"ES256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}' \
   "$header.$claims.AAAA"
+
+# ota_pod_fuzz: pods as the OTA integration test seeds them (ota-objects.json), behind an upgrade
+# or image-pull path and the node's name.
+pod() {
+  printf '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"%s","namespace":"kube-system","uid":"u1","ownerReferences":[{"apiVersion":"%s","kind":"%s","name":"agent","uid":"o1","controller":true}]},"spec":{"nodeName":"edge-node-1"},"status":{"conditions":[{"type":"PodNeedUpgrade","status":"True","message":"controllerrevision: 5d8f7c"}%s]}}' "$@"
+}
+ready=',{"type":"PodImageReady","status":"True","message":"controllerrevision: 5d8f7c","lastTransitionTime":"2026-01-01T00:00:00Z"}'
+parts ota_pod_fuzz /openyurt.io/v1/namespaces/kube-system/pods/agent-upgrade/upgrade edge-node-1 \
+  "$(pod agent-upgrade apps/v1 DaemonSet "$ready")"
+parts ota_pod_fuzz /openyurt.io/v1/namespaces/kube-system/pods/agent-pull/imagepull edge-node-1 \
+  "$(pod agent-pull apps/v1 DaemonSet '')"
+parts ota_pod_fuzz /openyurt.io/v1/namespaces/kube-system/pods/edge-agent-edge-node-1/upgrade \
+  edge-node-1 "$(pod edge-agent-edge-node-1 v1 Node '')"
+parts ota_pod_fuzz /pods edge-node-1 '{}'
+
+# autonomy_condition_fuzz: a state byte, then a Node with and without the annotations and an
+# Autonomy condition (the first byte: cache state in bits 0-1, failures so far in bits 2-4).
+node() {
+  printf '{"kind":"Node","apiVersion":"v1","metadata":{"name":"edge-node-1","annotations":{%s},"labels":{%s}},"status":{"conditions":[{"type":"Ready","status":"True"}%s]}}' "$1" "$2" "$3"
+}
+autonomy=',{"type":"Autonomy","status":"True","reason":"autonomy enabled successfully","message":"m","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}'
+{ printf '\x00'; node '"node.beta.openyurt.io/autonomy":"true"' '' ''; } | seed autonomy_condition_fuzz
+{ printf '\x0d'; node '"node.openyurt.io/autonomy-duration":"0"' '' "$autonomy"; } | seed autonomy_condition_fuzz
+{ printf '\x02'; node '"apps.openyurt.io/binding":"true"' '"openyurt.io/is-edge-worker":"false"' "$autonomy"; } |
+  seed autonomy_condition_fuzz
