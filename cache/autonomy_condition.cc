@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "base/json_member.h"
 #include "base/json_parse.h"
 
 namespace yurthub::cache {
@@ -16,15 +17,9 @@ constexpr const char* kAutonomyDurationAnnotation = "node.openyurt.io/autonomy-d
 constexpr const char* kBindingAnnotation = "apps.openyurt.io/binding";
 constexpr const char* kEdgeWorkerLabel = "openyurt.io/is-edge-worker";
 
-const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
 std::string metadata_string(const rapidjson::Value& node, const char* map, const char* key) {
-  const rapidjson::Value* metadata = member(node, "metadata");
-  const rapidjson::Value* values = metadata ? member(*metadata, map) : nullptr;
+  const rapidjson::Value* metadata = base::find_member(node, "metadata");
+  const rapidjson::Value* values = metadata ? base::find_member(*metadata, map) : nullptr;
   return values ? base::string_member(*values, key) : std::string();
 }
 
@@ -35,8 +30,8 @@ bool autonomous(const rapidjson::Value& node) {
 }
 
 std::optional<NodeCondition> current_condition(const rapidjson::Value& node) {
-  const rapidjson::Value* status = member(node, "status");
-  const rapidjson::Value* conditions = status ? member(*status, "conditions") : nullptr;
+  const rapidjson::Value* status = base::find_member(node, "status");
+  const rapidjson::Value* conditions = status ? base::find_member(*status, "conditions") : nullptr;
   if (!conditions || !conditions->IsArray()) return std::nullopt;
   for (const auto& c : conditions->GetArray()) {
     if (base::string_member(c, "type") != kAutonomyConditionType) continue;

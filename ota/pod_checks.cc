@@ -1,23 +1,19 @@
 // Pod checks and the image pre-pull patch of the OTA endpoints; see pod_checks.h.
 #include "ota/pod_checks.h"
 
+#include "base/json_member.h"
 #include "base/json_parse.h"
 
 namespace yurthub::ota {
 namespace {
 
+using base::find_member;
 using base::string_member;
-
-const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(name);
-  return it == object.MemberEnd() ? nullptr : &it->value;
-}
 
 // status.conditions, or nullptr when the pod has none (or they are not an array).
 const rapidjson::Value* conditions(const rapidjson::Value& pod) {
-  const rapidjson::Value* status = member(pod, "status");
-  const rapidjson::Value* list = status ? member(*status, "conditions") : nullptr;
+  const rapidjson::Value* status = find_member(pod, "status");
+  const rapidjson::Value* list = status ? find_member(*status, "conditions") : nullptr;
   return list && list->IsArray() ? list : nullptr;
 }
 
@@ -32,7 +28,7 @@ const rapidjson::Value* condition(const rapidjson::Value& pod, std::string_view 
 }
 
 std::string pod_ref(const rapidjson::Value& pod) {
-  const rapidjson::Value* metadata = member(pod, "metadata");
+  const rapidjson::Value* metadata = find_member(pod, "metadata");
   if (!metadata) return "/";
   return string_member(*metadata, "namespace") + "/" + string_member(*metadata, "name");
 }
@@ -46,12 +42,13 @@ std::string trim_prefix(std::string text, std::string_view prefix) {
 
 std::optional<std::string> pod_status_problem(const rapidjson::Value& pod,
                                               std::string_view node_name) {
-  const rapidjson::Value* metadata = member(pod, "metadata");
-  const rapidjson::Value* deletion = metadata ? member(*metadata, "deletionTimestamp") : nullptr;
+  const rapidjson::Value* metadata = find_member(pod, "metadata");
+  const rapidjson::Value* deletion =
+      metadata ? find_member(*metadata, "deletionTimestamp") : nullptr;
   if (deletion && !deletion->IsNull()) {
     return "Pod " + pod_ref(pod) + " is deleting, can not be updated";
   }
-  const rapidjson::Value* spec = member(pod, "spec");
+  const rapidjson::Value* spec = find_member(pod, "spec");
   const std::string pod_node = spec ? string_member(*spec, "nodeName") : "";
   if (pod_node != node_name) {
     return "Pod: " + pod_ref(pod) + " is running on " + pod_node + ", can not be updated";
@@ -82,8 +79,8 @@ std::string next_hash_version(const rapidjson::Value& pod) {
 }
 
 std::optional<std::string> first_owner_kind(const rapidjson::Value& pod) {
-  const rapidjson::Value* metadata = member(pod, "metadata");
-  const rapidjson::Value* owners = metadata ? member(*metadata, "ownerReferences") : nullptr;
+  const rapidjson::Value* metadata = find_member(pod, "metadata");
+  const rapidjson::Value* owners = metadata ? find_member(*metadata, "ownerReferences") : nullptr;
   if (!owners || !owners->IsArray() || owners->Empty()) return std::nullopt;
   return string_member((*owners)[0], "kind");
 }
