@@ -1,8 +1,9 @@
-// Informer: the hub's own list+watch of one resource, made through the hub's own plain-HTTP proxy
-// port with User-Agent "yurthub/<version>", exactly like a client on the node (YurtHub does the
-// same). So its requests use the hub's identity, are cached as component "yurthub", and keep
-// working offline (the cache answers the list, the watch waits for the cloud). It keeps the
-// current objects in memory and publishes them as an immutable snapshot after every change.
+// Informer: the hub's own list+watch of one resource (a Reflector, reflector.h), made through
+// the hub's own plain-HTTP proxy port with User-Agent "yurthub/<version>", exactly like a client
+// on the node (YurtHub does the same). So its requests use the hub's identity, are cached as
+// component "yurthub", and keep working offline (the cache answers the list, the watch waits for
+// the cloud). It keeps the current objects in memory and publishes them as an immutable snapshot
+// after every change.
 //
 // Used for the `yurt-hub-cfg` ConfigMap (cache agents, filter settings) and, in issue 4, for the
 // node, NodePools and Services that filters read. Runs on the executor given (worker 0); the
@@ -18,7 +19,8 @@
 
 #include <rapidjson/document.h>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
+
+#include "net/reflector.h"
 
 namespace yurthub::net {
 
@@ -26,25 +28,8 @@ namespace yurthub::net {
 using ObjectMap = std::map<std::string, std::shared_ptr<const rapidjson::Document>>;
 using ObjectSnapshot = std::shared_ptr<const ObjectMap>;
 
-struct InformerOptions {
-  std::string name;            // for logs and metrics, e.g. "yurt-hub-cfg"
-  std::string path;            // collection path, e.g. "/api/v1/namespaces/kube-system/configmaps"
-  std::string label_selector;  // sent as labelSelector (unescaped text)
-  std::string field_selector;  // sent as fieldSelector (unescaped text)
-  std::string proxy_host = "127.0.0.1";
-  unsigned short proxy_port = 10261;
-  std::string user_agent;  // e.g. "yurthub/0.1.0"
-  // Watches are re-opened with a random timeoutSeconds in [min, 2*min) (client-go's reflector
-  // uses 5-10 min); failures back off from `backoff_initial` doubling up to `backoff_max`.
-  std::chrono::seconds watch_timeout_min{300};
-  std::chrono::milliseconds backoff_initial{500};
-  std::chrono::milliseconds backoff_max{30000};
-  // A list answered 404 (the resource's CRD is not installed; or, offline, never cached) counts
-  // as a synced, empty list rather than a failure; the list is retried with the usual backoff,
-  // capped at `missing_retry`.
-  bool missing_is_empty = false;
-  std::chrono::milliseconds missing_retry{60000};
-};
+// What to list and watch, and how (reflector.h).
+using InformerOptions = ReflectorOptions;
 
 class Informer {
  public:
@@ -74,9 +59,9 @@ class Informer {
   ObjectSnapshot snapshot() const;  // thread-safe; never null (empty before the first list)
 
  private:
-  // Everything the loop touches, shared by this object and the loop's coroutine (informer.cc).
-  class State;
-  std::shared_ptr<State> state_;
+  class Sink;  // keeps the objects (informer.cc)
+  std::shared_ptr<Sink> sink_;
+  std::unique_ptr<Reflector> reflector_;
 };
 
 }  // namespace yurthub::net
