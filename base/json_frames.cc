@@ -497,4 +497,36 @@ Status WatchFramer::feed(std::string_view bytes,
   return {};
 }
 
+namespace {
+
+class EventMembers final : public ListSink {
+ public:
+  explicit EventMembers(WatchEventParts& parts) : parts_(parts) {}
+  void member(std::string_view key, std::string_view raw) override {
+    if (key == "type") {
+      const bool quoted = raw.size() >= 2 && raw.front() == '"' && raw.back() == '"';
+      parts_.type.assign(quoted ? raw.substr(1, raw.size() - 2) : raw);
+    } else if (key == "object") {
+      parts_.object.assign(raw);
+    }
+  }
+  void items_begin() override {}
+  void item(std::string_view) override {}
+  void items_end() override {}
+  void end() override {}
+
+ private:
+  WatchEventParts& parts_;
+};
+
+}  // namespace
+
+std::optional<WatchEventParts> split_watch_event(std::string_view raw) {
+  WatchEventParts parts;
+  EventMembers sink(parts);
+  ListFramer members(sink);
+  if (Status s = members.feed(raw); !s || !members.done()) return std::nullopt;
+  return parts;
+}
+
 }  // namespace yurthub::base

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -153,5 +154,13 @@ class WatchFramer {
   std::uint64_t offset_ = 0;  // bytes fed before the current feed() call
   bool in_value_ = false;
 };
+
+// The two members of one watch event, `{"type":"ADDED","object":{...}}`: the type's text (as
+// sent, between its quotes) and the object's raw JSON. nullopt when `raw` is not one JSON object.
+struct WatchEventParts {
+  std::string type;
+  std::string object;
+};
+std::optional<WatchEventParts> split_watch_event(std::string_view raw);
 
 }  // namespace yurthub::base

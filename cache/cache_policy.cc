@@ -37,6 +37,7 @@ const std::vector<std::string>& CachePolicy::default_agents() {
 CachePolicy::CachePolicy() { set_extra_agents(""); }
 
 void CachePolicy::set_extra_agents(std::string_view cache_agents) {
+  const std::string_view cache_agents_text = cache_agents;
   auto next = std::make_shared<Agents>();
   next->names.insert(default_agents().begin(), default_agents().end());
   while (!cache_agents.empty()) {
@@ -50,7 +51,19 @@ void CachePolicy::set_extra_agents(std::string_view cache_agents) {
       next->names.emplace(name);
   }
   std::lock_guard lock(mutex_);
+  next->names.insert(always_.begin(), always_.end());
+  extra_ = std::string(cache_agents_text);
   agents_ = std::move(next);
+}
+
+void CachePolicy::add_agent(std::string component) {
+  std::string extra;
+  {
+    std::lock_guard lock(mutex_);
+    always_.push_back(std::move(component));
+    extra = extra_;
+  }
+  set_extra_agents(extra);
 }
 
 std::shared_ptr<const CachePolicy::Agents> CachePolicy::snapshot() const {

@@ -28,6 +28,9 @@ class CachePolicy {
   // Applies the `cache_agents` value of yurt-hub-cfg (comma list, whitespace trimmed, "*" = all);
   // an absent key or deleted ConfigMap is "" (defaults only).
   void set_extra_agents(std::string_view cache_agents);
+  // A component cached whatever yurt-hub-cfg says: the shared watch cache's own requests
+  // (`multiplexer-proxy-<node>`), so that it starts from the node cache after an offline restart.
+  void add_agent(std::string component);
   bool is_agent(std::string_view component) const;
   std::vector<std::string> agents() const;  // sorted, for logs; "*" if every component
 
@@ -48,6 +51,8 @@ class CachePolicy {
 
   mutable std::mutex mutex_;  // guards agents_ (the pointer; the set itself is immutable)
   std::shared_ptr<const Agents> agents_;
+  std::vector<std::string> always_;  // add_agent()'s
+  std::string extra_;                // the last cache_agents value
 };
 
 // True for the discovery documents the cache keeps for offline use: /version, /api, /apis,

@@ -25,12 +25,6 @@ struct ListChoice {
   ListRecord record;
 };
 
-std::string quoted(std::string_view s) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  return std::string(out.GetString(), out.GetSize());
-}
 
 std::string item_kind(const ListRecord& record) {
   const std::string& k = record.list_kind;
@@ -79,12 +73,6 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
   return best;
 }
 
-std::chrono::steady_clock::duration random_between(std::chrono::seconds low,
-                                                   std::chrono::seconds high) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> dist(low.count() * 1000, high.count() * 1000);
-  return std::chrono::milliseconds(dist(rng));
-}
 
 }  // namespace
 
@@ -133,46 +121,6 @@ bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& 
 
 }  // namespace
 
-namespace {
-
-asio::awaitable<unsigned> send_json(hub::ResponseWriter& out, unsigned code, std::string body) {
-  // Not `if (!co_await ...)` as the coroutine's first statement: g++ 12 miscompiles that shape
-  // (the frame is resumed in a state it never reached: SIGILL or a garbage reference).
-  const bool started = co_await out.start(code, "application/json");
-  if (!started) co_return 0;
-  co_await out.write(body);
-  co_await out.finish();
-  co_return code;
-}
-
-}  // namespace
-
-asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
-                                         const std::string& detail) {
-  return send_status(out, kube::api_error(failure, detail));
-}
-
-asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const kube::ApiError& error) {
-  return send_json(out, error.code, kube::status_body(error));
-}
-
-std::optional<std::string> invalid_selector(const kube::RequestInfo& info) {
-  // The parse errors without the selector parser's own prefix: the apiserver says only why.
-  auto why = [](const Error& error, std::string_view prefix) {
-    std::string_view message = error.message;
-    if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
-    return std::string(message);
-  };
-  auto label = kube::LabelSelector::parse(info.label_selector);
-  if (!label) {
-    return why(label.error(), "invalid label selector \"" + info.label_selector + "\": ");
-  }
-  auto field = kube::FieldSelector::parse(info.field_selector);
-  if (!field) {
-    return why(field.error(), "invalid field selector \"" + info.field_selector + "\": ");
-  }
-  return kube::unsupported_field_label(info.api_group, info.resource, *field);
-}
 
 asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
                                             const std::optional<ListIdentity>& identity,
@@ -296,12 +244,8 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
                return true;
              });
 
-  std::string head =
-      "{\"kind\":" + quoted(record.list_kind.empty() ? "List" : record.list_kind) +
-      ",\"apiVersion\":" + quoted(record.api_version) +
-      ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(record.resource_version));
-  if (more) head += ",\"continue\":" + quoted(encode_continue(last));
-  head += "},\"items\":[";
+  std::string head = list_head(record.list_kind, record.api_version, record.resource_version,
+                               more ? encode_continue(last) : std::string());
   co_return co_await write_list(head, items, view, out);
 }
 
@@ -360,12 +304,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
   metrics_.lookups.with({"watch", record ? "hit" : "miss"}).inc();
   if (!co_await out.start(200, "application/json")) co_return 0;
 
-  const auto started = base::Clock::now();
-  const auto deadline =
-      started +
-      (info.timeout_seconds && *info.timeout_seconds > 0
-           ? std::chrono::steady_clock::duration(std::chrono::seconds(*info.timeout_seconds))
-           : random_between(options_.min_request_timeout, 2 * options_.min_request_timeout));
+  const auto deadline = watch_deadline(info, options_.min_request_timeout);
   const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
   // Changes the node makes while offline (journaled writes) reach the watch as MODIFIED events.
   auto changes =
@@ -389,10 +328,7 @@ asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
     if (!taken.empty() || !bookmarks || base::Clock::now() >= deadline) continue;
     auto current = store_.read()->list(identity.key());
     const std::uint64_t rv = current ? current->resource_version : record->resource_version;
-    const std::string event =
-        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(item_kind(*record)) +
-        ",\"apiVersion\":" + quoted(record->api_version) +
-        ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(rv)) + "}}}\n";
+    const std::string event = bookmark_event(item_kind(*record), record->api_version, rv);
     if (!co_await out.write(event)) co_return 200;
   }
   co_await out.finish();

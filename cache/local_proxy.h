@@ -25,6 +25,7 @@
 #include "base/clock.h"
 #include "cache/cache_metrics.h"
 #include "cache/list_identity.h"
+#include "cache/local_answer.h"
 #include "cache/local_events.h"
 #include "cache/store.h"
 #include "hub/hooks/cache_hooks.h"
@@ -82,17 +83,6 @@ class LocalProxy {
 // The cached object as the apiserver would return it from a GET: list items are stored without
 // kind/apiVersion (lists omit them), so they are added from the list's record when missing.
 std::string as_get_response(std::string_view json, const ListRecord& record);
-
-// Why the apiserver would refuse the request's label or field selector (a 400), nullopt if it
-// would take them.
-std::optional<std::string> invalid_selector(const kube::RequestInfo& info);
-
-// Answers with the Status of `failure` (kube/status.h). Returns the code sent, 0 if the client
-// left.
-boost::asio::awaitable<unsigned> send_api_error(hub::ResponseWriter& out, kube::Failure failure,
-                                                const std::string& detail);
-// Answers with `error`'s Status. Returns the code sent, 0 if the client left.
-boost::asio::awaitable<unsigned> send_status(hub::ResponseWriter& out, const kube::ApiError& error);
 
 // Offline continue tokens: "yh1." + base64url of {"s":set,"n":namespace,"m":name}. Any other
 // token (e.g. the apiserver's, from before the link dropped) cannot be resumed: 410 Expired.

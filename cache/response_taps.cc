@@ -169,23 +169,6 @@ class ListTap final : public TapBase, private base::ListSink {
   bool began_ = false;
 };
 
-// Captures the two members of one watch event: {"type":"...","object":{...}}.
-class EventSink final : public base::ListSink {
- public:
-  std::string type;
-  std::string object;
-  void member(std::string_view key, std::string_view raw) override {
-    if (key == "type")
-      type = unquote(raw);
-    else if (key == "object")
-      object.assign(raw);
-  }
-  void items_begin() override {}
-  void item(std::string_view) override {}
-  void items_end() override {}
-  void end() override {}
-};
-
 class WatchTap final : public TapBase {
  public:
   WatchTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity,
@@ -199,22 +182,22 @@ class WatchTap final : public TapBase {
 
   void event(std::string_view raw) override {
     if (broken_) return;
-    EventSink sink;
-    base::ListFramer members(sink);
-    if (Status s = members.feed(raw); !s || !members.done()) {
+    auto parts = base::split_watch_event(raw);
+    if (!parts) {
       fail("framing", "a watch event that is not a JSON object");
       return;
     }
+    auto& parsed = *parts;
     OpKind kind;
-    if (sink.type == "ADDED" || sink.type == "MODIFIED")
+    if (parsed.type == "ADDED" || parsed.type == "MODIFIED")
       kind = OpKind::Upsert;
-    else if (sink.type == "DELETED")
+    else if (parsed.type == "DELETED")
       kind = OpKind::Delete;
-    else if (sink.type == "BOOKMARK")
+    else if (parsed.type == "BOOKMARK")
       kind = OpKind::Bookmark;
     else
       return;  // ERROR (e.g. 410 Expired) carries a Status, not an object
-    auto meta = kube::object_meta(sink.object);
+    auto meta = kube::object_meta(parsed.object);
     if (!meta || (kind != OpKind::Bookmark && meta->name.empty())) {
       fail("framing", "a watch event without object metadata");
       return;
@@ -223,7 +206,7 @@ class WatchTap final : public TapBase {
     o.namespace_name = std::move(meta->namespace_name);
     o.name = std::move(meta->name);
     o.resource_version = meta->resource_version;
-    if (kind == OpKind::Upsert) o.json = std::move(sink.object);
+    if (kind == OpKind::Upsert) o.json = std::move(parsed.object);
     queue(std::move(o));
   }
 };

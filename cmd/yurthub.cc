@@ -6,6 +6,7 @@
 //   yurthub --server-addr=... --node-name=...       run the hub
 //   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
 //   yurthub journal ls [--disk-cache-path=DIR]           offline writes waiting for replay
+#include <algorithm>
 #include <iostream>
 #include <string_view>
 
@@ -15,6 +16,7 @@
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
+#include "pool/shared_cache.h"
 #include "hub/certificate/api_call.h"
 #include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
@@ -249,6 +251,23 @@ static int run_hub(int argc, char** argv) {
   const net::UpstreamTls cloud_tls = *upstream_tls;  // shares the hub's renewed identity
   // Declared before the Hub: its loop's frame may outlive hub.run() until the Hub's executors go.
   std::unique_ptr<cache::AutonomyKeeper> autonomy;
+  // Before the Hub too: the Hub's connections answer from it.
+  std::unique_ptr<pool::SharedCache> shared_cache;
+  std::vector<pool::PoolResource> pool_resources;
+  if (edge) {
+    pool::SharedCacheOptions pool_options;
+    pool_options.node_name = node_name;
+    pool_options.serving.min_request_timeout = options->min_request_timeout;
+    shared_cache = std::make_unique<pool::SharedCache>(pool_options, registry);
+    pool_resources = pool::parse_pool_resources("/v1/services,discovery.k8s.io/v1/endpointslices");
+    for (const std::string& flag : options->pool_scope_resources) {
+      for (auto& r : pool::parse_pool_resources(flag)) {
+        if (std::find(pool_resources.begin(), pool_resources.end(), r) == pool_resources.end())
+          pool_resources.push_back(std::move(r));
+      }
+    }
+    if (node_cache) node_cache->policy().add_agent(shared_cache->user_agent());
+  }
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
   if (certificates) {
@@ -261,6 +280,7 @@ static int run_hub(int argc, char** argv) {
       node_cache ? &node_cache->store() : nullptr, registry);
   hub.add_admin_routes(ota_handler->routes());
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
+  if (shared_cache) hub.set_shared_cache(shared_cache.get());
   if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
     filter_manager.set_config(data);
@@ -275,6 +295,11 @@ static int run_hub(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
+  if (shared_cache) {
+    auto [host, port] = hub.proxy_address();
+    shared_cache->start(hub.main_executor(), host, port);
+    shared_cache->set_resources(pool_resources);
+  }
   if (certificates) {
     certificates->start(hub_identity);
     if (serving) serving->start(certificates->executor());
@@ -300,6 +325,7 @@ static int run_hub(int argc, char** argv) {
   if (certificates) certificates->stop();
   reloader.reset();  // its thread renews the serving certificate: stopped before that goes
   filter_manager.stop();
+  if (shared_cache) shared_cache->stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;
 }

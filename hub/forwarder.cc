@@ -51,6 +51,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
                                                           bool client_keep_alive) {
   prepare(parser, info);
   if (framing_doubt_) client_keep_alive = false;
+  if (pool_scope_) return answer_shared(parser, info, client_keep_alive);
   // Not a coroutine itself: most requests wait for nothing and go straight to the exchange, and a
   // coroutine frame per request costs as much as a header lookup.
   const bool wait = (plan_.filter && !shared_.filters->ready()) || plan_.keyed_body ||
@@ -112,6 +113,8 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
   // A HEAD's response has no body for the cache or the filters to read.
   const bool head_only = req.method() == http::verb::head;
   if (shared_.filters && !head_only) filter_ = shared_.filters->filter(info);
+  pool_scope_ = shared_.pool && !head_only && !upgrade_ && !replaying_ &&
+                req.method() == http::verb::get && shared_.pool->pool_scope(info);
   const bool cacheable = cache && cache->cacheable(info);
   plan_ = plan_request(head_only, cacheable, filter_ != nullptr,
                        cacheable && cache->wants_request_body(info));

@@ -107,6 +107,11 @@ class Forwarder {
   boost::asio::awaitable<ForwardResult> answer_offline_write(RequestParser& parser,
                                                              const kube::RequestInfo& info,
                                                              bool keep_alive, ForwardResult result);
+  // A pool-scope list or watch: answered from the shared watch cache when it admits the request
+  // (through the client's filters), else forwarded as any other (forwarder_shared.cc).
+  boost::asio::awaitable<ForwardResult> answer_shared(RequestParser& parser,
+                                                      const kube::RequestInfo& info,
+                                                      bool keep_alive);
   boost::asio::awaitable<ForwardResult> fail(kube::Failure failure, const std::string& detail,
                                              RequestParser& parser, bool keep_alive,
                                              ForwardResult result);
@@ -122,6 +127,7 @@ class Forwarder {
   bool upgrade_ = false;               // an Upgrade request (exec, attach, port-forward)
   bool has_body_ = false;
   bool framing_doubt_ = false;  // Connection names a framing header: no connection is reused
+  bool pool_scope_ = false;     // a list or watch the shared watch cache may answer
   RequestPlan plan_;
   std::unique_ptr<ResponseFilter> filter_;   // when plan_.filter
   std::optional<RequestBody<Stream>> body_;  // from prepare()

@@ -2,6 +2,7 @@
 #include "hub/hub.h"
 
 #include <csignal>
+#include <tuple>
 
 #include <boost/asio/post.hpp>
 
@@ -41,6 +42,7 @@ Status Hub::start() {
   if (!replay_token) return replay_token.error();
   shared_->replay_token = std::move(*replay_token);
   shared_->filters = filters_;
+  shared_->pool = pool_;
   for (int i = 0; i < options_.worker_threads; ++i) {
     workers_.push_back(std::make_unique<Worker>(*shared_));
   }
@@ -192,6 +194,8 @@ std::string Hub::readiness_notes() const {
          std::to_string(DummyInterfaceKeeper::kPeriod.count()) + "s); 127.0.0.1 is served";
 }
 
+void Hub::set_shared_cache(SharedCacheHooks* pool) { pool_ = pool; }
+
 void Hub::set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready) {
   filters_ = filters;
   filters_not_ready_ = std::move(not_ready);
@@ -201,8 +205,7 @@ std::unique_ptr<net::Informer> Hub::make_informer(net::InformerOptions options,
                                                   net::Informer::OnChange on_change) {
   // Through the hub's own proxy port, like any client on the node: what it reads is cached (as
   // component "yurthub") and still known after a restart while offline.
-  options.proxy_host = listeners_[0]->local_endpoint().address().to_string();
-  options.proxy_port = listeners_[0]->local_endpoint().port();
+  std::tie(options.proxy_host, options.proxy_port) = proxy_address();
   options.user_agent = std::string("yurthub/") + kVersion;
   return std::make_unique<net::Informer>(workers_[0]->io().get_executor(), std::move(options),
                                          std::move(on_change));
@@ -229,6 +232,11 @@ unsigned short Hub::secure_port() const {
 boost::asio::any_io_executor Hub::main_executor() { return workers_[0]->io().get_executor(); }
 
 bool Hub::online() const { return servers_->any_healthy(); }
+
+std::pair<std::string, unsigned short> Hub::proxy_address() const {
+  const auto endpoint = listeners_[0]->local_endpoint();
+  return {endpoint.address().to_string(), endpoint.port()};
+}
 
 void Hub::notify_filters_changed() {
   for (auto& w : workers_) w->post_filters_changed();

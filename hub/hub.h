@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/signal_set.hpp>
@@ -55,6 +56,9 @@ class Hub {
   // The response filters, and why they are not ready (nullopt when ready). REQUIRES: called
   // before start(); `filters` outlives the Hub.
   void set_filters(FilterHooks* filters, std::function<std::optional<std::string>()> not_ready);
+  // The pool's shared watch cache, which answers lists and watches of pool-scope resources.
+  // REQUIRES: called before start(); `pool` outlives the Hub.
+  void set_shared_cache(SharedCacheHooks* pool);
   // One more reason /v1/readyz may give (nullopt when that part is ready); called on the first
   // worker's thread, so it must be thread-safe. REQUIRES: called before start().
   void add_readiness_check(std::function<std::optional<std::string>()> check) {
@@ -77,6 +81,8 @@ class Hub {
   // The first worker's executor, for background work (the Autonomy condition). REQUIRES: start()
   // succeeded.
   boost::asio::any_io_executor main_executor();
+  // The plain proxy port's address ("127.0.0.1", 10261), for the hub's own clients of it.
+  std::pair<std::string, unsigned short> proxy_address() const;
   // Whether any apiserver is healthy. Thread-safe. REQUIRES: start() succeeded.
   bool online() const;
   // Has every filtered watch being relayed corrected (the filters' inputs changed). Thread-safe.
@@ -115,6 +121,7 @@ class Hub {
   CacheHooks* cache_;
   std::vector<ConfigListener> config_listeners_;
   FilterHooks* filters_ = nullptr;
+  SharedCacheHooks* pool_ = nullptr;
   std::function<std::optional<std::string>()> filters_not_ready_;
   std::vector<std::function<std::optional<std::string>()>> readiness_checks_;
   net::UpstreamTls tls_;

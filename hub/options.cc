@@ -159,6 +159,12 @@ constexpr FlagSpec kFlags[] = {
 
   {"enable-resource-filter", K::Bool, G::Filters, &O::enable_resource_filter, "true",
    "Run the response filters."},
+  {"pool-scope-resources", K::StringSlice, G::Filters, &O::pool_scope_resources, "[]",
+   "group/version/resource of lists and watches every local client shares one upstream "
+   "list+watch of, added to /v1/services and discovery.k8s.io/v1/endpointslices; the "
+   "leader-hub-<pool> ConfigMap's pool-scoped-metadata replaces the set."},
+  {"multiplexer-port", K::Int, G::Filters, &O::multiplexer_port, "10269",
+   "Port of the pool's leader hub (not served yet: followers are not fed by a leader)."},
   {"disabled-resource-filters", K::StringSlice, G::Filters, &O::disabled_resource_filters, "[]",
    "Filters to disable (comma list, repeatable); \"*\" disables all."},
 
@@ -170,13 +176,10 @@ constexpr FlagSpec kFlags[] = {
   {"enable-node-pool", K::Bool, G::Compat, kIgnored, "true", "Node pool membership."},
   {"enable-pool-service-topology", K::Bool, G::Compat, kIgnored, "false",
    "Node pool membership from NodeBuckets."},
-  {"pool-scope-resources", K::StringSlice, G::Compat, kIgnored,
-   "[/v1/services,discovery.k8s.io/v1/endpointslices]", "Pool-scope metadata resources."},
   {"profiling", K::Bool, G::Compat, kIgnored, "true", "pprof endpoints."},
   {"gc-frequency", K::Int, G::Compat, kIgnored, "120", "Events GC period in minutes."},
   {"kubelet-health-grace-period", K::Duration, G::Compat, kIgnored, "40s",
    "Kubelet lease staleness that stops heartbeats."},
-  {"multiplexer-port", K::Int, G::Compat, kIgnored, "10269", "Multiplexer listener port."},
   {"host-control-plane-address", K::String, G::Compat, kIgnored, "",
    "Host control plane (local mode)."},
   {"logtostderr", K::Bool, G::Compat, kIgnored, "true", "klog: log to stderr."},

@@ -62,6 +62,8 @@ struct HubOptions {
   std::chrono::seconds request_body_timeout{60};       // --request-body-timeout (ours)
   bool enable_resource_filter = true;                  // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
+  std::vector<std::string> pool_scope_resources;       // --pool-scope-resources (added)
+  int multiplexer_port = 10269;                        // --multiplexer-port
   bool enable_dummy_if = true;                         // --enable-dummy-if: create and keep it
   std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip
   std::string dummy_if_name = "hub-dummy0";            // --dummy-if-name

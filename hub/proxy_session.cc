@@ -294,7 +294,7 @@ void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
   if (!active.streaming) return;
   if (!healthy && active.connection != nullptr && active.server == server) {
     active.stop(StreamEnd::ServerUnhealthy);
-  } else if (healthy && active.offline) {
+  } else if (healthy && active.offline && !active.shared) {
     active.stop(StreamEnd::ServerHealthy);  // the client re-watches, now through the apiserver
   }
 }

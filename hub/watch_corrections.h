@@ -55,6 +55,10 @@ void request_corrections(const std::shared_ptr<ClientConnection<Stream>>& client
   ActiveUpstream& a = client->active;
   if (!a.streaming || a.filter == nullptr || !a.filter->reactive() || a.stop_reason) return;
   a.correction_pending = true;
+  if (a.offline) {  // a local answer (FilteringWriter) corrects when its wait wakes
+    if (a.wake != nullptr) a.wake->cancel();
+    return;
+  }
   if (!a.in_upstream_read || a.correcting) return;  // the relay corrects after its write
   a.correcting = true;
   net::spawn_detached(client->wake_timer.get_executor(),

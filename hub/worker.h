@@ -19,6 +19,7 @@
 #include "hub/health_checker.h"
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
+#include "hub/hooks/shared_cache_hooks.h"
 #include "hub/hub_metrics.h"
 #include "hub/options.h"
 #include "hub/request_series.h"
@@ -49,6 +50,7 @@ struct SharedState {
   HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
   CacheHooks* cache = nullptr;      // null in cloud mode: nothing is cached or served offline
   FilterHooks* filters = nullptr;   // null when no response is filtered
+  SharedCacheHooks* pool = nullptr;  // null when pool-scope resources are not shared
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)
   std::atomic<int> long_running{0};  // watches and tunnels (--max-long-running-requests)

@@ -114,6 +114,8 @@ void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
     kLimit = 1U << 5,
     kTimeoutSeconds = 1U << 6,
     kAllowWatchBookmarks = 1U << 7,
+    kResourceVersionMatch = 1U << 8,
+    kSendInitialEvents = 1U << 9,
   };
   unsigned seen = 0;
   auto first = [&seen](Seen param) {
@@ -138,6 +140,10 @@ void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
       info.timeout_seconds = clamped_timeout(query_int(value));
     else if (key == "allowWatchBookmarks" && first(kAllowWatchBookmarks))
       info.allow_watch_bookmarks = query_bool(value);
+    else if (key == "resourceVersionMatch" && first(kResourceVersionMatch))
+      info.resource_version_match = value;
+    else if (key == "sendInitialEvents" && first(kSendInitialEvents))
+      info.send_initial_events = query_bool(value);
   });
 }
 

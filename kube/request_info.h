@@ -61,6 +61,8 @@ struct RequestInfo {
   std::optional<std::int64_t> limit;
   std::optional<std::int64_t> timeout_seconds;
   bool allow_watch_bookmarks = false;
+  std::string resource_version_match;       // "", "Exact", "NotOlderThan"
+  std::optional<bool> send_initial_events;  // watch-list (1.27+), when the client asked
 
   std::string user_agent;    // lowercased, whole (the `client` label of YurtHub's metrics)
   std::string component;     // lowercased User-Agent before the first '/'; "" without a User-Agent

@@ -258,11 +258,9 @@ TEST(ParseFlags, IgnoredFlagsAreTypedAndNamed) {
       {{"--enable-iptables=false"}, "--enable-iptables"},
       {{"--enable-node-pool=true"}, "--enable-node-pool"},
       {{"--enable-pool-service-topology"}, "--enable-pool-service-topology"},
-      {{"--pool-scope-resources=/v1/services"}, "--pool-scope-resources"},
       {{"--profiling=false"}, "--profiling"},
       {{"--gc-frequency", "60"}, "--gc-frequency"},
       {{"--kubelet-health-grace-period=40s"}, "--kubelet-health-grace-period"},
-      {{"--multiplexer-port=10269"}, "--multiplexer-port"},
       {{"--host-control-plane-address=10.0.0.9:6443"}, "--host-control-plane-address"},
       {{"--logtostderr=true"}, "--logtostderr"},
       {{"--alsologtostderr"}, "--alsologtostderr"},
@@ -402,7 +400,7 @@ const RejectCase kRejectCases[] = {
      {"--min-request-timeout", "\"30\"", "unit"}},
     {"MinRequestTimeoutNegative", {"--min-request-timeout=-1s"}, {"--min-request-timeout", "-1s"}},
     {"IgnoredDuration", {"--kubelet-health-grace-period=soon"}, {"--kubelet-health-grace-period"}},
-    {"IgnoredInt", {"--multiplexer-port=x"}, {"--multiplexer-port", "\"x\""}},
+    {"IgnoredInt", {"--gc-frequency=x"}, {"--gc-frequency", "\"x\""}},
     {"BoolBadValue", {"--enable-resource-filter=yes"}, {"--enable-resource-filter", "\"yes\""}},
     {"IgnoredBoolBadValue", {"--profiling=nope"}, {"--profiling", "\"nope\""}},
     {"BoolWithSpaceValue", {"--enable-resource-filter", "false"}, {"unexpected argument", "false"}},
@@ -524,8 +522,7 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
   }
   for (const char* flag :
        {"enable-iptables", "enable-node-pool", "enable-pool-service-topology",
-        "pool-scope-resources", "profiling", "gc-frequency", "kubelet-health-grace-period",
-        "multiplexer-port", "host-control-plane-address", "logtostderr", "alsologtostderr",
+        "profiling", "gc-frequency", "kubelet-health-grace-period", "host-control-plane-address", "logtostderr", "alsologtostderr",
         "log-file", "add_dir_header"}) {
     const std::string line = line_of(flag);
     ASSERT_FALSE(line.empty()) << "--" << flag << " missing from usage";

@@ -1,0 +1,85 @@
+// FilteringWriter: a ResponseWriter that runs a locally answered list or watch through the
+// client's own filters (the same ResponseFilter a relayed response goes through), so an answer
+// from the pool's shared watch cache looks as the client's filtered upstream response would: a
+// list's items filtered, each watch event filtered (an object dropped that the client was shown
+// becomes DELETED), and a reactive watch corrected when the filters' inputs change
+// (watch_corrections.h marks the connection; the corrections are written when its wait wakes).
+// Used by the Forwarder for answers from SharedCacheHooks; worker-thread only.
+#pragma once
+
+#include <string>
+
+#include "hub/client_connection.h"
+#include "hub/hooks/cache_hooks.h"
+#include "hub/hooks/filter_hooks.h"
+#include "kube/status.h"
+
+namespace yurthub::hub {
+
+class FilteringWriter final : public ResponseWriter {
+ public:
+  // `watch`: every write() is one whole watch event; else the writes are a list's bytes.
+  FilteringWriter(ResponseWriter& inner, ResponseFilter& filter, ActiveUpstream& active,
+                  bool watch)
+      : inner_(inner), filter_(filter), active_(active), watch_(watch) {
+    if (watch_) active_.filter = &filter_;  // request_corrections() looks for it
+  }
+  ~FilteringWriter() override { active_.filter = nullptr; }
+  FilteringWriter(const FilteringWriter&) = delete;
+  FilteringWriter& operator=(const FilteringWriter&) = delete;
+
+  boost::asio::awaitable<bool> start(unsigned status, std::string_view content_type) override {
+    return inner_.start(status, content_type);
+  }
+
+  boost::asio::awaitable<bool> write(std::string_view bytes) override {
+    out_.clear();
+    if (watch_) {
+      filter_.event(bytes, &out_);
+    } else if (Status fed = filter_.feed(bytes, &out_); !fed) {
+      cut_ = true;  // cannot be filtered: the client must not get it unfiltered
+      co_return false;
+    }
+    if (out_.empty()) co_return true;
+    co_return co_await inner_.write(out_);
+  }
+
+  boost::asio::awaitable<bool> finish() override {
+    if (cut_) co_return false;
+    out_.clear();
+    if (!watch_) {
+      if (Status done = filter_.finish(&out_); !done) co_return false;
+      if (!out_.empty() && !co_await inner_.write(out_)) co_return false;
+    }
+    co_return co_await inner_.finish();
+  }
+
+  boost::asio::awaitable<std::optional<StreamEnd>> wait_until(
+      std::chrono::steady_clock::time_point deadline) override {
+    auto reason = co_await inner_.wait_until(deadline);
+    if (reason || !active_.correction_pending) co_return reason;
+    active_.correction_pending = false;
+    out_.clear();
+    if (!filter_.correct(&out_)) {
+      // The filter no longer knows what the client was sent: it must re-list.
+      static const std::string relist = kube::watch_error_event(kube::api_error(
+          kube::Failure::Expired, "what the hub's filters read changed; list again"));
+      co_await inner_.write(relist);
+      co_return StreamEnd::FilterRelist;
+    }
+    if (!out_.empty() && !co_await inner_.write(out_)) co_return StreamEnd::ClientGone;
+    co_return std::nullopt;
+  }
+
+  std::function<void()> waker() override { return inner_.waker(); }
+
+ private:
+  ResponseWriter& inner_;
+  ResponseFilter& filter_;
+  ActiveUpstream& active_;
+  bool watch_;
+  bool cut_ = false;
+  std::string out_;
+};
+
+}  // namespace yurthub::hub

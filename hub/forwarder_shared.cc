@@ -1,0 +1,51 @@
+// The Forwarder's answers from the pool's shared watch cache (hub/hooks/shared_cache_hooks.h):
+// a pool-scope list or watch the cache admits is answered from it, through the client's own
+// filters; one it does not is forwarded as any other request. Split from forwarder.cc; the same
+// class (forwarder.h), instantiated for both client stream types here too.
+#include "hub/client_response_writer.h"
+#include "hub/filtering_writer.h"
+#include "hub/forwarder.h"
+
+namespace yurthub::hub {
+namespace asio = boost::asio;
+
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& parser,
+                                                                const kube::RequestInfo& info,
+                                                                bool keep_alive) {
+  const bool admitted = co_await shared_.pool->admit(info);
+  if (!admitted) co_return co_await wait_then_exchange(parser, info, keep_alive);
+  if (plan_.filter && !shared_.filters->ready()) {
+    auto refusal = co_await wait_for_filters();
+    if (refusal) {
+      co_return co_await fail(refusal->failure, refusal->detail, parser, keep_alive,
+                              ForwardResult{});
+    }
+  }
+  ForwardResult result;
+  keep_alive = keep_alive && parser.is_done() && !shared_.draining;
+  ActiveScope scope(client_->active, nullptr, 0);
+  unsigned code = 0;
+  {
+    ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, info.is_watch());
+    client_->active.shared = true;
+    if (filter_) {
+      FilteringWriter filtered(writer, *filter_, client_->active, info.is_watch());
+      code = co_await shared_.pool->serve(info, filtered);
+    } else {
+      code = co_await shared_.pool->serve(info, writer);
+    }
+    result.keep_alive = code != 0 && keep_alive && writer.completed() && !info.is_watch();
+    result.response_bytes += writer.body_bytes();
+  }
+  result.status = code;
+  if (client_->active.stop_reason) result.stream_end = client_->active.stop_reason;
+  co_return result;
+}
+
+template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_shared(
+    RequestParser&, const kube::RequestInfo&, bool);
+template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_shared(
+    RequestParser&, const kube::RequestInfo&, bool);
+
+}  // namespace yurthub::hub

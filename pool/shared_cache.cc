@@ -1,0 +1,200 @@
+// The node's shared list+watch per pool-scope resource; see shared_cache.h.
+#include "pool/shared_cache.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "kube/object_meta.h"
+
+namespace yurthub::pool {
+namespace asio = boost::asio;
+
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Whether an Accept header lets the answer be JSON (kube-proxy and kubelet send
+// `application/vnd.kubernetes.protobuf, */*`; no header means anything).
+bool accepts_json(std::string_view accept) {
+  if (accept.empty()) return true;
+  while (!accept.empty()) {
+    const auto comma = accept.find(',');
+    std::string_view type = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view{} : accept.substr(comma + 1);
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+    if (type == "application/json" || type == "*/*" || type == "application/*") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<PoolResource> parse_pool_resources(std::string_view text, std::string* bad) {
+  std::vector<PoolResource> out;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) continue;
+    const auto first = item.find('/');
+    const auto second = first == std::string_view::npos ? first : item.find('/', first + 1);
+    PoolResource r;
+    if (second != std::string_view::npos && item.find('/', second + 1) == std::string_view::npos) {
+      r.group = item.substr(0, first);
+      r.version = item.substr(first + 1, second - first - 1);
+      r.resource = item.substr(second + 1);
+    }
+    if (r.version.empty() || r.resource.empty()) {
+      if (bad) *bad += (bad->empty() ? "" : ", ") + std::string(item);
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+SharedCache::SharedCache(SharedCacheOptions options, base::MetricsRegistry& metrics)
+    : options_(std::move(options)),
+      own_component_(lowercase(user_agent())),
+      entries_(std::make_shared<const Entries>()),
+      in_flight_(metrics.gauge("node_yurthub_aggregated_in_flight_requests_collector",
+                               "Lists and watches being answered from the shared watch cache "
+                               "(YurtHub's multiplexer), by request and client.",
+                               {"verb", "resource", "subresources", "client"})),
+      in_flight_total_(metrics
+                           .gauge("node_yurthub_aggregated_in_flight_requests_total",
+                                  "Lists and watches being answered from the shared watch cache.",
+                                  {})
+                           .with({})),
+      answers_(metrics.counter("node_yurthub_pool_answers_total",
+                               "Pool-scope lists and watches, by whether the shared watch cache "
+                               "answered them (shared) or they were forwarded, and why.",
+                               {"resource", "verb", "answer"})) {}
+
+SharedCache::~SharedCache() { stop(); }
+
+void SharedCache::start(asio::any_io_executor executor, std::string proxy_host,
+                        unsigned short proxy_port) {
+  executor_ = std::move(executor);
+  proxy_host_ = std::move(proxy_host);
+  proxy_port_ = proxy_port;
+}
+
+void SharedCache::stop() {
+  auto entries = entries_.exchange(std::make_shared<const Entries>());
+  for (const auto& [name, entry] : *entries) entry->reflector->stop();
+}
+
+void SharedCache::set_resources(const std::vector<PoolResource>& resources) {
+  auto current = entries_.load();
+  auto next = std::make_shared<Entries>();
+  for (const PoolResource& r : resources) {
+    auto found = current->find(r.text());
+    if (found != current->end()) {
+      next->emplace(r.text(), found->second);
+      continue;
+    }
+    auto entry = std::make_shared<Entry>();
+    entry->resource = r;
+    WatchCache::Options cache_options = options_.cache;
+    cache_options.name = r.text();
+    entry->cache = std::make_shared<WatchCache>(cache_options);
+    net::ReflectorOptions o;
+    o.name = "pool " + r.text();
+    o.path = r.path();
+    o.proxy_host = proxy_host_;
+    o.proxy_port = proxy_port_;
+    o.user_agent = user_agent();
+    o.watch_timeout_min = options_.watch_timeout_min;
+    o.backoff_max = std::chrono::seconds(5);
+    entry->reflector = std::make_unique<net::Reflector>(executor_, std::move(o), entry->cache);
+    entry->reflector->start();
+    YH_LOG(Info) << "shared watch cache: sharing " << r.text();
+    next->emplace(r.text(), std::move(entry));
+  }
+  for (const auto& [name, entry] : *current) {
+    if (next->count(name) > 0) continue;
+    entry->reflector->stop();
+    YH_LOG(Info) << "shared watch cache: no longer sharing " << name;
+  }
+  entries_.store(std::move(next));
+}
+
+std::shared_ptr<WatchCache> SharedCache::cache_of(const PoolResource& resource) const {
+  auto entries = entries_.load();
+  auto it = entries->find(resource.text());
+  return it == entries->end() ? nullptr : it->second->cache;
+}
+
+std::shared_ptr<SharedCache::Entry> SharedCache::find(const kube::RequestInfo& info) const {
+  auto entries = entries_.load();
+  if (entries->empty()) return nullptr;
+  auto it = entries->find(info.api_group + "/" + info.api_version + "/" + info.resource);
+  return it == entries->end() ? nullptr : it->second;
+}
+
+bool SharedCache::pool_scope(const kube::RequestInfo& info) const {
+  if (!info.is_resource_request || !info.subresource.empty()) return false;
+  if (info.verb != kube::Verb::List && info.verb != kube::Verb::Watch) return false;
+  if (info.component == own_component_) return false;  // the reflectors' own requests
+  return find(info) != nullptr;
+}
+
+bool SharedCache::answerable(const kube::RequestInfo& info, const WatchCache& cache) {
+  if (!cache.synced() || info.send_initial_events) return false;
+  if (!accepts_json(info.accept)) return false;
+  if (!info.continue_token.empty() && !is_pool_continue(info.continue_token)) return false;
+  if (info.resource_version.empty() || info.resource_version == "0") {
+    return info.resource_version_match.empty() || info.resource_version_match == "NotOlderThan";
+  }
+  const std::uint64_t wanted = kube::parse_resource_version(info.resource_version);
+  if (wanted == 0) return false;  // the apiserver's 400 for a malformed one
+  if (info.verb == kube::Verb::Watch) return info.resource_version_match.empty();
+  if (info.resource_version_match == "Exact") return wanted == cache.resource_version();
+  return wanted <= cache.resource_version();  // NotOlderThan, the default with a version
+}
+
+asio::awaitable<bool> SharedCache::admit(const kube::RequestInfo& info) {
+  auto entry = find(info);
+  if (!entry) co_return false;
+  const std::string verb(kube::verb_name(info.verb));
+  const char* answer = nullptr;
+  if (info.bearer_token) {
+    answer = "forwarded_token";  // the apiserver authorizes it (docs/pool-sharing.md)
+  } else if (!entry->cache->synced()) {
+    answer = "forwarded_unsynced";
+  } else if (!answerable(info, *entry->cache)) {
+    answer = "forwarded_query";
+  }
+  answers_.with({entry->resource.text(), verb, answer ? answer : "shared"}).inc();
+  co_return answer == nullptr;
+}
+
+asio::awaitable<unsigned> SharedCache::serve(const kube::RequestInfo& info,
+                                             hub::ResponseWriter& writer) {
+  auto entry = find(info);
+  if (!entry) co_return 0;
+  const std::string verb(kube::verb_name(info.verb));
+  auto& series = in_flight_.with({verb, info.resource, info.subresource, info.user_agent});
+  series.add(1);
+  in_flight_total_.add(1);
+  unsigned code = 0;
+  if (info.verb == kube::Verb::Watch) {
+    code = co_await serve_watch(*entry->cache, info, options_.serving, writer);
+  } else {
+    code = co_await serve_list(*entry->cache, *entry->pages, info, options_.serving, writer);
+  }
+  series.add(-1);
+  in_flight_total_.add(-1);
+  co_return code;
+}
+
+}  // namespace yurthub::pool

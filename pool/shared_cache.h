@@ -1,0 +1,108 @@
+// SharedCache: the node's one list+watch per pool-scope resource (YurtHub's multiplexer), and
+// the hub's SharedCacheHooks over it. For each resource of the set (--pool-scope-resources,
+// replaced at run time by the `pool-scoped-metadata` key of ConfigMap leader-hub-<pool>) a
+// net::Reflector lists and watches through the hub's own proxy port with User-Agent
+// `multiplexer-proxy-<node>`, as YurtHub's does: so its requests go where the hub sends any
+// request (the cloud; the node cache when offline, where they are cached like a cache agent's and
+// survive a restart), and feed a WatchCache. Every local list and watch of the resource is then
+// answered from that cache (pool/shared_serving.h), through the client's own filters.
+//
+// Admission (admit): the cache is synced; the query is one the cache answers as the apiserver
+// would (no sendInitialEvents, no resourceVersionMatch=Exact, no resourceVersion newer than the
+// cache, no apiserver continue token, a client that accepts JSON); and the caller may read it:
+// the node's own callers (no token) are served as the node, whose identity the hub lends them
+// anyway; a caller with a bearer token is forwarded, so the apiserver authorizes it
+// (docs/pool-sharing.md).
+//
+// Threading: the reflectors run on the executor given (worker 0); pool_scope/admit/serve are
+// called from every worker; set_resources from worker 0.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "base/metrics.h"
+#include "hub/hooks/shared_cache_hooks.h"
+#include "net/reflector.h"
+#include "pool/shared_serving.h"
+#include "pool/watch_cache.h"
+
+namespace yurthub::pool {
+
+// A pool-scope resource, as `group/version/resource` ("" group: the core API, "/v1/services").
+struct PoolResource {
+  std::string group, version, resource;
+  std::string text() const { return group + "/" + version + "/" + resource; }
+  std::string path() const {
+    return group.empty() ? "/api/" + version + "/" + resource
+                         : "/apis/" + group + "/" + version + "/" + resource;
+  }
+  bool operator<(const PoolResource& o) const { return text() < o.text(); }
+  bool operator==(const PoolResource& o) const = default;
+};
+
+// Parses a comma list of `group/version/resource` (the flag's and the ConfigMap's syntax);
+// malformed entries are skipped and named in *bad.
+std::vector<PoolResource> parse_pool_resources(std::string_view text, std::string* bad = nullptr);
+
+struct SharedCacheOptions {
+  std::string node_name;
+  ServingOptions serving;
+  WatchCache::Options cache;  // its name is set per resource
+  std::chrono::seconds watch_timeout_min{300};
+};
+
+class SharedCache final : public hub::SharedCacheHooks {
+ public:
+  SharedCache(SharedCacheOptions options, base::MetricsRegistry& metrics);
+  ~SharedCache() override;
+
+  // Lists and watches from now on, on `executor` (worker 0), through the hub's plain proxy port
+  // at host:port. REQUIRES: called once, before set_resources().
+  void start(boost::asio::any_io_executor executor, std::string proxy_host,
+             unsigned short proxy_port);
+
+  // The resources shared from now on: new ones start their list+watch, removed ones stop it
+  // (their open client watches end; the clients re-watch through the apiserver).
+  void set_resources(const std::vector<PoolResource>& resources);
+  void stop();  // every reflector; lists and watches are forwarded from now on
+  std::string user_agent() const { return "multiplexer-proxy-" + options_.node_name; }
+  // The cache of one resource, if it is shared (tests and metrics).
+  std::shared_ptr<WatchCache> cache_of(const PoolResource& resource) const;
+
+  bool pool_scope(const kube::RequestInfo& info) const override;
+  boost::asio::awaitable<bool> admit(const kube::RequestInfo& info) override;
+  boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
+                                         hub::ResponseWriter& writer) override;
+
+ private:
+  struct Entry {
+    PoolResource resource;
+    std::shared_ptr<WatchCache> cache;
+    std::unique_ptr<net::Reflector> reflector;
+    std::shared_ptr<PagedSnapshots> pages = std::make_shared<PagedSnapshots>();
+  };
+  using Entries = std::map<std::string, std::shared_ptr<Entry>>;  // by resource text
+
+  std::shared_ptr<Entry> find(const kube::RequestInfo& info) const;
+  // Whether the cache answers this query as the apiserver would.
+  static bool answerable(const kube::RequestInfo& info, const WatchCache& cache);
+
+  boost::asio::any_io_executor executor_;
+  std::string proxy_host_;
+  unsigned short proxy_port_ = 0;
+  SharedCacheOptions options_;
+  std::string own_component_;  // the reflectors' User-Agent, lowercased
+  std::atomic<std::shared_ptr<const Entries>> entries_;
+  base::GaugeFamily& in_flight_;     // node_yurthub_aggregated_in_flight_requests_collector
+  base::Gauge& in_flight_total_;     // node_yurthub_aggregated_in_flight_requests_total
+  base::CounterFamily& answers_;     // node_yurthub_pool_answers_total{resource,verb,answer}
+};
+
+}  // namespace yurthub::pool
