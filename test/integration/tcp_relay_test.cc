@@ -1,0 +1,210 @@
+// TcpRelay, the partition tool of the integration tests, alone in front of an echo server: bytes
+// pass both ways, cut resets and refuses, blackhole holds bytes until heal.
+#include "test/integration/tcp_relay.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test/integration/cluster.h"
+#include "test/integration/http_client.h"
+
+namespace yurthub::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Echoes every connection on 127.0.0.1:`port` (0: an ephemeral one), one thread per connection;
+// ends its writes after the client's FIN.
+class EchoServer {
+ public:
+  explicit EchoServer(int port = 0) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;  // a port given back by a closed EchoServer has connections in TIME_WAIT
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof addr;
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listener_, 16), 0);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &size);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~EchoServer() {
+    ::shutdown(listener_, SHUT_RDWR);  // wakes accept()
+    acceptor_.join();
+    std::lock_guard lock(mutex_);
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    for (auto& t : threads_) t.join();
+    for (int fd : fds_) ::close(fd);
+    ::close(listener_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void accept_loop() {
+    for (int fd; (fd = ::accept(listener_, nullptr, nullptr)) >= 0;) {
+      std::lock_guard lock(mutex_);
+      fds_.push_back(fd);
+      threads_.emplace_back([fd] {
+        char buf[16384];
+        ssize_t n;
+        while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+          if (::send(fd, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) return;
+        }
+        ::shutdown(fd, SHUT_WR);
+      });
+    }
+  }
+
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread acceptor_;
+  std::mutex mutex_;  // guards fds_ and threads_
+  std::vector<int> fds_;
+  std::vector<std::thread> threads_;
+};
+
+void receive_timeout(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1000),
+             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+bool send_all(int fd, const std::string& bytes) {
+  for (std::size_t sent = 0; sent < bytes.size();) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Up to `size` bytes: fewer at the end of the stream, on an error or at the receive timeout
+// (errno then says which).
+std::string receive(int fd, std::size_t size) {
+  std::string out(size, '\0');
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::recv(fd, out.data() + got, size - got, 0);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+std::string echo(int fd, const std::string& bytes) {
+  return send_all(fd, bytes) ? receive(fd, bytes.size()) : "";
+}
+
+TEST(TcpRelay, RelaysBytesBothWaysAndPassesTheClose) {
+  EchoServer server;
+  TcpRelay relay(server.port());
+  ASSERT_NE(relay.port(), 0);
+  const int fd = connect_to(relay.port(), 10s);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(echo(fd, "hello"), "hello");
+  EXPECT_EQ(relay.connections(), 1);
+  EXPECT_EQ(relay.accepted(), 1);
+
+  // Far more than the relay buffers (64 KiB a direction), written while read: back-pressure.
+  std::string big(4 << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 65536);
+  bool sent = false;
+  std::thread writer([&] { sent = send_all(fd, big); });
+  const std::string back = receive(fd, big.size());
+  writer.join();
+  EXPECT_TRUE(sent);
+  EXPECT_TRUE(back == big) << "got " << back.size() << " of " << big.size() << " bytes back";
+
+  ::shutdown(fd, SHUT_WR);  // the FIN passes to the server, whose FIN comes back
+  EXPECT_EQ(receive(fd, 1), "");
+  EXPECT_TRUE(eventually([&] { return relay.connections() == 0; }, 10s));
+  ::close(fd);
+}
+
+TEST(TcpRelay, CutResetsConnectionsAndRefusesNewOnesUntilHeal) {
+  EchoServer server;
+  TcpRelay relay(server.port());
+  const int before = connect_to(relay.port(), 10s);
+  ASSERT_GE(before, 0);
+  ASSERT_EQ(echo(before, "ping"), "ping");
+
+  relay.cut();
+  EXPECT_EQ(relay.connections(), 0);
+  char byte;
+  EXPECT_EQ(::recv(before, &byte, 1, 0), -1);
+  EXPECT_EQ(errno, ECONNRESET);  // as a broken link, not a clean end of stream
+  ::close(before);
+  EXPECT_EQ(connect_to(relay.port(), 10s), -1) << "a cut relay accepted a connection";
+
+  relay.heal();
+  const int after = connect_to(relay.port(), 10s);
+  ASSERT_GE(after, 0);
+  EXPECT_EQ(echo(after, "pong"), "pong");
+  EXPECT_EQ(relay.accepted(), 2);  // the refused one never reached the relay
+  ::close(after);
+}
+
+TEST(TcpRelay, BlackholeHoldsBytesAndConnectionsUntilHeal) {
+  EchoServer server;
+  TcpRelay relay(server.port());
+  const int held = connect_to(relay.port(), 10s);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(echo(held, "a"), "a");
+
+  relay.blackhole();
+  ASSERT_TRUE(send_all(held, "held"));
+  receive_timeout(held, 500ms);
+  EXPECT_EQ(receive(held, 4), "") << "bytes passed a blackholed relay";
+  // The kernel completes the handshake; the relay neither accepts nor relays it.
+  const int waiting = connect_to(relay.port(), 10s);
+  ASSERT_GE(waiting, 0);
+  ASSERT_TRUE(send_all(waiting, "late"));
+  EXPECT_EQ(relay.accepted(), 1);
+  EXPECT_EQ(relay.connections(), 1);
+
+  relay.heal();
+  receive_timeout(held, 10s);
+  EXPECT_EQ(receive(held, 4), "held");
+  EXPECT_EQ(receive(waiting, 4), "late");
+  EXPECT_EQ(relay.accepted(), 2);
+  ::close(held);
+  ::close(waiting);
+}
+
+TEST(TcpRelay, ResetsClientsWhileTheTargetIsDownAndRelaysWhenItIsBack) {
+  auto server = std::make_unique<EchoServer>();
+  const int target = server->port();
+  TcpRelay relay(target);
+  server.reset();  // nothing listens on the target port now
+  const int fd = connect_to(relay.port(), 10s);
+  ASSERT_GE(fd, 0);
+  char byte;
+  EXPECT_LE(::recv(fd, &byte, 1, 0), 0);
+  EXPECT_NE(errno, EAGAIN) << "the client was left hanging instead of reset";
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return relay.connections() == 0; }, 10s));
+
+  server = std::make_unique<EchoServer>(target);
+  const int again = connect_to(relay.port(), 10s);
+  ASSERT_GE(again, 0);
+  EXPECT_EQ(echo(again, "back"), "back");
+  ::close(again);
+}
+
+}  // namespace
+}  // namespace yurthub::test
