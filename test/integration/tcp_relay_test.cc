@@ -1,5 +1,7 @@
-// TcpRelay, the partition tool of the integration tests, alone in front of an echo server: bytes
-// pass both ways, cut resets and refuses, blackhole holds bytes until heal.
+// TcpRelay, the partition tool of the integration tests: alone in front of an echo server (bytes
+// pass both ways, cut resets and refuses, blackhole holds bytes until heal), then between the
+// real hub and the fake apiserver (a cut takes the hub offline while the cloud keeps changing),
+// and Cluster::apiserver_requests, which counts the requests that reached the fake apiserver.
 #include "test/integration/tcp_relay.h"
 
 #include <netinet/in.h>
@@ -22,6 +24,8 @@ namespace yurthub::test {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::HasSubstr;
+using testing::Not;
 
 // Echoes every connection on 127.0.0.1:`port` (0: an ephemeral one), one thread per connection;
 // ends its writes after the client's FIN.
@@ -204,6 +208,81 @@ TEST(TcpRelay, ResetsClientsWhileTheTargetIsDownAndRelaysWhenItIsBack) {
   ASSERT_GE(again, 0);
   EXPECT_EQ(echo(again, "back"), "back");
   ::close(again);
+}
+
+// The hub behind the relay: cut it and the hub goes offline while the cloud still changes;
+// heal it and the hub sees the change.
+TEST(TcpRelayHub, CutTakesTheHubOfflineWhileTheCloudKeepsChanging) {
+  ClusterOptions options = demo_cluster();  // pods in default
+  options.through_relay = true;
+  Cluster cluster(options);
+  cluster.start_apiserver();
+  cluster.start_hub();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 20s)) << cluster.hub().log();
+  EXPECT_EQ(cluster.hub_server_addr(),
+            "https://127.0.0.1:" + std::to_string(cluster.relay().port()));
+  auto pods = cluster.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  ASSERT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_THAT(pods.out, HasSubstr("pod/"));
+  EXPECT_GE(cluster.relay().accepted(), 1);
+
+  cluster.relay().cut();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false, 20s)) << cluster.hub().log();
+  auto created = cluster.kubectl_direct(
+      {"create", "-f", "-"}, 20s,
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: made-while-cut\n  namespace: default\n");
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  auto offline = cluster.kubectl({"get", "configmap", "made-while-cut", "-n", "default"});
+  EXPECT_THAT(offline.out, Not(HasSubstr("made-while-cut"))) << "the hub reached the cloud";
+
+  cluster.relay().heal();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 20s)) << cluster.hub().log();
+  auto seen =
+      cluster.kubectl({"get", "configmap", "made-while-cut", "-n", "default", "-o", "name"});
+  EXPECT_EQ(seen.exit_code, 0) << seen.err;
+  EXPECT_EQ(seen.out, "configmap/made-while-cut\n");
+}
+
+TEST(TcpRelayHub, RelayKeepsItsPortAcrossAnApiserverRestart) {
+  ClusterOptions options = demo_cluster();  // pods in default
+  options.through_relay = true;
+  Cluster cluster(options);
+  cluster.start_apiserver();
+  cluster.start_hub();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 20s));
+  const int port = cluster.relay().port();
+
+  cluster.stop_apiserver();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false, 20s));
+  cluster.start_apiserver();
+  EXPECT_EQ(cluster.relay().port(), port);
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 20s)) << cluster.hub().log();
+  auto pods = cluster.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_THAT(pods.out, HasSubstr("pod/"));
+}
+
+// What a test of "one upstream watch per resource" reads: the fake apiserver's request lines.
+TEST(ApiserverRequests, CountsTheRequestsThatReachedTheFakeApiserver) {
+  Cluster cluster;
+  cluster.start_apiserver();
+  cluster.start_hub();
+  const std::string watches =
+      R"(\] GET /api/v1/namespaces/default/configmaps\?\S*watch=(true|1)\S* user=)";
+  const std::string lists =
+      R"(\] GET /api/v1/namespaces/default/configmaps\?limit=500\S* user=admin 200$)";
+  EXPECT_EQ(cluster.apiserver_requests(watches), 0);
+
+  const int lists_before = cluster.apiserver_requests(lists);
+  auto listed = cluster.kubectl_direct({"get", "configmaps", "-n", "default"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(cluster.apiserver_requests(lists), lists_before + 1);
+
+  WatchStream watch(cluster.proxy_port(), "/api/v1/namespaces/default/configmaps?watch=true");
+  ASSERT_TRUE(watch.wait_for_header(20s));
+  EXPECT_EQ(watch.status(), 200);
+  EXPECT_TRUE(eventually([&] { return cluster.apiserver_requests(watches) >= 1; }, 10s));
+  EXPECT_EQ(cluster.apiserver_requests(watches), 1) << cluster.apiserver().log();
 }
 
 }  // namespace
