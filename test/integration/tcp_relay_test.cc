@@ -262,6 +262,24 @@ TEST(TcpRelayHub, RelayKeepsItsPortAcrossAnApiserverRestart) {
   EXPECT_THAT(pods.out, HasSubstr("pod/"));
 }
 
+// A silent partition: the hub's probes get no answer (no reset, no refusal) until heal().
+TEST(TcpRelayHub, BlackholeTakesTheHubOfflineUntilHeal) {
+  ClusterOptions options = demo_cluster();
+  options.through_relay = true;
+  Cluster cluster(options);
+  cluster.start_apiserver();
+  cluster.start_hub();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 20s));
+
+  cluster.relay().blackhole();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(false, 30s)) << cluster.hub().log();
+  cluster.relay().heal();
+  ASSERT_TRUE(cluster.wait_hub_sees_apiserver(true, 30s)) << cluster.hub().log();
+  auto pods = cluster.kubectl({"get", "pods", "-n", "default", "-o", "name"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_THAT(pods.out, HasSubstr("pod/"));
+}
+
 // What a test of "one upstream watch per resource" reads: the fake apiserver's request lines.
 TEST(ApiserverRequests, CountsTheRequestsThatReachedTheFakeApiserver) {
   Cluster cluster;
