@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -60,6 +62,29 @@ void Cluster::start_apiserver() {
       apiserver_->wait_for_log(R"(fake-apiserver listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
   ASSERT_TRUE(port) << "fake apiserver did not start:\n" << apiserver_->log();
   apiserver_port_ = std::stoi(*port);
+  if (options_.through_relay && !relay_) relay_ = std::make_unique<TcpRelay>(apiserver_port_);
+}
+
+TcpRelay& Cluster::relay() {
+  if (!relay_) {  // a test's own mistake, not something to report as a hub failure
+    std::fprintf(stderr, "Cluster::relay() without through_relay or before start_apiserver()\n");
+    std::abort();
+  }
+  return *relay_;
+}
+
+std::string Cluster::hub_server_addr() const {
+  const int port = relay_ ? relay_->port() : apiserver_port_;
+  return "https://" + options_.apiserver_host + ":" + std::to_string(port);
+}
+
+int Cluster::apiserver_requests(const std::string& regex) const {
+  if (!apiserver_) return 0;
+  const std::regex pattern(regex);
+  std::istringstream lines(apiserver_->log());
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) count += std::regex_search(line, pattern);
+  return count;
 }
 
 void Cluster::stop_apiserver(int signo) {
@@ -71,11 +96,10 @@ void Cluster::stop_apiserver(int signo) {
 void Cluster::start_hub(bool wait_ready) {
   const std::string pki = dir() + "/pki/";
   std::vector<std::string> argv = {
-      YURTHUB_BIN,
-      "--server-addr=https://" + options_.apiserver_host + ":" + std::to_string(apiserver_port_),
-      "--node-name=" + kNode, "--proxy-port=" + std::to_string(proxy_port_),
-      "--serve-port=" + std::to_string(admin_port_), "--disk-cache-path=" + dir() + "/cache",
-      "--heartbeat-interval-seconds=1", "--heartbeat-timeout-seconds=1",
+      YURTHUB_BIN, "--server-addr=" + hub_server_addr(), "--node-name=" + kNode,
+      "--proxy-port=" + std::to_string(proxy_port_), "--serve-port=" + std::to_string(admin_port_),
+      "--disk-cache-path=" + dir() + "/cache", "--heartbeat-interval-seconds=1",
+      "--heartbeat-timeout-seconds=1",
       // Tests run as root on shared machines: never create an interface on the host. A test
       // that wants one passes --enable-dummy-if=true in hub_flags (the last one wins).
       "--enable-dummy-if=false"};
@@ -212,9 +236,8 @@ bool Cluster::wait_cache_committed(double ops_before, std::chrono::milliseconds 
 }
 
 bool Cluster::wait_hub_sees_apiserver(bool healthy, std::chrono::milliseconds timeout) const {
-  const std::string series = "node_yurthub_server_healthy_status{server=\"https://" +
-                             options_.apiserver_host + ":" + std::to_string(apiserver_port_) +
-                             "\"}";
+  const std::string series =
+      "node_yurthub_server_healthy_status{server=\"" + hub_server_addr() + "\"}";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (metric(series) != (healthy ? 1 : 0)) {
     if (std::chrono::steady_clock::now() >= deadline) return false;

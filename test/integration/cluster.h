@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "test/integration/process.h"
+#include "test/integration/tcp_relay.h"
 
 namespace yurthub::test {
 
@@ -35,6 +36,9 @@ struct ClusterOptions {
   // Listening sockets the hub gets as systemd's socket activation hands them over (descriptors 3,
   // 4, ... with LISTEN_PID and LISTEN_FDS set); each must be numbered above 2 + their count.
   std::vector<int> hub_inherited_fds;
+  // The hub's --server-addr names a TcpRelay in front of the fake apiserver (relay()), so a test
+  // can cut the network between them while both run. kubectl_direct still talks to the fake.
+  bool through_relay = false;
 };
 
 // The demo's objects (test/testdata/fake_apiserver/demo-objects.json): two nodes in two
@@ -62,6 +66,9 @@ class Cluster {
   void start_hub(bool wait_ready = true);
   Process& hub() { return *hub_; }
   Process& apiserver() { return *apiserver_; }
+  // The relay between the hub and the fake apiserver; it keeps its port across
+  // stop_apiserver()/start_apiserver(). REQUIRES: through_relay and start_apiserver() called.
+  TcpRelay& relay();
   bool hub_running() { return hub_ && hub_->running(); }
 
   const std::string& dir() const { return dir_.path(); }
@@ -74,6 +81,14 @@ class Cluster {
   int secure_port() const { return secure_port_; }
   int admin_port() const { return admin_port_; }
   int apiserver_port() const { return apiserver_port_; }
+  // What the hub's --server-addr says: the fake apiserver, or the relay with through_relay.
+  std::string hub_server_addr() const;
+  // Lines of the running fake apiserver's log (since its last start) matching `regex`
+  // (std::regex ECMAScript, searched within each line). It logs one line per request as it
+  // answers, `<klog prefix>] METHOD TARGET user=USER STATUS`; a watch's line when it starts, with
+  // status 200. E.g. the upstream watches of configmaps in default:
+  // R"(\] GET /api/v1/namespaces/default/configmaps\?\S*watch=(true|1)\S* user=)".
+  int apiserver_requests(const std::string& regex) const;
   // Writes a kubeconfig at `path` for the fake apiserver (started, so its port is known), trusting
   // its CA, whose user has `user`: kubeconfig keys and values such as {{"token", "..."}} or
   // {{"client-certificate", pem}, {"client-key", pem}}.
@@ -113,6 +128,7 @@ class Cluster {
  private:
   ClusterOptions options_;
   TempDir dir_;
+  std::unique_ptr<TcpRelay> relay_;  // before the processes: it outlives them
   std::unique_ptr<Process> apiserver_;
   std::unique_ptr<Process> hub_;
   int apiserver_port_ = 0;
