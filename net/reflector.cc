@@ -82,6 +82,7 @@ class Reflector::State {
   std::atomic<bool> running{false};
   std::atomic<bool> synced{false};
   std::atomic<bool> missing{false};
+  std::atomic<bool> tried{false};
 
  private:
   // Rewatch: ended cleanly; Broken: the connection failed or broke (resumed from the last
@@ -140,6 +141,7 @@ asio::awaitable<void> Reflector::State::loop() {
   while (!stop_requested_) {
     auto listed = co_await list();
     if (stop_requested_) co_return;
+    tried = true;
     if (!listed && missing.load()) {
       // Backs off as for a failure (the 404 may have come from the hub's cache in a moment
       // offline), but quietly and at most every missing_retry.
@@ -388,5 +390,6 @@ void Reflector::stop() {
 bool Reflector::stopped() const { return !state_->running.load(); }
 bool Reflector::synced() const { return state_->synced.load(); }
 bool Reflector::missing() const { return state_->missing.load(); }
+bool Reflector::tried() const { return state_->tried.load(); }
 
 }  // namespace yurthub::net

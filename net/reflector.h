@@ -90,6 +90,8 @@ class Reflector {
   bool synced() const;
   // With missing_is_empty: the last list was answered 404.
   bool missing() const;
+  // True once a first list has ended, listed or not (offline with nothing cached, say).
+  bool tried() const;
 
  private:
   class State;  // everything the loop touches, owned by the loop too (reflector.cc)

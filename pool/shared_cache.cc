@@ -3,8 +3,13 @@
 
 #include <algorithm>
 
+#include <boost/asio/this_coro.hpp>
+
+#include "base/clock.h"
 #include "base/log.h"
 #include "kube/object_meta.h"
+#include "net/http_io.h"
+#include "net/timer.h"
 
 namespace yurthub::pool {
 namespace asio = boost::asio;
@@ -165,6 +170,18 @@ bool SharedCache::answerable(const kube::RequestInfo& info, const WatchCache& ca
 asio::awaitable<bool> SharedCache::admit(const kube::RequestInfo& info) {
   auto entry = find(info);
   if (!entry) co_return false;
+  if (!entry->cache->synced() && !info.bearer_token) {
+    // The hub has just started (or the resource was just added): every client of the node asks
+    // at once, and each forwarded one would hold an upstream watch of its own. They wait a
+    // little for the one list instead (YurtHub answers 429 until then); not once that list
+    // failed (offline with nothing cached: the request goes to the cache's offline answer).
+    net::Timer timer(co_await asio::this_coro::executor);
+    const auto until = base::Clock::now() + options_.sync_wait;
+    while (!entry->cache->synced() && !entry->reflector->tried() && base::Clock::now() < until) {
+      timer.expires_after(std::chrono::milliseconds(50));
+      co_await timer.async_wait(net::kNoThrow);
+    }
+  }
   const std::string verb(kube::verb_name(info.verb));
   const char* answer = nullptr;
   if (info.bearer_token) {

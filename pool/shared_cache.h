@@ -56,6 +56,8 @@ struct SharedCacheOptions {
   ServingOptions serving;
   WatchCache::Options cache;  // its name is set per resource
   std::chrono::seconds watch_timeout_min{300};
+  // How long a request waits for the first list before it is forwarded instead.
+  std::chrono::milliseconds sync_wait{5000};
 };
 
 class SharedCache final : public hub::SharedCacheHooks {
