@@ -138,7 +138,7 @@ Status Informer::Sink::listed(std::string_view body, std::string* resource_versi
   listed_once_ = true;
   note_listed(next->size(), version);
   *resource_version = std::move(version);
-  if (changed) publish(std::move(next));
+  if (changed) working_.emplace(std::move(*next));  // published by events_done()
   return Status{};
 }
 

@@ -266,6 +266,7 @@ asio::awaitable<Status> Reflector::State::list() {
   if (version.empty()) co_return make_error("list has no metadata.resourceVersion");
   resource_version_ = std::move(version);
   synced = true;
+  sink_->events_done();  // what the list changed is told now, with synced() true
   co_return Status{};
 }
 

@@ -55,7 +55,7 @@ class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
   // A list answered 200: its whole body. Sets *resource_version to the list's. An error makes the
-  // loop back off and list again.
+  // loop back off and list again. On success events_done() follows, once synced() is true.
   virtual Status listed(std::string_view body, std::string* resource_version) = 0;
   // With missing_is_empty: the list was answered 404 (taken as an empty list).
   virtual void missing() {}
@@ -63,7 +63,8 @@ class ReflectorSink {
   // carries one (a BOOKMARK too); sets *reason unless Ok.
   virtual EventVerdict event(std::string_view raw, std::string* resource_version,
                              std::string* reason) = 0;
-  // The events of one piece read from the stream have all been given to event().
+  // The events of one piece read from the stream have all been given to event(); or a list was
+  // applied.
   virtual void events_done() {}
   // A watch was established (HTTP 200); events follow.
   virtual void watching() {}

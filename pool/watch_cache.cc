@@ -229,7 +229,7 @@ Status WatchCache::listed(std::string_view body, std::string* resource_version) 
   std::sort(list.objects.begin(), list.objects.end(),
             [](const ObjectPtr& a, const ObjectPtr& b) { return a->key < b->key; });
 
-  std::unique_lock lock(mutex_);
+  std::lock_guard lock(mutex_);
   if (list.kind.size() > 4 && list.kind.ends_with("List")) {
     kind_ = list.kind.substr(0, list.kind.size() - 4);
   }
@@ -271,9 +271,7 @@ Status WatchCache::listed(std::string_view body, std::string* resource_version) 
   if (!synced_) window_start_ = version;
   synced_ = true;
   snapshot_.reset();
-  for (EventPtr& e : changes) emit(std::move(e));
-  lock.unlock();
-  events_done();  // the difference reaches the open watches now
+  for (EventPtr& e : changes) emit(std::move(e));  // woken by events_done(), which follows
   *resource_version = std::to_string(version);
   return Status{};
 }
