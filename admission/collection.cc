@@ -7,6 +7,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include "base/clock.h"
 #include "base/json_frames.h"
 #include "base/json_member.h"
 #include "base/json_parse.h"
@@ -27,6 +28,7 @@ constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr auto kListTimeout = std::chrono::seconds(60);
 constexpr auto kWatchDeadlineMargin = std::chrono::seconds(30);
 constexpr std::size_t kReadPieceBytes = 16 * 1024;
+constexpr auto kShortWatch = std::chrono::seconds(1);
 
 std::string resource_version_of(const rapidjson::Value& object) {
   const rapidjson::Value* meta = base::find_member(object, "metadata");
@@ -96,6 +98,7 @@ class Collection::State {
   std::unique_ptr<ApiConnection> connection_;  // of the watch in flight
   bool stop_ = false;
   std::string resource_version_;
+  std::size_t watch_events_ = 0;  // of the current watch, bookmarks included
   std::chrono::milliseconds backoff_;
   std::minstd_rand rng_;
 };
@@ -110,8 +113,17 @@ asio::awaitable<void> Collection::State::loop() {
     }
     for (;;) {
       std::string reason;
-      const WatchEnd end = co_await watch(reason);
+      const auto started = base::Clock::now();
+      watch_events_ = 0;
+      WatchEnd end = co_await watch(reason);
       if (stop_) co_return;
+      // As client-go: a watch that ends within a second without an event is a failure, so a
+      // server that ends every watch at once is not asked again and again.
+      if (end == WatchEnd::Rewatch && watch_events_ == 0 &&
+          base::Clock::now() - started < kShortWatch) {
+        end = WatchEnd::Failed;
+        reason = "the watch ended within a second without events";
+      }
       if (end == WatchEnd::Rewatch) continue;
       if (end == WatchEnd::Relist) {
         YH_LOG(Info) << options_.name << ": watch expired (" << reason << "), re-listing";
@@ -252,6 +264,7 @@ Collection::State::WatchEnd Collection::State::apply_event(std::string_view raw,
     reason = "ERROR event: " + base::string_member(*object, "message");
     return code && code->IsInt() && code->GetInt() == 410 ? WatchEnd::Relist : WatchEnd::Failed;
   }
+  ++watch_events_;
   if (std::string version = resource_version_of(*object); !version.empty()) {
     resource_version_ = std::move(version);
   }

@@ -66,7 +66,8 @@ NodeLabeller::NodeLabeller(asio::any_io_executor executor, std::shared_ptr<const
     : executor_(std::move(executor)),
       client_(std::move(client)),
       wake_(executor_),
-      retry_(executor_) {}
+      discovery_retry_(executor_),
+      patch_retry_(executor_) {}
 
 NodeLabeller::~NodeLabeller() { stop(); }
 
@@ -81,7 +82,8 @@ void NodeLabeller::stop() {
   if (pools_) pools_->stop();
   if (nodes_) nodes_->stop();
   wake_.cancel();
-  retry_.cancel();
+  discovery_retry_.cancel();
+  patch_retry_.cancel();
 }
 
 asio::awaitable<void> NodeLabeller::discover_and_watch() {
@@ -106,8 +108,8 @@ asio::awaitable<void> NodeLabeller::discover_and_watch() {
     }
     YH_LOG(Warning) << "node labeller: discovering NodePools: " << chosen.error().message
                     << " (retrying in " << kDiscoveryRetry.count() << " s)";
-    retry_.expires_after(kDiscoveryRetry);
-    co_await retry_.async_wait(net::kNoThrow);
+    discovery_retry_.expires_after(kDiscoveryRetry);
+    co_await discovery_retry_.async_wait(net::kNoThrow);
     if (!*alive || stopped_) co_return;
   }
   YH_LOG(Info) << "node labeller: NodePools of apps.openyurt.io/" << version;
@@ -192,8 +194,8 @@ asio::awaitable<void> NodeLabeller::label_dirty_nodes() {
                                : answer.error().message)
                     << " (retrying in " << kPatchRetry.count() << " s)";
     dirty_.insert(name);
-    retry_.expires_after(kPatchRetry);
-    co_await retry_.async_wait(net::kNoThrow);
+    patch_retry_.expires_after(kPatchRetry);
+    co_await patch_retry_.async_wait(net::kNoThrow);
     if (!*alive) co_return;
   }
 }

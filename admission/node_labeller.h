@@ -62,7 +62,8 @@ class NodeLabeller {
   std::unique_ptr<Collection> nodes_;
   std::set<std::string> dirty_;  // nodes to compare and, when they differ, patch
   net::Timer wake_;              // the labelling loop waits on it while nothing is dirty
-  net::Timer retry_;             // discovery's and failed patches' back-off
+  net::Timer discovery_retry_;
+  net::Timer patch_retry_;  // after a failed patch
   bool stopped_ = false;
   // Shared with the coroutines, which check it after every wait (they may outlive this object
   // by one wake-up once stop() cancelled their timers).
