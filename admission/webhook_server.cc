@@ -35,6 +35,11 @@ Reply status_reply(unsigned code, const std::string& reason, std::string message
           kube::status_body(kube::ApiError{code, reason, std::move(message)})};
 }
 
+Reply failure_reply(kube::Failure failure, std::string_view detail) {
+  const kube::ApiError error = kube::api_error(failure, detail);
+  return {error.code, "application/json", kube::status_body(error)};
+}
+
 Reply route(const http::request<http::string_body>& req, const WebhookConfig& config) {
   const std::string_view target = req.target();
   const std::string_view path = target.substr(0, target.find('?'));
@@ -52,9 +57,9 @@ Reply route(const http::request<http::string_body>& req, const WebhookConfig& co
   }
   const std::string_view content_type = req[http::field::content_type];
   if (!net::istarts_with(content_type, "application/json")) {
-    return status_reply(415, "UnsupportedMediaType",
-                        "Content-Type \"" + std::string(content_type) +
-                            "\": an AdmissionReview is application/json");
+    return failure_reply(kube::Failure::UnsupportedMediaType,
+                         "Content-Type \"" + std::string(content_type) +
+                             "\": an AdmissionReview is application/json");
   }
   WebhookAnswer answer = answer_review(path, req.body(), config);
   return {answer.status, "application/json", std::move(answer.body)};
@@ -83,12 +88,12 @@ asio::awaitable<void> serve(net::TlsStream stream, std::shared_ptr<const Webhook
     Reply reply;
     bool keep_alive = false;
     if (ec == http::error::header_limit) {
-      reply = status_reply(431, "RequestHeaderFieldsTooLarge", "request headers over 64 KiB");
+      reply = failure_reply(kube::Failure::HeaderTooLarge, "over 64 KiB");
     } else if (ec == http::error::body_limit) {
-      reply = status_reply(413, "RequestEntityTooLarge",
-                           "request body over " + std::to_string(kMaxBodyBytes >> 20) + " MiB");
+      reply = failure_reply(kube::Failure::BodyTooLarge,
+                            "over " + std::to_string(kMaxBodyBytes >> 20) + " MiB");
     } else if (ec && net::is_malformed_http(ec)) {
-      reply = status_reply(400, "BadRequest", "malformed HTTP request: " + ec.message());
+      reply = failure_reply(kube::Failure::BadRequest, ec.message());
     } else if (ec) {
       co_return;  // the peer closed or went quiet
     } else {

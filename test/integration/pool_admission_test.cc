@@ -43,6 +43,7 @@ class PoolAdmission {
     process_->wait_exit(std::chrono::seconds(10));
   }
   Process& process() { return *process_; }
+  int port() const { return port_; }
 
   // POSTs `body` as kube-apiserver does; returns the HTTP status and fills `reply`.
   int post(const std::string& path, const std::string& body, std::string* reply,
@@ -125,6 +126,16 @@ TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsT
   EXPECT_EQ(admission.post("/nope", review, &reply), 404);
   EXPECT_EQ(admission.post("/mutate-pods", review, &reply), 200);
   EXPECT_TRUE(admission.process().running());
+
+  // kube-apiserver keeps its connection to a webhook open: the second review reuses the first's.
+  const std::string url = "https://127.0.0.1:" + std::to_string(admission.port());
+  auto both = run_command(
+      {"/usr/bin/curl", "-sS", "--cacert", cluster.dir() + "/pki/ca.crt", "-o", "/dev/null", "-o",
+       "/dev/null", "-w", "%{http_code} %{num_connects}\n", "-H", "Content-Type: application/json",
+       "--data-binary", "@" + cluster.dir() + "/review.json", url + "/mutate-pods?timeout=10s",
+       url + "/validate-nodes?timeout=10s"},
+      std::chrono::seconds(30));
+  EXPECT_EQ(both.out, "200 1\n200 0\n") << both.err;
 }
 
 // The label of every node, "-" when absent.
