@@ -127,6 +127,18 @@ TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsT
   EXPECT_EQ(admission.post("/mutate-pods", review, &reply), 200);
   EXPECT_TRUE(admission.process().running());
 
+  // The probes' path; another method than POST.
+  auto health = run_command(
+      {"/usr/bin/curl", "-sS", "--cacert", cluster.dir() + "/pki/ca.crt", "-w", " %{http_code}",
+       "https://127.0.0.1:" + std::to_string(admission.port()) + "/healthz"},
+      std::chrono::seconds(30));
+  EXPECT_EQ(health.out, "ok 200") << health.err;
+  auto get = run_command(
+      {"/usr/bin/curl", "-sS", "--cacert", cluster.dir() + "/pki/ca.crt", "-o", "/dev/null", "-w",
+       "%{http_code}", "https://127.0.0.1:" + std::to_string(admission.port()) + "/mutate-pods"},
+      std::chrono::seconds(30));
+  EXPECT_EQ(get.out, "405") << get.err;
+
   // kube-apiserver keeps its connection to a webhook open: the second review reuses the first's.
   const std::string url = "https://127.0.0.1:" + std::to_string(admission.port());
   auto both = run_command(
