@@ -25,7 +25,7 @@ struct OpenConnection {
 };
 
 struct Reply {
-  unsigned status;
+  unsigned status = 0;
   std::string content_type;
   std::string body;
 };
@@ -43,7 +43,7 @@ Reply failure_reply(kube::Failure failure, std::string_view detail) {
 Reply route(const http::request<http::string_body>& req, const WebhookConfig& config) {
   const std::string_view target = req.target();
   const std::string_view path = target.substr(0, target.find('?'));
-  if (path == "/healthz" && (req.method() == http::verb::get || req.method() == http::verb::head)) {
+  if (path == "/healthz" && req.method() == http::verb::get) {
     return {200, "text/plain; charset=utf-8", "ok"};
   }
   if (path != kMutatePodsPath && path != kValidateNodesPath) {
