@@ -2,8 +2,8 @@
 # clang-tidy with the checks in .clang-tidy (bugprone, performance, modernize-use-override), every
 # finding an error, over every layer: base/, kube/, net/, hub/ (with hub/certificate/), cache/,
 # filters/, admission/ and cmd/. About 400 CPU-seconds, so some 3.5 minutes on two cores (the Asio
-# and Beast headers make a hub/ file take 5 to 20 s). `check_tidy.sh pure` does only base/ and kube/ (the
-# parsers of client and network input; under a minute). Reads the compile commands of
+# and Beast headers make a hub/ file take 5 to 20 s). `check_tidy.sh pure` does only base/ and
+# kube/ (the parsers of client and network input; under a minute). Reads the compile commands of
 # build/default (YURTHUB_TIDY_BUILD), so run it after a build. Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
