@@ -14,7 +14,7 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
          yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz ota_pod_fuzz
-         autonomy_condition_fuzz)
+         autonomy_condition_fuzz admission_review_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -369,3 +369,12 @@ autonomy=',{"type":"Autonomy","status":"True","reason":"autonomy enabled success
 { printf '\x0d'; node '"node.openyurt.io/autonomy-duration":"0"' '' "$autonomy"; } | seed autonomy_condition_fuzz
 { printf '\x02'; node '"apps.openyurt.io/binding":"true"' '"openyurt.io/is-edge-worker":"false"' "$autonomy"; } |
   seed autonomy_condition_fuzz
+
+# admission_review_fuzz: the recorded AdmissionReviews of test/testdata/admission behind their
+# path byte ("m": /mutate-pods, "v": /validate-nodes), and a review without an object.
+for f in "$root"/test/testdata/admission/*.review.json; do
+  case $(basename "$f") in node-*) path=v ;; *) path=m ;; esac
+  { printf '%s' "$path"; cat "$f"; } | seed admission_review_fuzz
+done
+printf 'm{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"kind":"Pod"}}}' \
+  | seed admission_review_fuzz
