@@ -254,7 +254,7 @@ static int run_hub(int argc, char** argv) {
   // Before the Hub too: the Hub's connections answer from it.
   std::unique_ptr<pool::SharedCache> shared_cache;
   std::vector<pool::PoolResource> pool_resources;
-  if (edge) {
+  if (edge && options->pool_sharing) {
     pool::SharedCacheOptions pool_options;
     pool_options.node_name = node_name;
     pool_options.serving.min_request_timeout = options->min_request_timeout;

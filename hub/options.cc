@@ -159,6 +159,9 @@ constexpr FlagSpec kFlags[] = {
 
   {"enable-resource-filter", K::Bool, G::Filters, &O::enable_resource_filter, "true",
    "Run the response filters."},
+  {"pool-sharing", K::Bool, G::Filters, &O::pool_sharing, "true",
+   "Answer the node's lists and watches of pool-scope resources from one shared upstream "
+   "list+watch per resource (this hub's own flag: YurtHub's multiplexer cannot be turned off)."},
   {"pool-scope-resources", K::StringSlice, G::Filters, &O::pool_scope_resources, "[]",
    "group/version/resource of lists and watches every local client shares one upstream "
    "list+watch of, added to /v1/services and discovery.k8s.io/v1/endpointslices; the "

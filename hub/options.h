@@ -63,6 +63,7 @@ struct HubOptions {
   bool enable_resource_filter = true;                  // --enable-resource-filter
   std::vector<std::string> disabled_resource_filters;  // --disabled-resource-filters
   std::vector<std::string> pool_scope_resources;       // --pool-scope-resources (added)
+  bool pool_sharing = true;                            // --pool-sharing
   int multiplexer_port = 10269;                        // --multiplexer-port
   bool enable_dummy_if = true;                         // --enable-dummy-if: create and keep it
   std::string dummy_if_ip = "169.254.2.1";             // --dummy-if-ip

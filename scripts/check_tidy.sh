@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # clang-tidy with the checks in .clang-tidy (bugprone, performance, modernize-use-override), every
 # finding an error, over every layer: base/, kube/, net/, hub/ (with hub/certificate/), cache/,
-# filters/, admission/ and cmd/. About 400 CPU-seconds, so some 3.5 minutes on two cores (the Asio
-# and Beast headers make a hub/ file take 5 to 20 s). `check_tidy.sh pure` does only base/ and
+# filters/, admission/, pool/ and cmd/. About 400 CPU-seconds, so some 3.5 minutes on two cores
+# (the Asio and Beast headers make a hub/ file take 5 to 20 s). `check_tidy.sh pure` does only base/ and
 # kube/ (the parsers of client and network input; under a minute). Reads the compile commands of
 # build/default (YURTHUB_TIDY_BUILD), so run it after a build. Run by .ci/run.
 set -euo pipefail
@@ -13,7 +13,7 @@ db=${YURTHUB_TIDY_BUILD:-build/default}
 case ${1:-all} in
   pure) files=(base/*.cc kube/*.cc) ;;
   all) files=(base/*.cc kube/*.cc net/*.cc hub/*.cc hub/certificate/*.cc cache/*.cc filters/*.cc
-              admission/*.cc cmd/*.cc) ;;
+              admission/*.cc pool/*.cc cmd/*.cc) ;;
   *) echo "usage: check_tidy.sh [pure|all]" >&2; exit 2 ;;
 esac
 log=$(mktemp)
