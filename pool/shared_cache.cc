@@ -69,6 +69,7 @@ std::vector<PoolResource> parse_pool_resources(std::string_view text, std::strin
 SharedCache::SharedCache(SharedCacheOptions options, base::MetricsRegistry& metrics)
     : options_(std::move(options)),
       own_component_(lowercase(user_agent())),
+      reviews_(metrics),
       entries_(std::make_shared<const Entries>()),
       in_flight_(metrics.gauge("node_yurthub_aggregated_in_flight_requests_collector",
                                "Lists and watches being answered from the shared watch cache "
@@ -91,6 +92,11 @@ void SharedCache::start(asio::any_io_executor executor, std::string proxy_host,
   executor_ = std::move(executor);
   proxy_host_ = std::move(proxy_host);
   proxy_port_ = proxy_port;
+  AccessReviewOptions reviews;
+  reviews.proxy_host = proxy_host_;
+  reviews.proxy_port = proxy_port_;
+  reviews.user_agent = user_agent();
+  reviews_.set_options(std::move(reviews));
 }
 
 void SharedCache::stop() {
@@ -184,12 +190,14 @@ asio::awaitable<bool> SharedCache::admit(const kube::RequestInfo& info) {
   }
   const std::string verb(kube::verb_name(info.verb));
   const char* answer = nullptr;
-  if (info.bearer_token) {
-    answer = "forwarded_token";  // the apiserver authorizes it (docs/pool-sharing.md)
-  } else if (!entry->cache->synced()) {
+  if (!entry->cache->synced()) {
     answer = "forwarded_unsynced";
   } else if (!answerable(info, *entry->cache)) {
     answer = "forwarded_query";
+  } else if (info.bearer_token) {
+    // Served only what the apiserver says this token may read (docs/pool-sharing.md).
+    const bool allowed = co_await reviews_.allowed(info);
+    if (!allowed) answer = "forwarded_token";
   }
   answers_.with({entry->resource.text(), verb, answer ? answer : "shared"}).inc();
   co_return answer == nullptr;

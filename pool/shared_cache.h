@@ -11,8 +11,9 @@
 // would (no sendInitialEvents, no resourceVersionMatch=Exact, no resourceVersion newer than the
 // cache, no apiserver continue token, a client that accepts JSON); and the caller may read it:
 // the node's own callers (no token) are served as the node, whose identity the hub lends them
-// anyway; a caller with a bearer token is forwarded, so the apiserver authorizes it
-// (docs/pool-sharing.md).
+// anyway; a caller with a bearer token once the apiserver said (a SelfSubjectAccessReview with
+// that token, pool/access_reviews.h) it may list or watch the resource there, else forwarded
+// so the apiserver authorizes it (docs/pool-sharing.md).
 //
 // Threading: the reflectors run on the executor given (worker 0); pool_scope/admit/serve are
 // called from every worker; set_resources from worker 0.
@@ -30,6 +31,7 @@
 #include "base/metrics.h"
 #include "hub/hooks/shared_cache_hooks.h"
 #include "net/reflector.h"
+#include "pool/access_reviews.h"
 #include "pool/shared_serving.h"
 #include "pool/watch_cache.h"
 
@@ -101,6 +103,7 @@ class SharedCache final : public hub::SharedCacheHooks {
   unsigned short proxy_port_ = 0;
   SharedCacheOptions options_;
   std::string own_component_;  // the reflectors' User-Agent, lowercased
+  AccessReviews reviews_;      // bearer-token callers' clearance
   std::atomic<std::shared_ptr<const Entries>> entries_;
   base::GaugeFamily& in_flight_;     // node_yurthub_aggregated_in_flight_requests_collector
   base::Gauge& in_flight_total_;     // node_yurthub_aggregated_in_flight_requests_total

@@ -276,6 +276,38 @@ Reply ApiHandlers::self_subject_review(const ApiRequest& req) {
   return Reply{201, "application/json", std::string(buf.GetString(), buf.GetSize())};
 }
 
+Reply ApiHandlers::self_subject_access_review(const ApiRequest& req, bool allowed) {
+  auto doc = parse_json(req.body);
+  if (!doc || !doc->IsObject() || !doc->HasMember("spec") || !(*doc)["spec"].IsObject()) {
+    return status_reply(400, "BadRequest", "SelfSubjectAccessReview without a spec");
+  }
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("kind");
+  w.String("SelfSubjectAccessReview");
+  w.Key("apiVersion");
+  w.String("authorization.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("creationTimestamp");
+  w.Null();
+  w.EndObject();
+  w.Key("spec");
+  (*doc)["spec"].Accept(w);
+  w.Key("status");
+  w.StartObject();
+  w.Key("allowed");
+  w.Bool(allowed);
+  if (allowed) {
+    w.Key("reason");
+    w.String("fake authorizer: allowed");
+  }
+  w.EndObject();
+  w.EndObject();
+  return Reply{201, "application/json", std::string(buf.GetString(), buf.GetSize())};
+}
+
 Reply ApiHandlers::pod_log(const ApiRequest& req) {
   if (store_.get(req.resource->key(), req.path.ns, req.path.name) == nullptr) return missing(req);
   return Reply{200, "text/plain", "fake log line\n"};

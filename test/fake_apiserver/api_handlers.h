@@ -47,6 +47,8 @@ class ApiHandlers {
   Reply remove(const ApiRequest& req);
   Reply remove_collection(const ApiRequest& req);
   Reply self_subject_review(const ApiRequest& req);
+  // authorization.k8s.io/v1 SelfSubjectAccessReview: the spec echoed, status.allowed as given.
+  Reply self_subject_access_review(const ApiRequest& req, bool allowed);
   // POST serviceaccounts/<name>/token (token_request.cc).
   Reply token_request(const ApiRequest& req);
   Reply pod_log(const ApiRequest& req);

@@ -164,6 +164,14 @@ std::vector<ResourceInfo> build_table() {
                .kind = "SelfSubjectReview",
                .verbs = {"create"},
                .stored = false});
+  t.push_back({.group = "authorization.k8s.io",
+               .versions = {"v1"},
+               .name = "selfsubjectaccessreviews",
+               .singular = "selfsubjectaccessreview",
+               .namespaced = false,
+               .kind = "SelfSubjectAccessReview",
+               .verbs = {"create"},
+               .stored = false});
   // certificates.k8s.io/v1 as in a v1.26 apiserver's discovery: approval is the subresource
   // `kubectl certificate approve` writes; status is what the signer writes.
   t.push_back({.group = "certificates.k8s.io",

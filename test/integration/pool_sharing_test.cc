@@ -231,5 +231,50 @@ TEST_F(PoolSharingShortWindow, APartitionLongerThanTheWatchWindowEndsInEventsNot
   EXPECT_EQ(last_events(proxy)["by-host-x1"].second, Nodes{"edge-node-1"});
 }
 
+// Bearer-token callers: served from the shared cache only once the apiserver said, asked with
+// their own token, that they may read it there.
+class PoolSharingTokens : public PoolSharing {
+ protected:
+  PoolSharingTokens() : PoolSharing(with_denied_pod()) {}
+  static ClusterOptions with_denied_pod() {
+    ClusterOptions o = options();
+    o.apiserver_flags.push_back("--deny-user=system:serviceaccount:default:web");
+    return o;
+  }
+  HttpResponse get_with(const std::string& token, const std::string& target) {
+    return http_request(cluster_.proxy_port(), "GET", target,
+                        {{"User-Agent", kKubeProxy}, {"Authorization", "Bearer " + token}});
+  }
+  double reviews(const char* result) {
+    const double v = cluster_.metric(
+        std::string(R"(node_yurthub_pool_access_reviews_total{result=")") + result + R"("})");
+    return v < 0 ? 0 : v;
+  }
+};
+
+TEST_F(PoolSharingTokens, ATokenIsServedOnlyWhatTheApiserverLetsItRead) {
+  const double shared_before = shared_count();
+  auto admin = get_with("admin-token-0123456789", kSlices);
+  ASSERT_EQ(admin.status, 200) << admin.body;
+  EXPECT_EQ(reviews("allowed"), 1);
+  EXPECT_EQ(shared_count(), shared_before + 1);
+  // Remembered: the next list asks nobody.
+  ASSERT_EQ(get_with("admin-token-0123456789", kSlices).status, 200);
+  EXPECT_EQ(reviews("allowed"), 1);
+  EXPECT_EQ(shared_count(), shared_before + 2);
+
+  // The apiserver refuses this pod: so does the hub, by forwarding it.
+  const int lists = cluster_.apiserver_requests(kSliceLists);
+  auto pod = get_with("pod-token-0123456789", kSlices);
+  EXPECT_EQ(pod.status, 403) << pod.body;
+  EXPECT_EQ(reviews("denied"), 1);
+  EXPECT_EQ(cluster_.apiserver_requests(kSliceLists), lists + 1);
+  EXPECT_EQ(shared_count(), shared_before + 2);
+  // A made-up token is not authenticated: the review fails and the request is refused upstream.
+  auto made_up = get_with("made-up-token", kSlices);
+  EXPECT_EQ(made_up.status, 401) << made_up.body;
+  EXPECT_EQ(shared_count(), shared_before + 2);
+}
+
 }  // namespace
 }  // namespace yurthub::test
