@@ -70,10 +70,10 @@ std::optional<std::string> invalid_selector(const kube::RequestInfo& info) {
 
 std::string list_head(std::string_view list_kind, std::string_view api_version,
                       std::uint64_t resource_version, std::string_view continue_token) {
-  std::string head = "{\"kind\":" + quoted(list_kind.empty() ? "List" : list_kind) +
-                     ",\"apiVersion\":" + quoted(api_version) +
-                     ",\"metadata\":{\"resourceVersion\":" +
-                     quoted(std::to_string(resource_version));
+  std::string head =
+      "{\"kind\":" + quoted(list_kind.empty() ? "List" : list_kind) +
+      ",\"apiVersion\":" + quoted(api_version) +
+      ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(resource_version));
   if (!continue_token.empty()) head += ",\"continue\":" + quoted(continue_token);
   head += "},\"items\":[";
   return head;
@@ -90,8 +90,8 @@ std::chrono::steady_clock::time_point watch_deadline(const kube::RequestInfo& in
 std::string bookmark_event(std::string_view kind, std::string_view api_version,
                            std::uint64_t resource_version) {
   return "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":" + quoted(kind) +
-         ",\"apiVersion\":" + quoted(api_version) + ",\"metadata\":{\"resourceVersion\":" +
-         quoted(std::to_string(resource_version)) + "}}}\n";
+         ",\"apiVersion\":" + quoted(api_version) +
+         ",\"metadata\":{\"resourceVersion\":" + quoted(std::to_string(resource_version)) + "}}}\n";
 }
 
 }  // namespace yurthub::cache

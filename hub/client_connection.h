@@ -38,9 +38,9 @@ inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, at
 struct ActiveUpstream {
   UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
   std::size_t server = 0;
-  bool streaming = false;                // relaying a watch or another long-running response
-  bool offline = false;                  // answered by the cache (no upstream connection)
-  bool shared = false;  // answered by the pool's shared watch cache: no server's health ends it
+  bool streaming = false;  // relaying a watch or another long-running response
+  bool offline = false;    // answered by the cache (no upstream connection)
+  bool shared = false;     // answered by the pool's shared watch cache: no server's health ends it
   std::optional<StreamEnd> stop_reason;  // set by stop(); the relay ends and reports it
   net::Timer* wake = nullptr;            // what an offline stream waits on
 

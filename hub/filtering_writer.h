@@ -19,8 +19,7 @@ namespace yurthub::hub {
 class FilteringWriter final : public ResponseWriter {
  public:
   // `watch`: every write() is one whole watch event; else the writes are a list's bytes.
-  FilteringWriter(ResponseWriter& inner, ResponseFilter& filter, ActiveUpstream& active,
-                  bool watch)
+  FilteringWriter(ResponseWriter& inner, ResponseFilter& filter, ActiveUpstream& active, bool watch)
       : inner_(inner), filter_(filter), active_(active), watch_(watch) {
     if (watch_) active_.filter = &filter_;  // request_corrections() looks for it
   }

@@ -47,9 +47,9 @@ struct SharedState {
   ServerSet& servers;
   const net::UpstreamTls& tls;
   HubMetrics& metrics;
-  HealthChecker* health = nullptr;  // null in cloud mode (every server is taken as healthy)
-  CacheHooks* cache = nullptr;      // null in cloud mode: nothing is cached or served offline
-  FilterHooks* filters = nullptr;   // null when no response is filtered
+  HealthChecker* health = nullptr;   // null in cloud mode (every server is taken as healthy)
+  CacheHooks* cache = nullptr;       // null in cloud mode: nothing is cached or served offline
+  FilterHooks* filters = nullptr;    // null when no response is filtered
   SharedCacheHooks* pool = nullptr;  // null when pool-scope resources are not shared
   std::atomic<bool> draining{false};
   std::atomic<int> in_flight{0};  // short-running requests being served (--max-requests-in-flight)

@@ -62,10 +62,10 @@ void AccessReviews::set_options(AccessReviewOptions options) { options_ = std::m
 
 std::string AccessReviews::key_of(const kube::RequestInfo& info) const {
   std::string key = *info.bearer_token;
-  for (std::string_view part : {kube::verb_name(info.verb), std::string_view(info.api_group),
-                                std::string_view(info.resource),
-                                std::string_view(info.namespace_name),
-                                std::string_view(info.name)}) {
+  for (std::string_view part :
+       {kube::verb_name(info.verb), std::string_view(info.api_group),
+        std::string_view(info.resource), std::string_view(info.namespace_name),
+        std::string_view(info.name)}) {
     key += '\n';
     key.append(part);
   }

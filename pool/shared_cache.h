@@ -105,9 +105,9 @@ class SharedCache final : public hub::SharedCacheHooks {
   std::string own_component_;  // the reflectors' User-Agent, lowercased
   AccessReviews reviews_;      // bearer-token callers' clearance
   std::atomic<std::shared_ptr<const Entries>> entries_;
-  base::GaugeFamily& in_flight_;     // node_yurthub_aggregated_in_flight_requests_collector
-  base::Gauge& in_flight_total_;     // node_yurthub_aggregated_in_flight_requests_total
-  base::CounterFamily& answers_;     // node_yurthub_pool_answers_total{resource,verb,answer}
+  base::GaugeFamily& in_flight_;  // node_yurthub_aggregated_in_flight_requests_collector
+  base::Gauge& in_flight_total_;  // node_yurthub_aggregated_in_flight_requests_total
+  base::CounterFamily& answers_;  // node_yurthub_pool_answers_total{resource,verb,answer}
 };
 
 }  // namespace yurthub::pool

@@ -168,8 +168,9 @@ asio::awaitable<unsigned> serve_list(WatchCache& cache, PagedSnapshots& pages,
 
   std::vector<const CachedObject*> items;
   bool more = false;
-  auto it = std::upper_bound(snapshot->objects.begin(), snapshot->objects.end(), after,
-                             [](const std::string& key, const ObjectPtr& o) { return key < o->key; });
+  auto it =
+      std::upper_bound(snapshot->objects.begin(), snapshot->objects.end(), after,
+                       [](const std::string& key, const ObjectPtr& o) { return key < o->key; });
   if (after.empty()) it = snapshot->objects.begin();
   for (; it != snapshot->objects.end(); ++it) {
     if (!selection.matches(**it)) continue;
@@ -241,8 +242,7 @@ asio::awaitable<unsigned> serve_watch(WatchCache& cache, const kube::RequestInfo
   for (;;) {
     const auto now = base::Clock::now();
     if (now >= deadline) break;
-    const auto wake =
-        info.allow_watch_bookmarks ? std::min(deadline, next_bookmark) : deadline;
+    const auto wake = info.allow_watch_bookmarks ? std::min(deadline, next_bookmark) : deadline;
     if (auto reason = co_await out.wait_until(wake)) break;  // the client left, the hub drains
     if (start.subscription->overflowed()) break;  // the client re-watches from where it was
     const std::vector<EventPtr> events = start.subscription->take();

@@ -152,8 +152,7 @@ std::shared_ptr<const CacheSnapshot> WatchCache::snapshot() const {
   return snapshot_;
 }
 
-WatchCache::Start WatchCache::watch(std::optional<std::uint64_t> from,
-                                    std::function<void()> wake) {
+WatchCache::Start WatchCache::watch(std::optional<std::uint64_t> from, std::function<void()> wake) {
   Start start;
   auto subscription = std::make_shared<Subscription>();
   subscription->wake_ = std::move(wake);
@@ -179,7 +178,7 @@ WatchCache::Start WatchCache::watch(std::optional<std::uint64_t> from,
   return start;
 }
 
-void WatchCache::emit(EventPtr event) {
+void WatchCache::emit(const EventPtr& event) {
   window_.push_back({event, SteadyClock::now()});
   snapshot_.reset();
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
@@ -241,8 +240,8 @@ Status WatchCache::listed(std::string_view body, std::string* resource_version) 
     if (!synced_ || old == objects_.end() ||
         old->second->resource_version != object->resource_version) {
       auto e = std::make_shared<CacheEvent>();
-      e->type = synced_ && old != objects_.end() ? CacheEvent::Type::Modified
-                                                 : CacheEvent::Type::Added;
+      e->type =
+          synced_ && old != objects_.end() ? CacheEvent::Type::Modified : CacheEvent::Type::Added;
       e->position = version;
       e->object = object;
       if (old != objects_.end()) e->previous = old->second;
@@ -271,7 +270,7 @@ Status WatchCache::listed(std::string_view body, std::string* resource_version) 
   if (!synced_) window_start_ = version;
   synced_ = true;
   snapshot_.reset();
-  for (EventPtr& e : changes) emit(std::move(e));  // woken by events_done(), which follows
+  for (EventPtr& e : changes) emit(e);  // woken by events_done(), which follows
   *resource_version = std::to_string(version);
   return Status{};
 }
@@ -338,7 +337,7 @@ net::EventVerdict WatchCache::event(std::string_view raw, std::string* resource_
   e->object = std::move(shared);
   resource_version_ = std::max(resource_version_, e->position);
   *resource_version = std::to_string(e->position);
-  emit(std::move(e));
+  emit(e);
   return net::EventVerdict::Ok;
 }
 

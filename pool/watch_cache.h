@@ -88,8 +88,8 @@ class WatchCache : public net::ReflectorSink {
 
   // What a watch starts with.
   struct Start {
-    bool expired = false;              // `from` is older than the window: 410
-    std::vector<EventPtr> backlog;     // events after `from`, in order
+    bool expired = false;                          // `from` is older than the window: 410
+    std::vector<EventPtr> backlog;                 // events after `from`, in order
     std::shared_ptr<const CacheSnapshot> initial;  // without `from`: the objects, as ADDED
     std::shared_ptr<Subscription> subscription;    // what comes next
   };
@@ -120,7 +120,7 @@ class WatchCache : public net::ReflectorSink {
 
  private:
   // REQUIRES: mutex_ held. Records `event` in the window and hands it to every subscription.
-  void emit(EventPtr event);
+  void emit(const EventPtr& event);
   void trim_window();
 
   Options options_;

@@ -521,9 +521,9 @@ TEST(Usage, ListsEveryFlagWithDefaultsAndCompatibilityMarks) {
     EXPECT_EQ(line.find("ignored"), std::string::npos) << line;
   }
   for (const char* flag :
-       {"enable-iptables", "enable-node-pool", "enable-pool-service-topology",
-        "profiling", "gc-frequency", "kubelet-health-grace-period", "host-control-plane-address", "logtostderr", "alsologtostderr",
-        "log-file", "add_dir_header"}) {
+       {"enable-iptables", "enable-node-pool", "enable-pool-service-topology", "profiling",
+        "gc-frequency", "kubelet-health-grace-period", "host-control-plane-address", "logtostderr",
+        "alsologtostderr", "log-file", "add_dir_header"}) {
     const std::string line = line_of(flag);
     ASSERT_FALSE(line.empty()) << "--" << flag << " missing from usage";
     EXPECT_NE(line.find("(accepted for compatibility; ignored)"), std::string::npos) << line;

@@ -66,8 +66,8 @@ class PoolSharing : public testing::Test {
     cluster_.start_apiserver();
     cluster_.start_hub();
     // The shared cache has listed (its answers are counted from the first one on).
-    ASSERT_TRUE(eventually([&] { return shared_answers(kKubeProxy, kSlices); },
-                           std::chrono::seconds(10)))
+    ASSERT_TRUE(
+        eventually([&] { return shared_answers(kKubeProxy, kSlices); }, std::chrono::seconds(10)))
         << cluster_.hub().log();
   }
   HttpResponse get_as(const char* agent, const std::string& target) {
@@ -82,8 +82,9 @@ class PoolSharing : public testing::Test {
     double sum = 0;
     for (const char* verb : {"list", "watch"}) {
       for (const char* resource : {"discovery.k8s.io/v1/endpointslices", "/v1/services"}) {
-        const double v = cluster_.metric(std::string(R"(node_yurthub_pool_answers_total{resource=")") +
-                                         resource + R"(",verb=")" + verb + R"(",answer="shared"})");
+        const double v =
+            cluster_.metric(std::string(R"(node_yurthub_pool_answers_total{resource=")") +
+                            resource + R"(",verb=")" + verb + R"(",answer="shared"})");
         if (v > 0) sum += v;
       }
     }
@@ -138,7 +139,8 @@ TEST_F(PoolSharing, ClientsOnOneNodeShareOneUpstreamWatchPerResource) {
 
 TEST_F(PoolSharing, SelectorsAndPagingAreTheApiserversOwn) {
   // A label selector, as kube-proxy sends one; a field selector; a page of two.
-  auto selected = get_as(kCilium, kSlices + "?labelSelector=kubernetes.io%2Fservice-name%3Dby-host");
+  auto selected =
+      get_as(kCilium, kSlices + "?labelSelector=kubernetes.io%2Fservice-name%3Dby-host");
   ASSERT_EQ(selected.status, 200) << selected.body;
   rapidjson::Document doc;
   doc.Parse(selected.body.c_str());
@@ -157,11 +159,12 @@ TEST_F(PoolSharing, SelectorsAndPagingAreTheApiserversOwn) {
     auto page = get_as(kCilium, next);
     ASSERT_EQ(page.status, 200) << page.body;
     doc.Parse(page.body.c_str());
-    for (const auto& item : doc["items"].GetArray()) names.insert(item["metadata"]["name"].GetString());
+    for (const auto& item : doc["items"].GetArray())
+      names.insert(item["metadata"]["name"].GetString());
     const auto& meta = doc["metadata"];
-    next = meta.HasMember("continue") ? kSlices + "?limit=2&continue=" +
-                                            std::string(meta["continue"].GetString())
-                                      : "";
+    next = meta.HasMember("continue")
+               ? kSlices + "?limit=2&continue=" + std::string(meta["continue"].GetString())
+               : "";
   }
   EXPECT_EQ(names.size(), 5u);
   EXPECT_TRUE(next.empty());
