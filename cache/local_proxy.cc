@@ -25,7 +25,6 @@ struct ListChoice {
   ListRecord record;
 };
 
-
 std::string item_kind(const ListRecord& record) {
   const std::string& k = record.list_kind;
   return k.size() > 4 && k.compare(k.size() - 4, 4, "List") == 0 ? k.substr(0, k.size() - 4) : k;
@@ -73,7 +72,6 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
   return best;
 }
 
-
 }  // namespace
 
 std::string encode_continue(const ContinuePoint& point) {
@@ -120,7 +118,6 @@ bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& 
 }
 
 }  // namespace
-
 
 asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
                                             const std::optional<ListIdentity>& identity,

@@ -16,7 +16,6 @@
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
 #include "filters/hub_address.h"
-#include "pool/shared_cache.h"
 #include "hub/certificate/api_call.h"
 #include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
@@ -28,6 +27,7 @@
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
 #include "ota/ota_handler.h"
+#include "pool/shared_cache.h"
 
 namespace {
 
