@@ -27,6 +27,7 @@
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
 #include "ota/ota_handler.h"
+#include "pool/leader_hub_config.h"
 #include "pool/shared_cache.h"
 
 namespace {
@@ -315,16 +316,27 @@ static int run_hub(int argc, char** argv) {
     autonomy = start_autonomy(hub, node_name, cloud_tls, node_cache.get(), cache_error, registry);
   }
   filter_manager.set_hub_port(hub.secure_port());
-  filter_manager.start(
-      [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
-        return hub.make_informer(std::move(o), std::move(on_change));
-      },
-      [&hub] { hub.notify_filters_changed(); });
+  auto make_informer = [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
+    return hub.make_informer(std::move(o), std::move(on_change));
+  };
+  std::unique_ptr<pool::LeaderHubWatcher> leader_hub;
+  if (shared_cache) {
+    leader_hub =
+        std::make_unique<pool::LeaderHubWatcher>(*shared_cache, pool_resources, make_informer);
+  }
+  // The pool's leader-hub ConfigMap follows the node's pool, which the filters learn.
+  if (leader_hub) {
+    filter_manager.on_pool_change([&leader_hub](const std::string& pool) {
+      if (leader_hub) leader_hub->set_pool(pool);
+    });
+  }
+  filter_manager.start(make_informer, [&hub] { hub.notify_filters_changed(); });
   const int code = hub.run();
   if (autonomy) autonomy->stop();
   if (certificates) certificates->stop();
   reloader.reset();  // its thread renews the serving certificate: stopped before that goes
   filter_manager.stop();
+  if (leader_hub) leader_hub->stop();
   if (shared_cache) shared_cache->stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;

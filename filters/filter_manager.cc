@@ -108,6 +108,7 @@ void FilterManager::rebuild_view() {
                  << (next->pool_known || next->pool_name.empty() ? "" : " (NodePool not found)");
   }
   if (!was_ready && ready_) YH_LOG(Info) << "filters: ready";
+  if (previous->pool_name != next->pool_name && on_pool_change_) on_pool_change_(next->pool_name);
   if (was_ready && topology_changed(*previous, *next) && on_topology_change_) on_topology_change_();
 }
 

@@ -46,6 +46,11 @@ class FilterManager final : public hub::FilterHooks {
   void set_config(const std::map<std::string, std::string>& data);
   // The HTTPS proxy port as bound (when --proxy-secure-port=0 picked one). Before start().
   void set_hub_port(unsigned short port);
+  // Called on worker 0 with this node's pool name whenever it changes (the pool's leader-hub
+  // ConfigMap follows it). Before start().
+  void on_pool_change(std::function<void(const std::string&)> callback) {
+    on_pool_change_ = std::move(callback);
+  }
   // Starts the informers (none when every filter is disabled).
   void start(const InformerFactory& make_informer, std::function<void()> on_topology_change);
   // Stops and destroys the informers. REQUIRES: before the Hub (its workers) is destroyed.
@@ -73,6 +78,7 @@ class FilterManager final : public hub::FilterHooks {
   std::string last_config_description_;
   InformerFactory make_informer_;
   std::function<void()> on_topology_change_;
+  std::function<void(const std::string&)> on_pool_change_;
   std::unique_ptr<net::Informer> node_;
   std::unique_ptr<net::Informer> pools_;          // apps.openyurt.io/v1beta2
   std::unique_ptr<net::Informer> pools_v1beta1_;  // only when v1beta2 is not served

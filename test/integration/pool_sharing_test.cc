@@ -81,7 +81,8 @@ class PoolSharing : public testing::Test {
   double shared_count() {
     double sum = 0;
     for (const char* verb : {"list", "watch"}) {
-      for (const char* resource : {"discovery.k8s.io/v1/endpointslices", "/v1/services"}) {
+      for (const char* resource :
+           {"discovery.k8s.io/v1/endpointslices", "/v1/services", "/v1/endpoints"}) {
         const double v =
             cluster_.metric(std::string(R"(node_yurthub_pool_answers_total{resource=")") +
                             resource + R"(",verb=")" + verb + R"(",answer="shared"})");
@@ -277,6 +278,34 @@ TEST_F(PoolSharingTokens, ATokenIsServedOnlyWhatTheApiserverLetsItRead) {
   auto made_up = get_with("made-up-token", kSlices);
   EXPECT_EQ(made_up.status, 401) << made_up.body;
   EXPECT_EQ(shared_count(), shared_before + 2);
+}
+
+TEST_F(PoolSharing, ThePoolsLeaderHubConfigMapReplacesTheSharedSet) {
+  // yurt-manager's ConfigMap for pool-a: only Services, plus v1 Endpoints.
+  auto r = cluster_.kubectl_direct(
+      {"apply", "-f", "-"}, std::chrono::seconds(30),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leader-hub-pool-a\n"
+      "  namespace: kube-system\n  labels:\n    openyurt.io/configmap-name: leader-hub-pool-a\n"
+      "data:\n  pool-scoped-metadata: \"/v1/services,/v1/endpoints\"\n"
+      "  enable-leader-election: \"false\"\n  leaders: \"\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(cluster_.hub().wait_for_log("no longer sharing discovery.k8s.io/v1/endpointslices",
+                                          std::chrono::seconds(15)))
+      << cluster_.hub().log();
+  ASSERT_TRUE(cluster_.hub().wait_for_log("sharing /v1/endpoints", std::chrono::seconds(5)));
+  // EndpointSlices go upstream again, each list its own; Endpoints come from the shared cache.
+  const int lists = cluster_.apiserver_requests(kSliceLists);
+  ASSERT_EQ(get_as(kKubeProxy, kSlices).status, 200);
+  EXPECT_EQ(cluster_.apiserver_requests(kSliceLists), lists + 1);
+  ASSERT_TRUE(eventually(
+      [&] { return shared_answers(kKubeProxy, "/api/v1/namespaces/default/endpoints"); },
+      std::chrono::seconds(10)));
+  // The ConfigMap gone, the flag's set is back.
+  r = cluster_.kubectl_direct({"delete", "configmap", "-n", "kube-system", "leader-hub-pool-a"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(eventually([&] { return shared_answers(kKubeProxy, kSlices); },
+                         std::chrono::seconds(15)))
+      << cluster_.hub().log();
 }
 
 }  // namespace
