@@ -298,7 +298,7 @@ static int run_hub(int argc, char** argv) {
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
   if (shared_cache) {
     auto [host, port] = hub.proxy_address();
-    shared_cache->start(hub.main_executor(), host, port);
+    shared_cache->start(hub.main_executor(), host, port, [&hub] { return hub.online(); });
     shared_cache->set_resources(pool_resources);
   }
   if (certificates) {

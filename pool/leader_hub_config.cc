@@ -12,7 +12,7 @@ std::string data_string(const rapidjson::Value& configmap, const char* key) {
   if (data == configmap.MemberEnd() || !data->value.IsObject()) return {};
   auto it = data->value.FindMember(key);
   return it != data->value.MemberEnd() && it->value.IsString() ? it->value.GetString()
-                                                                : std::string();
+                                                               : std::string();
 }
 
 bool has_data(const rapidjson::Value& configmap, const char* key) {
@@ -28,7 +28,8 @@ LeaderHubConfig parse_leader_hub_config(const rapidjson::Value& configmap) {
   if (has_data(configmap, "pool-scoped-metadata")) {
     std::string bad;
     c.resources = parse_pool_resources(data_string(configmap, "pool-scoped-metadata"), &bad);
-    if (!bad.empty()) YH_LOG(Warning) << "leader-hub ConfigMap: ignored pool-scoped-metadata " << bad;
+    if (!bad.empty())
+      YH_LOG(Warning) << "leader-hub ConfigMap: ignored pool-scoped-metadata " << bad;
   }
   const std::string leaders = data_string(configmap, "leaders");
   std::string_view rest = leaders;

@@ -23,7 +23,7 @@
 namespace yurthub::pool {
 
 struct LeaderHubConfig {
-  std::optional<std::vector<PoolResource>> resources;  // pool-scoped-metadata, when present
+  std::optional<std::vector<PoolResource>> resources;        // pool-scoped-metadata, when present
   std::vector<std::pair<std::string, std::string>> leaders;  // node name, address
   bool leader_election = false;
   bool interconnectivity = false;

@@ -83,12 +83,59 @@ SharedCache::SharedCache(SharedCacheOptions options, base::MetricsRegistry& metr
       answers_(metrics.counter("node_yurthub_pool_answers_total",
                                "Pool-scope lists and watches, by whether the shared watch cache "
                                "answered them (shared) or they were forwarded, and why.",
-                               {"resource", "verb", "answer"})) {}
+                               {"resource", "verb", "answer"})),
+      targets_(metrics.gauge("node_yurthub_target_for_multiplexer_requests_collector",
+                             "The shared watch cache's own upstream watch per resource, by where "
+                             "the hub serves it from (server: cloud, or cache when offline).",
+                             {"verb", "resource", "subresources", "client", "server"})),
+      fanned_out_(metrics.counter("node_yurthub_pool_events_fanned_out_total",
+                                  "Events of the shared watch cache handed to local watches.",
+                                  {"resource"})) {}
 
 SharedCache::~SharedCache() { stop(); }
 
+// Feeds the WatchCache, and counts where its watch is served from and the events fanned out.
+class SharedCache::MeteredSink final : public net::ReflectorSink {
+ public:
+  MeteredSink(SharedCache& owner, std::shared_ptr<WatchCache> cache, std::string resource)
+      : owner_(owner), cache_(std::move(cache)), resource_(std::move(resource)) {}
+  Status listed(std::string_view body, std::string* resource_version) override {
+    return cache_->listed(body, resource_version);
+  }
+  net::EventVerdict event(std::string_view raw, std::string* resource_version,
+                          std::string* reason) override {
+    return cache_->event(raw, resource_version, reason);
+  }
+  void events_done() override {
+    cache_->events_done();
+    const std::uint64_t delivered = cache_->events_delivered();
+    if (delivered > counted_) owner_.fanned_out_.with({resource_}).inc(delivered - counted_);
+    counted_ = delivered;
+  }
+  // The hub answers the reflector's watch from the cloud when an apiserver is healthy, else from
+  // the node cache (a held-open offline watch).
+  void watching() override {
+    const bool cloud = !owner_.online_ || owner_.online_();
+    set_source(cloud ? "cloud" : "cache");
+  }
+  void stopped() override { set_source(""); }
+
+ private:
+  void set_source(std::string_view source) {
+    for (const char* s : {"cloud", "cache"}) {
+      owner_.targets_.with({"watch", resource_, "", owner_.user_agent(), s})
+          .set(source == s ? 1 : 0);
+    }
+  }
+  SharedCache& owner_;
+  std::shared_ptr<WatchCache> cache_;
+  std::string resource_;
+  std::uint64_t counted_ = 0;
+};
+
 void SharedCache::start(asio::any_io_executor executor, std::string proxy_host,
-                        unsigned short proxy_port) {
+                        unsigned short proxy_port, std::function<bool()> online) {
+  online_ = std::move(online);
   executor_ = std::move(executor);
   proxy_host_ = std::move(proxy_host);
   proxy_port_ = proxy_port;
@@ -126,7 +173,8 @@ void SharedCache::set_resources(const std::vector<PoolResource>& resources) {
     o.user_agent = user_agent();
     o.watch_timeout_min = options_.watch_timeout_min;
     o.backoff_max = std::chrono::seconds(5);
-    entry->reflector = std::make_unique<net::Reflector>(executor_, std::move(o), entry->cache);
+    entry->reflector = std::make_unique<net::Reflector>(
+        executor_, std::move(o), std::make_shared<MeteredSink>(*this, entry->cache, r.text()));
     entry->reflector->start();
     YH_LOG(Info) << "shared watch cache: sharing " << r.text();
     next->emplace(r.text(), std::move(entry));

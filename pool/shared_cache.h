@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,8 +70,9 @@ class SharedCache final : public hub::SharedCacheHooks {
 
   // Lists and watches from now on, on `executor` (worker 0), through the hub's plain proxy port
   // at host:port. REQUIRES: called once, before set_resources().
+  // `online`: whether an apiserver is healthy (the source the hub's answers come from).
   void start(boost::asio::any_io_executor executor, std::string proxy_host,
-             unsigned short proxy_port);
+             unsigned short proxy_port, std::function<bool()> online);
 
   // The resources shared from now on: new ones start their list+watch, removed ones stop it
   // (their open client watches end; the clients re-watch through the apiserver).
@@ -86,6 +88,7 @@ class SharedCache final : public hub::SharedCacheHooks {
                                          hub::ResponseWriter& writer) override;
 
  private:
+  class MeteredSink;  // the WatchCache as the reflector's sink, with the source and fan-out metrics
   struct Entry {
     PoolResource resource;
     std::shared_ptr<WatchCache> cache;
@@ -105,9 +108,12 @@ class SharedCache final : public hub::SharedCacheHooks {
   std::string own_component_;  // the reflectors' User-Agent, lowercased
   AccessReviews reviews_;      // bearer-token callers' clearance
   std::atomic<std::shared_ptr<const Entries>> entries_;
-  base::GaugeFamily& in_flight_;  // node_yurthub_aggregated_in_flight_requests_collector
-  base::Gauge& in_flight_total_;  // node_yurthub_aggregated_in_flight_requests_total
-  base::CounterFamily& answers_;  // node_yurthub_pool_answers_total{resource,verb,answer}
+  base::GaugeFamily& in_flight_;     // node_yurthub_aggregated_in_flight_requests_collector
+  base::Gauge& in_flight_total_;     // node_yurthub_aggregated_in_flight_requests_total
+  base::CounterFamily& answers_;     // node_yurthub_pool_answers_total{resource,verb,answer}
+  base::GaugeFamily& targets_;       // node_yurthub_target_for_multiplexer_requests_collector
+  base::CounterFamily& fanned_out_;  // node_yurthub_pool_events_fanned_out_total{resource}
+  std::function<bool()> online_;
 };
 
 }  // namespace yurthub::pool

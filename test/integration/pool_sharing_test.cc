@@ -91,6 +91,13 @@ class PoolSharing : public testing::Test {
     }
     return sum;
   }
+  // The shared cache's upstream watch of EndpointSlices, served from `server`.
+  static std::string target(const std::string& server) {
+    return R"(node_yurthub_target_for_multiplexer_requests_collector{verb="watch",)"
+           R"(resource="discovery.k8s.io/v1/endpointslices",subresources="",)"
+           R"(client="multiplexer-proxy-edge-node-1",server=")" +
+           server + R"("})";
+  }
   void kubectl_direct(const std::vector<std::string>& args) {
     auto r = cluster_.kubectl_direct(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -136,6 +143,11 @@ TEST_F(PoolSharing, ClientsOnOneNodeShareOneUpstreamWatchPerResource) {
   // The initial state of the services watch came from the cache as ADDED events.
   EXPECT_EQ(last_events(services)["by-pool"].first, "ADDED");
   EXPECT_EQ(cluster_.apiserver_requests(kSliceWatches), 1);
+  EXPECT_GE(
+      cluster_.metric(
+          R"(node_yurthub_pool_events_fanned_out_total{resource="discovery.k8s.io/v1/endpointslices"})"),
+      3);
+  EXPECT_EQ(cluster_.metric(target("cloud")), 1);
 }
 
 TEST_F(PoolSharing, SelectorsAndPagingAreTheApiserversOwn) {
@@ -179,6 +191,9 @@ TEST_F(PoolSharing, AWatchOpenedBeforeAPartitionReceivesWhatChangedMeanwhile) {
   const int lists_before = cluster_.apiserver_requests(kSliceLists);
 
   partition();
+  // Offline, the hub holds the shared cache's own watch open from the node cache.
+  EXPECT_TRUE(
+      eventually([&] { return cluster_.metric(target("cache")) == 1; }, std::chrono::seconds(15)));
   kubectl_direct({"label", "endpointslice", "-n", "default", "by-host-x1", "touched=yes"});
   kubectl_direct({"delete", "endpointslice", "-n", "default", "plain-x1"});
   heal();
@@ -297,14 +312,14 @@ TEST_F(PoolSharing, ThePoolsLeaderHubConfigMapReplacesTheSharedSet) {
   const int lists = cluster_.apiserver_requests(kSliceLists);
   ASSERT_EQ(get_as(kKubeProxy, kSlices).status, 200);
   EXPECT_EQ(cluster_.apiserver_requests(kSliceLists), lists + 1);
-  ASSERT_TRUE(eventually(
-      [&] { return shared_answers(kKubeProxy, "/api/v1/namespaces/default/endpoints"); },
-      std::chrono::seconds(10)));
+  ASSERT_TRUE(
+      eventually([&] { return shared_answers(kKubeProxy, "/api/v1/namespaces/default/endpoints"); },
+                 std::chrono::seconds(10)));
   // The ConfigMap gone, the flag's set is back.
   r = cluster_.kubectl_direct({"delete", "configmap", "-n", "kube-system", "leader-hub-pool-a"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_TRUE(eventually([&] { return shared_answers(kKubeProxy, kSlices); },
-                         std::chrono::seconds(15)))
+  ASSERT_TRUE(
+      eventually([&] { return shared_answers(kKubeProxy, kSlices); }, std::chrono::seconds(15)))
       << cluster_.hub().log();
 }
 
