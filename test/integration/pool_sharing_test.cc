@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <csignal>
 #include <map>
 #include <set>
 #include <string>
@@ -320,6 +321,38 @@ TEST_F(PoolSharing, ThePoolsLeaderHubConfigMapReplacesTheSharedSet) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(
       eventually([&] { return shared_answers(kKubeProxy, kSlices); }, std::chrono::seconds(15)))
+      << cluster_.hub().log();
+}
+
+TEST_F(PoolSharing, ANodeRebootedOfflineServesTheSharedCacheFromDisk) {
+  auto online = get_as(kKubeProxy, kSlices);
+  ASSERT_EQ(online.status, 200);
+  // The shared cache's own list (made at start, through the hub, as a cache agent's) is on disk
+  // once the node cache has nothing pending.
+  const double ops = cluster_.cache_ops();
+  ASSERT_GT(ops, 0);
+  ASSERT_TRUE(cluster_.wait_cache_committed(ops - 1));
+  partition();
+  cluster_.hub().signal(SIGKILL);
+  cluster_.hub().wait_exit(std::chrono::seconds(5));
+  cluster_.start_hub();  // the node reboots without its cloud link
+  ASSERT_TRUE(
+      eventually([&] { return shared_answers(kKubeProxy, kSlices); }, std::chrono::seconds(10)))
+      << cluster_.hub().log();
+  auto offline = get_as(kKubeProxy, kSlices);
+  ASSERT_EQ(offline.status, 200) << offline.body;
+  rapidjson::Document a, b;
+  a.Parse(online.body.c_str());
+  b.Parse(offline.body.c_str());
+  ASSERT_EQ(a["items"].Size(), b["items"].Size());
+  // And a watch opened now goes on when the link is back.
+  WatchStream watch(cluster_.proxy_port(),
+                    kSlices + "?watch=true&resourceVersion=" + list_rv(offline.body), kKubeProxy);
+  ASSERT_TRUE(watch.wait_for_header(std::chrono::seconds(5)));
+  kubectl_direct({"label", "endpointslice", "-n", "default", "by-host-x1", "touched=yes"});
+  heal();
+  EXPECT_TRUE(eventually([&] { return last_events(watch)["by-host-x1"].first == "MODIFIED"; },
+                         std::chrono::seconds(20)))
       << cluster_.hub().log();
 }
 
