@@ -318,6 +318,8 @@ net::EventVerdict WatchCache::event(std::string_view raw, std::string* resource_
     return net::EventVerdict::Failed;
   }
   auto e = std::make_shared<CacheEvent>();
+  // The apiserver's resourceVersions only grow; one that does not (a broken upstream) is placed
+  // after what the cache holds, so the window stays in order.
   e->position = object->resource_version;
   auto shared = std::make_shared<const CachedObject>(std::move(*object));
   std::lock_guard lock(mutex_);
@@ -334,6 +336,7 @@ net::EventVerdict WatchCache::event(std::string_view raw, std::string* resource_
     objects_.insert_or_assign(shared->key, shared);
   }
   e->type = type;
+  e->position = std::max(e->position, resource_version_);
   e->object = std::move(shared);
   resource_version_ = std::max(resource_version_, e->position);
   *resource_version = std::to_string(e->position);

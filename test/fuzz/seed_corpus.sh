@@ -14,7 +14,7 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
          yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz ota_pod_fuzz
-         autonomy_condition_fuzz admission_review_fuzz)
+         autonomy_condition_fuzz admission_review_fuzz pool_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -378,3 +378,16 @@ for f in "$root"/test/testdata/admission/*.review.json; do
 done
 printf 'm{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"kind":"Pod"}}}' \
   | seed admission_review_fuzz
+
+# pool_fuzz: a captured EndpointSlice list then watch events for the shared cache (0), continue
+# tokens (1), the leader-hub ConfigMap and its resource list (2), access review answers (3).
+for f in "$fx"/endpointslices-*.json; do
+  { printf '\0'; cat "$f"; printf '\0{"type":"MODIFIED","object":{"kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1","metadata":{"name":"x","namespace":"default","resourceVersion":"999999"}}}'; } |
+    seed pool_fuzz
+done
+printf '\0{"kind":"ServiceList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"a","namespace":"d","resourceVersion":"5"}}]}\0{"type":"DELETED","object":{"metadata":{"name":"a","namespace":"d","resourceVersion":"11"}}}\0{"type":"ERROR","object":{"code":410}}' |
+  seed pool_fuzz
+printf '\1yp1.%s' "$(printf '%s' '{"rv":42,"k":"default/web"}' | b64url)" | seed pool_fuzz
+printf '\2%s' '{"data":{"pool-scoped-metadata":"/v1/services,discovery.k8s.io/v1/endpointslices","leaders":"edge-1/10.0.0.1,bad","enable-leader-election":"true"}}' |
+  seed pool_fuzz
+printf '\3%s' '{"kind":"SelfSubjectAccessReview","status":{"allowed":true}}' | seed pool_fuzz
