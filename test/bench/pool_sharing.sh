@@ -14,7 +14,8 @@
 #      through, median of BENCH_LIST_RUNS.
 # Prints markdown tables (also left in the work dir). Called at the end of test/bench/run.sh
 # (BENCH_SKIP_BUILD=1: run.sh built the release preset); alone it builds the release preset first.
-# Usage: test/bench/pool_sharing.sh   Env: BENCH_SKIP_BUILD, BENCH_POOL_UPDATES (50),
+# Usage: test/bench/pool_sharing.sh   Env: BENCH_SKIP_BUILD, BENCH_BUILD_DIR (build/release),
+# BENCH_POOL_UPDATES (50),
 # BENCH_POOL_EVENTS (1000), BENCH_POOL_RUNS (3), BENCH_LIST_RUNS (5), BENCH_LIST_SLICES (5000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +23,7 @@ root=$(pwd)
 source test/bench/bench_lib.sh
 [ -n "${BENCH_SKIP_BUILD:-}" ] || bash scripts/build.sh release >/dev/null
 
-bin=$root/build/release
+bin=${BENCH_BUILD_DIR:-$root/build/release}
 work=$(mktemp -d /tmp/yurthub-pool-bench.XXXXXX)
 updates=${BENCH_POOL_UPDATES:-50}
 fanout_events=${BENCH_POOL_EVENTS:-1000}
@@ -221,6 +222,7 @@ start_hub list-true 1 true; shared_port=$hub_port; shared_admin=$hub_admin; shar
 start_hub list-false 2 false; pass_port=$hub_port; pass_pid=$hub_pid
 sleep 3  # both hubs idle: the shared one holds the slices, the other nothing of them
 shared_idle=$(status_kb "$shared_pid" VmRSS); pass_idle=$(status_kb "$pass_pid" VmRSS)
+shared_idle_hwm=$(status_kb "$shared_pid" VmHWM)  # its peak while the reflector listed
 list_once() {
   local url=$1 out; shift
   out=$(curl -s -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$url")
@@ -287,7 +289,7 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
   echo "| hub, from the shared cache | ${list_ms[shared]} | $(ratio "${list_ms[shared]}" "${list_ms[direct]}") | $(mib "${list_bytes[shared]}") | $((shared_idle / 1024)) / $((shared_hwm / 1024)) / $((shared_rss / 1024)) MiB |"
   echo "| hub, passed through (--pool-sharing=false) | ${list_ms[passed]} | $(ratio "${list_ms[passed]}" "${list_ms[direct]}") | $(mib "${list_bytes[passed]}") | $((pass_idle / 1024)) / $((pass_hwm / 1024)) / $((pass_rss / 1024)) MiB |"
   echo
-  echo "The hub holding the $list_slices slices in its shared cache vs the same hub without: +$(( (shared_idle - pass_idle) / 1024 )) MiB of RSS for $(mib "${list_bytes[direct]}") MiB of list JSON, idle."
+  echo "The hub holding the $list_slices slices in its shared cache vs the same hub without: +$(( (shared_idle - pass_idle) / 1024 )) MiB of RSS for $(mib "${list_bytes[direct]}") MiB of list JSON, idle; the shared hub's peak before any client list (its reflector's list): $((shared_idle_hwm / 1024)) MiB."
 } | tee "$work/pool-results.md"
 echo
 echo "bench: logs and results in $work"
