@@ -76,7 +76,8 @@ void check(const pool::WatchCache& cache, int count, std::uint64_t rv, const cha
 
 std::string mib(std::size_t bytes) { return fixed(static_cast<double>(bytes) / 1048576.0, 1); }
 
-void bench(int count) {
+// `quick`: 100 slices, a few pages each, so the ratios mean nothing; only the checks count.
+void bench(int count, bool quick) {
   const std::size_t before = resident_bytes();
   std::size_t json_bytes = 0;  // the items' JSON, as the cache keeps them (list items)
   std::string body = R"({"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1",)"
@@ -123,11 +124,15 @@ void bench(int count) {
   row("shared cache RSS, " + std::to_string(count) + " EndpointSlices listed (listed() in " +
           fixed(list_seconds * 1000, 0) + " ms)",
       mib(after_list) + " MiB = " + fixed(ratio_list, 2) + "× their JSON", goal,
-      ratio_list <= 1.5 ? "met" : "MISSED");
+      quick               ? "-"
+      : ratio_list <= 1.5 ? "met"
+                          : "MISSED");
   row("the same after one MODIFIED per slice (window holds the previous states; " +
           mib(event_bytes) + " MiB of events)",
       mib(after_events) + " MiB = " + fixed(ratio_events, 2) + "× their JSON", goal,
-      ratio_events <= 1.5 ? "met" : "MISSED");
+      quick                 ? "-"
+      : ratio_events <= 1.5 ? "met"
+                            : "MISSED");
 }
 
 }  // namespace
@@ -137,6 +142,6 @@ int main(int argc, char** argv) {
   using namespace yurthub::bench;
   const bool quick = quick_mode(argc, argv);
   std::printf("\n| measure | value | budget | verdict |\n|---|---|---|---|\n");
-  bench(quick ? 100 : 10000);
+  bench(quick ? 100 : 10000, quick);
   return 0;
 }
