@@ -8,7 +8,8 @@
 #   2. a 20 MB pod list: time to last byte on the same paths, and the hub's peak RSS;
 #   3. servicetopology and the cache in process (test/bench/filter_bench.cc, cache_bench.cc);
 #   4. the hub's RSS idle and with 10k cached objects, and the CPU it spends on a burst of 10,000
-#      EndpointSlice watch events (filtered and cached for kube-proxy).
+#      EndpointSlice watch events (filtered and cached for kube-proxy);
+#   5. pool sharing (issue 32): test/bench/pool_sharing.sh, run at the end.
 # Each figure is a median of several runs. Prints markdown tables (also left in the work dir).
 # Usage: test/bench/run.sh   (as root on Debian 12; installs wrk and nginx-light if missing)
 # Env: BENCH_SECONDS, BENCH_RUNS (wrk), BENCH_LIST_RUNS, BENCH_*_PORT.
@@ -264,3 +265,6 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 } | tee "$work/results.md"
 echo
 echo "bench: logs and results in $work"
+echo
+# 5. Pool sharing (issue 32): its own servers, after these are stopped.
+BENCH_SKIP_BUILD=1 bash test/bench/pool_sharing.sh
