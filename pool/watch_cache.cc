@@ -179,7 +179,10 @@ WatchCache::Start WatchCache::watch(std::optional<std::uint64_t> from, std::func
 }
 
 void WatchCache::emit(const EventPtr& event) {
-  window_.push_back({event, SteadyClock::now()});
+  const std::size_t bytes =
+      event->object->json.size() + (event->previous ? event->previous->json.size() : 0);
+  window_.push_back({event, SteadyClock::now(), bytes});
+  window_bytes_ += bytes;
   snapshot_.reset();
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
     auto s = it->lock();
@@ -207,9 +210,11 @@ void WatchCache::emit(const EventPtr& event) {
 void WatchCache::trim_window() {
   const auto oldest = SteadyClock::now() - options_.window_age;
   while (!window_.empty() &&
-         (window_.size() > options_.window_events || window_.front().at < oldest)) {
+         (window_.size() > options_.window_events || window_.front().at < oldest ||
+          window_bytes_ > options_.window_bytes)) {
     // A watch from before the dropped event's position can no longer be served.
     window_start_ = std::max(window_start_, window_.front().event->position);
+    window_bytes_ -= window_.front().bytes;
     window_.pop_front();
   }
 }

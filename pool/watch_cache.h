@@ -67,6 +67,9 @@ class WatchCache : public net::ReflectorSink {
     // (the apiserver's default event window is about as long).
     std::size_t window_events = 10000;
     std::chrono::seconds window_age{180};
+    // And no more bytes of objects than this (an event holds its object and the state before):
+    // a burst that changes every object would otherwise keep the whole set twice more.
+    std::size_t window_bytes = std::size_t{4} << 20;
     // Events a subscription may hold unread before it is dropped (its client then re-watches).
     std::size_t max_pending = 10000;
   };
@@ -132,8 +135,10 @@ class WatchCache : public net::ReflectorSink {
   struct Recorded {
     EventPtr event;
     std::chrono::steady_clock::time_point at;
+    std::size_t bytes = 0;
   };
   std::deque<Recorded> window_;
+  std::size_t window_bytes_ = 0;
   // A watch may resume from any resourceVersion >= this one (the window holds what follows).
   std::uint64_t window_start_ = 0;
   mutable std::shared_ptr<const CacheSnapshot> snapshot_;  // of the current objects, or null

@@ -96,6 +96,18 @@ TEST(WatchCache, AWatchResumesFromTheWindowAndExpiresBeforeIt) {
   EXPECT_TRUE(cache.watch(10, [] {}).expired);
 }
 
+TEST(WatchCache, TheWindowIsBoundedInBytesToo) {
+  WatchCache::Options o;
+  o.window_bytes = 400;  // an event here holds about 180 bytes (the object and its state before)
+  WatchCache cache(o);
+  list_into(cache, list(10, {slice("a", 8)}));
+  for (int rv = 11; rv < 15; ++rv) feed(cache, event("MODIFIED", slice("a", rv)));
+  EXPECT_TRUE(cache.watch(11, [] {}).expired);
+  auto recent = cache.watch(13, [] {});
+  ASSERT_FALSE(recent.expired);
+  EXPECT_EQ(recent.backlog.size(), 1u);
+}
+
 TEST(WatchCache, ARelistIsToldAsTheDifferenceAtTheListsResourceVersion) {
   WatchCache cache({});
   list_into(cache, list(10, {slice("a", 8), slice("b", 9), slice("c", 7)}));
