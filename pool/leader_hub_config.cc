@@ -1,31 +1,28 @@
 // The leader-hub-<pool> ConfigMap; see leader_hub_config.h.
 #include "pool/leader_hub_config.h"
 
+#include "base/json_member.h"
 #include "base/log.h"
 
 namespace yurthub::pool {
 namespace {
 
-std::string data_string(const rapidjson::Value& configmap, const char* key) {
-  if (!configmap.IsObject()) return {};
-  auto data = configmap.FindMember("data");
-  if (data == configmap.MemberEnd() || !data->value.IsObject()) return {};
-  auto it = data->value.FindMember(key);
-  return it != data->value.MemberEnd() && it->value.IsString() ? it->value.GetString()
-                                                               : std::string();
+// data[key] of the ConfigMap; nullptr when absent.
+const rapidjson::Value* data_value(const rapidjson::Value& configmap, const char* key) {
+  const rapidjson::Value* data = base::find_member(configmap, "data");
+  return data ? base::find_member(*data, key) : nullptr;
 }
 
-bool has_data(const rapidjson::Value& configmap, const char* key) {
-  if (!configmap.IsObject()) return false;
-  auto data = configmap.FindMember("data");
-  return data != configmap.MemberEnd() && data->value.IsObject() && data->value.HasMember(key);
+std::string data_string(const rapidjson::Value& configmap, const char* key) {
+  const rapidjson::Value* value = data_value(configmap, key);
+  return value && value->IsString() ? value->GetString() : std::string();
 }
 
 }  // namespace
 
 LeaderHubConfig parse_leader_hub_config(const rapidjson::Value& configmap) {
   LeaderHubConfig c;
-  if (has_data(configmap, "pool-scoped-metadata")) {
+  if (data_value(configmap, "pool-scoped-metadata") != nullptr) {
     std::string bad;
     c.resources = parse_pool_resources(data_string(configmap, "pool-scoped-metadata"), &bad);
     if (!bad.empty())

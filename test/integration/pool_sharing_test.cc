@@ -103,6 +103,19 @@ class PoolSharing : public testing::Test {
     auto r = cluster_.kubectl_direct(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
+  // kube-proxy's watch of EndpointSlices from the resourceVersion of its list, as it opens one.
+  std::string kube_proxy_watch() {
+    return kSlices + "?watch=true&resourceVersion=" + list_rv(get_as(kKubeProxy, kSlices).body);
+  }
+  // Whether `w` got the two changes the partition tests make in the cloud while cut off.
+  static bool saw_partition_changes(const WatchStream& w, std::chrono::milliseconds limit) {
+    return eventually(
+        [&] {
+          auto last = last_events(w);
+          return last["by-host-x1"].first == "MODIFIED" && last["plain-x1"].first == "DELETED";
+        },
+        limit);
+  }
   void partition() {
     cluster_.relay().cut();
     ASSERT_TRUE(cluster_.wait_hub_sees_apiserver(false, std::chrono::seconds(20)));
@@ -185,9 +198,7 @@ TEST_F(PoolSharing, SelectorsAndPagingAreTheApiserversOwn) {
 }
 
 TEST_F(PoolSharing, AWatchOpenedBeforeAPartitionReceivesWhatChangedMeanwhile) {
-  const std::string from = list_rv(get_as(kKubeProxy, kSlices).body);
-  WatchStream proxy(cluster_.proxy_port(), kSlices + "?watch=true&resourceVersion=" + from,
-                    kKubeProxy);
+  WatchStream proxy(cluster_.proxy_port(), kube_proxy_watch(), kKubeProxy);
   ASSERT_TRUE(proxy.wait_for_header(std::chrono::seconds(5)));
   const int lists_before = cluster_.apiserver_requests(kSliceLists);
 
@@ -199,13 +210,7 @@ TEST_F(PoolSharing, AWatchOpenedBeforeAPartitionReceivesWhatChangedMeanwhile) {
   kubectl_direct({"delete", "endpointslice", "-n", "default", "plain-x1"});
   heal();
 
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto last = last_events(proxy);
-        return last["by-host-x1"].first == "MODIFIED" && last["plain-x1"].first == "DELETED";
-      },
-      std::chrono::seconds(20)))
-      << cluster_.hub().log();
+  ASSERT_TRUE(saw_partition_changes(proxy, std::chrono::seconds(20))) << cluster_.hub().log();
   EXPECT_FALSE(proxy.ended());
   // The hub resumed its watch: nothing was listed again upstream.
   EXPECT_EQ(cluster_.apiserver_requests(kSliceLists), lists_before);
@@ -224,9 +229,7 @@ class PoolSharingShortWindow : public PoolSharing {
 };
 
 TEST_F(PoolSharingShortWindow, APartitionLongerThanTheWatchWindowEndsInEventsNotARelist) {
-  const std::string from = list_rv(get_as(kKubeProxy, kSlices).body);
-  WatchStream proxy(cluster_.proxy_port(), kSlices + "?watch=true&resourceVersion=" + from,
-                    kKubeProxy);
+  WatchStream proxy(cluster_.proxy_port(), kube_proxy_watch(), kKubeProxy);
   ASSERT_TRUE(proxy.wait_for_header(std::chrono::seconds(5)));
   const int lists_before = cluster_.apiserver_requests(kSliceLists);
 
@@ -238,13 +241,7 @@ TEST_F(PoolSharingShortWindow, APartitionLongerThanTheWatchWindowEndsInEventsNot
   }
   heal();
 
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto last = last_events(proxy);
-        return last["by-host-x1"].first == "MODIFIED" && last["plain-x1"].first == "DELETED";
-      },
-      std::chrono::seconds(30)))
-      << cluster_.hub().log();
+  ASSERT_TRUE(saw_partition_changes(proxy, std::chrono::seconds(30))) << cluster_.hub().log();
   EXPECT_FALSE(proxy.ended());
   // The hub re-listed once upstream; its client did not.
   EXPECT_GT(cluster_.apiserver_requests(kSliceLists), lists_before);
