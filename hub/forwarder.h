@@ -98,12 +98,19 @@ class Forwarder {
                                                     RequestParser& parser,
                                                     const kube::RequestInfo& info, bool keep_alive,
                                                     ForwardResult result);
-  // Answers from the cache: a read, or (with `write`) a write the cache journals.
-  boost::asio::awaitable<ForwardResult> answer_offline(RequestParser& parser,
+  // Who answers a request on the node.
+  enum class LocalSource {
+    NodeCache,    // offline: a read, or a write the cache journals
+    SharedCache,  // the pool's shared watch cache, through the client's filters
+  };
+  // Answers from `source` (with `write`: a write the node cache journals). The one place a local
+  // answer's writer, keep-alive and result are made, for both sources.
+  boost::asio::awaitable<ForwardResult> answer_locally(RequestParser& parser,
                                                        const kube::RequestInfo& info,
                                                        bool keep_alive, ForwardResult result,
+                                                       LocalSource source,
                                                        const OfflineWrite* write = nullptr);
-  // Reads the whole body of a write the cache answers while offline, then answer_offline().
+  // Reads the whole body of a write the cache answers while offline, then answer_locally().
   boost::asio::awaitable<ForwardResult> answer_offline_write(RequestParser& parser,
                                                              const kube::RequestInfo& info,
                                                              bool keep_alive, ForwardResult result);

@@ -1,8 +1,10 @@
 // The Forwarder's answers when no apiserver can be reached: reads the cache can serve are served
 // from it, writes the cache journals are read whole and journaled, everything else fails with the
-// apiserver's Status. Split from forwarder.cc; the same class (forwarder.h), instantiated for
+// apiserver's Status. Also the one writer of every local answer (answer_locally), the shared
+// watch cache's included. Split from forwarder.cc; the same class (forwarder.h), instantiated for
 // both client stream types here too.
 #include "hub/client_response_writer.h"
+#include "hub/filtering_writer.h"
 #include "hub/forwarder.h"
 #include "hub/hooks/cache_hooks.h"
 
@@ -20,7 +22,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
   const bool offline = failure == kube::Failure::NoHealthyServer || info.verb == kube::Verb::Get ||
                        info.verb == kube::Verb::List;
   if (cache && offline && cache->serves_offline(info)) {
-    co_return co_await answer_offline(parser, info, keep_alive, result);
+    co_return co_await answer_locally(parser, info, keep_alive, result, LocalSource::NodeCache);
   }
   // Writes are journaled only when no apiserver is healthy: then nothing of them was sent.
   if (cache && failure == kube::Failure::NoHealthyServer && !replaying_ &&
@@ -31,17 +33,23 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
 }
 
 template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& parser,
-                                                                 const kube::RequestInfo& info,
-                                                                 bool keep_alive,
-                                                                 ForwardResult result,
-                                                                 const OfflineWrite* write) {
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
+    RequestParser& parser, const kube::RequestInfo& info, bool keep_alive, ForwardResult result,
+    LocalSource source, const OfflineWrite* write) {
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
   ActiveScope scope(client_->active, nullptr, 0);
   unsigned code = 0;
   {
     ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, info.is_watch());
-    if (write != nullptr) {
+    if (source == LocalSource::SharedCache) {
+      client_->active.shared = true;  // no server's health ends it
+      if (filter_) {
+        FilteringWriter filtered(writer, *filter_, client_->active, info.is_watch());
+        code = co_await shared_.pool->serve(info, filtered);
+      } else {
+        code = co_await shared_.pool->serve(info, writer);
+      }
+    } else if (write != nullptr) {
       code = co_await shared_.cache->serve_offline_write(info, *write, writer);
     } else {
       code = co_await shared_.cache->serve_offline(info, writer);
@@ -50,7 +58,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline(RequestParser& 
     result.response_bytes += writer.body_bytes();
   }
   result.status = code;
-  result.offline = true;
+  result.offline = source == LocalSource::NodeCache;
   if (client_->active.stop_reason) result.stream_end = client_->active.stop_reason;
   co_return result;
 }
@@ -83,22 +91,25 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
   write.content_type = std::string_view(req[http::field::content_type]);
   write.user_agent = std::string_view(req[http::field::user_agent]);
   write.authorization = client_authorization_;
-  co_return co_await answer_offline(parser, info, keep_alive, result, &write);
+  co_return co_await answer_locally(parser, info, keep_alive, result, LocalSource::NodeCache,
+                                    &write);
 }
 
 // Explicit instantiations: forwarder.cc instantiates the class's other members.
 template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::unreachable(
     kube::Failure, const std::string&, RequestParser&, const kube::RequestInfo&, bool,
     ForwardResult);
-template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_offline(
-    RequestParser&, const kube::RequestInfo&, bool, ForwardResult, const OfflineWrite*);
+template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_locally(
+    RequestParser&, const kube::RequestInfo&, bool, ForwardResult, LocalSource,
+    const OfflineWrite*);
 template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_offline_write(
     RequestParser&, const kube::RequestInfo&, bool, ForwardResult);
 template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::unreachable(
     kube::Failure, const std::string&, RequestParser&, const kube::RequestInfo&, bool,
     ForwardResult);
-template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_offline(
-    RequestParser&, const kube::RequestInfo&, bool, ForwardResult, const OfflineWrite*);
+template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_locally(
+    RequestParser&, const kube::RequestInfo&, bool, ForwardResult, LocalSource,
+    const OfflineWrite*);
 template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_offline_write(
     RequestParser&, const kube::RequestInfo&, bool, ForwardResult);
 

@@ -2,8 +2,6 @@
 // a pool-scope list or watch the cache admits is answered from it, through the client's own
 // filters; one it does not is forwarded as any other request. Split from forwarder.cc; the same
 // class (forwarder.h), instantiated for both client stream types here too.
-#include "hub/client_response_writer.h"
-#include "hub/filtering_writer.h"
 #include "hub/forwarder.h"
 
 namespace yurthub::hub {
@@ -22,25 +20,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& p
                               ForwardResult{});
     }
   }
-  ForwardResult result;
-  keep_alive = keep_alive && parser.is_done() && !shared_.draining;
-  ActiveScope scope(client_->active, nullptr, 0);
-  unsigned code = 0;
-  {
-    ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, info.is_watch());
-    client_->active.shared = true;
-    if (filter_) {
-      FilteringWriter filtered(writer, *filter_, client_->active, info.is_watch());
-      code = co_await shared_.pool->serve(info, filtered);
-    } else {
-      code = co_await shared_.pool->serve(info, writer);
-    }
-    result.keep_alive = code != 0 && keep_alive && writer.completed() && !info.is_watch();
-    result.response_bytes += writer.body_bytes();
-  }
-  result.status = code;
-  if (client_->active.stop_reason) result.stream_end = client_->active.stop_reason;
-  co_return result;
+  co_return co_await answer_locally(parser, info, keep_alive, ForwardResult{},
+                                    LocalSource::SharedCache);
 }
 
 template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_shared(
