@@ -25,12 +25,6 @@ namespace {
 
 constexpr const char* kUserAgent = "pool-admission/0.1.0";
 
-bool is_ip_literal(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error("cannot read " + path);
@@ -127,7 +121,8 @@ asio::awaitable<Result<std::unique_ptr<ApiConnection>>> ApiClient::connect(
     asio::any_io_executor executor, std::chrono::milliseconds timeout) const {
   const auto deadline = base::Clock::now() + timeout;
   tcp::resolver resolver(executor);
-  const auto flags = is_ip_literal(host_) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
+  const auto flags =
+      net::is_ip_literal(host_) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
   auto [rec, endpoints] = co_await resolver.async_resolve(
       host_, port_, flags | tcp::resolver::numeric_service, net::kNoThrow);
   if (rec) co_return make_error(ErrorCode::Unavailable, "resolve " + host_ + ": " + rec.message());
@@ -136,17 +131,10 @@ asio::awaitable<Result<std::unique_ptr<ApiConnection>>> ApiClient::connect(
   socket.expires_at(deadline);
   auto [cec, endpoint] = co_await socket.async_connect(endpoints, net::kNoThrow);
   if (cec) co_return make_error(ErrorCode::Unavailable, "connect " + url_ + ": " + cec.message());
-  SSL* ssl = connection->stream.native_handle();
   const std::string& name = tls_.server_name_override.empty() ? host_ : tls_.server_name_override;
-  if (!is_ip_literal(name)) SSL_set_tlsext_host_name(ssl, name.c_str());  // SNI (RFC 6066)
-  if (tls_.verify_peer) {
-    // The subjectAltName only, never the subject's CN, as Go's crypto/tls checks a server.
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    X509_VERIFY_PARAM_set_hostflags(
-        param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    const int named = is_ip_literal(name) ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
-                                          : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-    if (named != 1) co_return make_error("cannot verify " + url_ + ": bad host name " + name);
+  if (auto named = net::name_server(connection->stream.native_handle(), name, tls_.verify_peer);
+      !named) {
+    co_return make_error("cannot verify " + url_ + ": " + named.error().message);
   }
   auto [hec] =
       co_await connection->stream.async_handshake(asio::ssl::stream_base::client, net::kNoThrow);

@@ -27,8 +27,7 @@
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
 #include "ota/ota_handler.h"
-#include "pool/leader_hub_config.h"
-#include "pool/shared_cache.h"
+#include "pool/pool_sharing.h"
 
 namespace {
 
@@ -253,21 +252,16 @@ static int run_hub(int argc, char** argv) {
   // Declared before the Hub: its loop's frame may outlive hub.run() until the Hub's executors go.
   std::unique_ptr<cache::AutonomyKeeper> autonomy;
   // Before the Hub too: the Hub's connections answer from it.
-  std::unique_ptr<pool::SharedCache> shared_cache;
-  std::vector<pool::PoolResource> pool_resources;
+  std::unique_ptr<pool::PoolSharing> pool_sharing;
   if (edge && options->pool_sharing) {
-    pool::SharedCacheOptions pool_options;
-    pool_options.node_name = node_name;
-    pool_options.serving.min_request_timeout = options->min_request_timeout;
-    shared_cache = std::make_unique<pool::SharedCache>(pool_options, registry);
-    pool_resources = pool::parse_pool_resources("/v1/services,discovery.k8s.io/v1/endpointslices");
-    for (const std::string& flag : options->pool_scope_resources) {
-      for (auto& r : pool::parse_pool_resources(flag)) {
-        if (std::find(pool_resources.begin(), pool_resources.end(), r) == pool_resources.end())
-          pool_resources.push_back(std::move(r));
-      }
-    }
-    if (node_cache) node_cache->policy().add_agent(shared_cache->user_agent());
+    pool::PoolSharingSettings pool_settings;
+    pool_settings.node_name = node_name;
+    pool_settings.min_request_timeout = options->min_request_timeout;
+    pool_settings.extra_resources = options->pool_scope_resources;
+    pool_settings.multiplexer_port = static_cast<unsigned short>(options->multiplexer_port);
+    pool_settings.node_identity = hub_identity;
+    pool_sharing = std::make_unique<pool::PoolSharing>(std::move(pool_settings), registry);
+    if (node_cache) node_cache->policy().add_agent(pool_sharing->cache().user_agent());
   }
   hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
                node_cache.get());
@@ -281,7 +275,20 @@ static int run_hub(int argc, char** argv) {
       node_cache ? &node_cache->store() : nullptr, registry);
   hub.add_admin_routes(ota_handler->routes());
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
-  if (shared_cache) hub.set_shared_cache(shared_cache.get());
+  if (pool_sharing) {
+    hub.set_shared_cache(&pool_sharing->cache());
+    // Followers' certificates are checked against the cluster CA the hub trusts upstream.
+    auto cluster_ca = net::make_client_ca_store(credentials->ca_pem);
+    if (cluster_ca) {
+      hub.serve_followers(std::move(*cluster_ca));
+    } else {
+      YH_LOG(Warning) << "multiplexer port disabled: " << cluster_ca.error().message;
+    }
+    pool_sharing->cache().set_pool_membership([&filter_manager](std::string_view node) {
+      auto view = filter_manager.view();
+      return view && view->pool_known && view->pool_nodes.count(std::string(node)) > 0;
+    });
+  }
   if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
     filter_manager.set_config(data);
@@ -296,11 +303,6 @@ static int run_hub(int argc, char** argv) {
     });
   }
   if (auto started = hub.start(); !started) return fail(started.error().message, 1);
-  if (shared_cache) {
-    auto [host, port] = hub.proxy_address();
-    shared_cache->start(hub.main_executor(), host, port, [&hub] { return hub.online(); });
-    shared_cache->set_resources(pool_resources);
-  }
   if (certificates) {
     certificates->start(hub_identity);
     if (serving) serving->start(certificates->executor());
@@ -319,15 +321,13 @@ static int run_hub(int argc, char** argv) {
   auto make_informer = [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
     return hub.make_informer(std::move(o), std::move(on_change));
   };
-  std::unique_ptr<pool::LeaderHubWatcher> leader_hub;
-  if (shared_cache) {
-    leader_hub =
-        std::make_unique<pool::LeaderHubWatcher>(*shared_cache, pool_resources, make_informer);
-  }
-  // The pool's leader-hub ConfigMap follows the node's pool, which the filters learn.
-  if (leader_hub) {
-    filter_manager.on_pool_change([&leader_hub](const std::string& pool) {
-      if (leader_hub) leader_hub->set_pool(pool);
+  if (pool_sharing) {
+    auto [host, port] = hub.proxy_address();
+    pool_sharing->start(
+        hub.main_executor(), host, port, [&hub] { return hub.online(); }, make_informer);
+    // The pool's leader-hub ConfigMap follows the node's pool, which the filters learn.
+    filter_manager.on_pool_change([&pool_sharing](const std::string& pool) {
+      if (pool_sharing) pool_sharing->set_pool(pool);
     });
   }
   filter_manager.start(make_informer, [&hub] { hub.notify_filters_changed(); });
@@ -336,8 +336,7 @@ static int run_hub(int argc, char** argv) {
   if (certificates) certificates->stop();
   reloader.reset();  // its thread renews the serving certificate: stopped before that goes
   filter_manager.stop();
-  if (leader_hub) leader_hub->stop();
-  if (shared_cache) shared_cache->stop();
+  if (pool_sharing) pool_sharing->stop();
   if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
   return code;
 }

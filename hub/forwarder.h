@@ -37,6 +37,13 @@ class Forwarder {
   boost::asio::awaitable<ForwardResult> forward(RequestParser& parser,
                                                 const kube::RequestInfo& info,
                                                 bool client_keep_alive);
+  // A follower hub's list or watch on the multiplexer port (hub/proxy_session_followers.cc has
+  // checked its certificate, its pool and the request): answered from the shared watch cache,
+  // unfiltered (the follower filters for its own clients), or a 503 Status when the cache cannot
+  // answer it as the apiserver would (the follower then turns to the cloud).
+  boost::asio::awaitable<ForwardResult> answer_follower(RequestParser& parser,
+                                                        const kube::RequestInfo& info,
+                                                        bool keep_alive);
 
  private:
   // What the hub refuses a request with before sending it, and why.

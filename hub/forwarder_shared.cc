@@ -1,6 +1,7 @@
 // The Forwarder's answers from the pool's shared watch cache (hub/hooks/shared_cache_hooks.h):
 // a pool-scope list or watch the cache admits is answered from it, through the client's own
-// filters; one it does not is forwarded as any other request. Split from forwarder.cc; the same
+// filters; one it does not is forwarded as any other request. A follower hub's on the multiplexer
+// port is answered unfiltered, or refused. Split from forwarder.cc; the same
 // class (forwarder.h), instantiated for both client stream types here too.
 #include "hub/forwarder.h"
 
@@ -24,9 +25,27 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& p
                                     LocalSource::SharedCache);
 }
 
+template <class Stream>
+asio::awaitable<ForwardResult> Forwarder<Stream>::answer_follower(RequestParser& parser,
+                                                                  const kube::RequestInfo& info,
+                                                                  bool keep_alive) {
+  client_version_ = parser.get().version();
+  const bool admitted = co_await shared_.pool->admit_follower(info);
+  if (!admitted) {
+    const std::string why = "its copy of " + info.resource + " cannot answer this query";
+    co_return co_await fail(kube::Failure::NotFitToLead, why, parser, keep_alive, ForwardResult{});
+  }
+  co_return co_await answer_locally(parser, info, keep_alive, ForwardResult{},
+                                    LocalSource::SharedCache);
+}
+
 template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_shared(
     RequestParser&, const kube::RequestInfo&, bool);
 template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_shared(
+    RequestParser&, const kube::RequestInfo&, bool);
+template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_follower(
+    RequestParser&, const kube::RequestInfo&, bool);
+template asio::awaitable<ForwardResult> Forwarder<net::TlsStream>::answer_follower(
     RequestParser&, const kube::RequestInfo&, bool);
 
 }  // namespace yurthub::hub

@@ -131,7 +131,29 @@ Status Hub::bind_proxy_listeners(net::InheritedListeners* inherited) {
     YH_LOG(Info) << "HTTPS proxy port disabled: no --tls-cert-file/--tls-private-key-file, and no "
                     "serving certificate by CSR (docs/operations.md)";
   }
+  bind_multiplexer_listener(inherited);
   return {};
+}
+
+void Hub::bind_multiplexer_listener(net::InheritedListeners* inherited) {
+  if (!pool_ || !cluster_ca_ || options_.multiplexer_port <= 0) return;
+  if (!server_tls_ || options_.node_ip.empty()) {
+    YH_LOG(Warning) << "multiplexer port disabled: it needs a serving certificate and --node-ip; "
+                       "this hub cannot lead its pool";
+    return;
+  }
+  std::vector<Worker*> all;
+  for (auto& w : workers_) all.push_back(w.get());
+  auto listener = Listener::bind(workers_[0]->io(), options_.node_ip, options_.multiplexer_port,
+                                 "multiplexer", inherited);
+  if (!listener) {
+    YH_LOG(Error) << listener.error().message << "; this hub cannot lead its pool";
+    return;
+  }
+  (*listener)->start(all, [tls = server_tls_, ca = cluster_ca_](net::TcpSocket s, Worker& w) {
+    return start_multiplexer_session(std::move(s), w, tls->get(), ca);
+  });
+  listeners_.push_back(std::move(*listener));
 }
 
 Status Hub::bind_or_defer(DeferredListener which, net::InheritedListeners* inherited) {

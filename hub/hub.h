@@ -59,6 +59,13 @@ class Hub {
   // The pool's shared watch cache, which answers lists and watches of pool-scope resources.
   // REQUIRES: called before start(); `pool` outlives the Hub.
   void set_shared_cache(SharedCacheHooks* pool);
+  // Serves the multiplexer port (--node-ip:--multiplexer-port) to the follower hubs of the pool,
+  // whose client certificates must chain to `cluster_ca` (hub/proxy_session_followers.cc). Needs
+  // the shared cache and a serving certificate; a port that cannot be bound is logged and left
+  // off. REQUIRES: called before start().
+  void serve_followers(std::shared_ptr<X509_STORE> cluster_ca) {
+    cluster_ca_ = std::move(cluster_ca);
+  }
   // One more reason /v1/readyz may give (nullopt when that part is ready); called on the first
   // worker's thread, so it must be thread-safe. REQUIRES: called before start().
   void add_readiness_check(std::function<std::optional<std::string>()> check) {
@@ -109,6 +116,8 @@ class Hub {
   // Binds `which` now, or, when its address is the dummy IP and the interface is missing (and
   // systemd handed over no socket for it), remembers it for bind_deferred_listeners().
   Status bind_or_defer(DeferredListener which, net::InheritedListeners* inherited);
+  // The multiplexer port, when serve_followers() asked for it; a failure is logged only.
+  void bind_multiplexer_listener(net::InheritedListeners* inherited);
   // Binds the listeners that waited; the keeper calls it once the dummy interface exists.
   void bind_deferred_listeners();
   static void log_listening(const Listener& listener);
@@ -122,6 +131,7 @@ class Hub {
   std::vector<ConfigListener> config_listeners_;
   FilterHooks* filters_ = nullptr;
   SharedCacheHooks* pool_ = nullptr;
+  std::shared_ptr<X509_STORE> cluster_ca_;  // the multiplexer port's trust (serve_followers)
   std::function<std::optional<std::string>()> filters_not_ready_;
   std::vector<std::function<std::optional<std::string>()>> readiness_checks_;
   net::UpstreamTls tls_;

@@ -129,7 +129,8 @@ constexpr FlagSpec kFlags[] = {
    "Name of the dummy interface (at most 15 bytes)."},
   {"node-ip", K::String, G::Serving, &set_node_ip,
    "the address of the default route's interface, IPv4 first",
-   "The node's IP: a subjectAltName of the HTTPS port's certificate by CSR (no multiplexer port)."},
+   "The node's IP: a subjectAltName of the HTTPS port's certificate by CSR, and the address of "
+   "the multiplexer port."},
   {"worker-threads", K::Int, G::Serving, &O::worker_threads, "1",
    "Proxy I/O threads.", 1, 64},
 
@@ -167,7 +168,9 @@ constexpr FlagSpec kFlags[] = {
    "list+watch of, added to /v1/services and discovery.k8s.io/v1/endpointslices; the "
    "leader-hub-<pool> ConfigMap's pool-scoped-metadata replaces the set."},
   {"multiplexer-port", K::Int, G::Filters, &O::multiplexer_port, "10269",
-   "Port of the pool's leader hub (not served yet: followers are not fed by a leader)."},
+   "Port (on --node-ip) where a leader hub feeds the follower hubs of its pool over mutual TLS, "
+   "and where followers reach their leader; 0 serves none (this hub's own value).",
+   0, kMaxPort},
   {"disabled-resource-filters", K::StringSlice, G::Filters, &O::disabled_resource_filters, "[]",
    "Filters to disable (comma list, repeatable); \"*\" disables all."},
 

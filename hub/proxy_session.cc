@@ -1,8 +1,6 @@
 // Client connections on the proxy listeners; see proxy_session.h.
 #include "hub/proxy_session.h"
 
-#include <sys/socket.h>
-
 #include <tuple>
 
 #include <boost/asio/write.hpp>
@@ -10,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "hub/session_gates.h"
 #include "hub/watch_corrections.h"
 #include "kube/bearer_token.h"
 #include "net/http_io.h"
@@ -55,46 +54,6 @@ SessionHeaders session_headers(const net::ArenaFields& fields) {
   return out;
 }
 
-// kubelet's heartbeats (its lease, its node's status): a node whose lease renewals got 429 would
-// be taken for dead, so these have slots of their own beyond --max-requests-in-flight.
-constexpr int kHeartbeatReserve = 16;
-
-bool is_heartbeat(const kube::RequestInfo& info) {
-  if (info.component != "kubelet" || !info.is_resource_request) return false;
-  return (info.api_group == "coordination.k8s.io" && info.resource == "leases") ||
-         (info.api_group.empty() && info.resource == "nodes" &&
-          (info.subresource == "status" || info.verb == kube::Verb::Get));
-}
-
-// Counts a request for its lifetime: short requests against --max-requests-in-flight (as
-// kube-apiserver's max-in-flight filter), watches and tunnels against
-// --max-long-running-requests (they would otherwise starve everything else).
-class InFlight {
- public:
-  InFlight(SharedState& shared, RequestSeries& series, const kube::RequestInfo& info)
-      : shared_(shared),
-        counter_(info.is_long_running() ? shared.long_running : shared.in_flight),
-        use_(series.begin(info)) {
-    const int limit = info.is_long_running() ? shared_.options.max_long_running_requests
-                                             : shared_.options.max_requests_in_flight +
-                                                   (is_heartbeat(info) ? kHeartbeatReserve : 0);
-    admitted_ = counter_.fetch_add(1) < limit;
-    shared_.metrics.in_flight_now.add(1);
-  }
-  ~InFlight() {
-    counter_.fetch_sub(1);
-    shared_.metrics.in_flight_now.add(-1);
-  }
-  bool admitted() const { return admitted_; }
-  RequestSeries::Kind& kind() const { return use_.kind(); }
-
- private:
-  SharedState& shared_;
-  std::atomic<int>& counter_;
-  RequestSeries::Use use_;  // node_yurthub_in_flight_requests_collector of its kind
-  bool admitted_ = true;
-};
-
 }  // namespace
 
 template <class Stream>
@@ -134,6 +93,7 @@ asio::awaitable<void> ProxySession<Stream>::serve_connection() {
       YH_LOG(Debug) << "TLS handshake with a client failed: " << ec.message();
       co_return;
     }
+    if (follower_port_ && !identify_follower()) co_return;
   }
   while (!shared_.draining) {
     RequestParser parser(std::piecewise_construct, std::tuple<>{},
@@ -237,6 +197,7 @@ asio::awaitable<bool> ProxySession<Stream>::serve(RequestParser& parser) {
                                     *info_, parser);
   }
   const kube::RequestInfo& info = *info_;
+  if (follower_port_) co_return co_await serve_follower(parser);
 
   // The HTTPS port and the dummy IP are for in-cluster pods, which always send their
   // service-account token; a request without one would otherwise be sent with the node's identity.
@@ -313,36 +274,6 @@ template <class Stream>
 void ProxySession<Stream>::on_filters_changed() {
   request_corrections(client_);
 }
-
-namespace {
-
-// A slot for one more client connection, or nullopt when a bound is reached: then a plain-HTTP
-// client is told so (a TLS one is just closed) and the connection is closed.
-std::optional<ConnectionLimits::Slot> admit_connection(net::TcpSocket& socket, Worker& worker,
-                                                       bool plain) {
-  SharedState& shared = worker.shared();
-  const std::string peer = ConnectionLimits::peer_of(socket);
-  auto slot = shared.connections->acquire(peer);
-  if (slot) return slot;
-  shared.metrics.failures.with({"too_many_connections"}).inc();
-  YH_LOG(Warning) << "refused a client connection from " << peer << ": connection bounds reached";
-  if (plain) {
-    const std::string body = kube::status_body(kube::api_error(
-        kube::Failure::TooManyRequests, "too many open connections to the hub from this client"));
-    const std::string response =
-        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
-        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
-    boost::system::error_code ignored;
-    socket.non_blocking(true, ignored);
-    ::send(socket.native_handle(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  }
-  boost::system::error_code ignored;
-  socket.close(ignored);
-  return std::nullopt;
-}
-
-}  // namespace
 
 namespace {
 

@@ -31,6 +31,10 @@ class ProxySession : public SessionControl {
   // Serves the connection until it closes. Takes ownership of the session.
   static boost::asio::awaitable<void> run(std::shared_ptr<ProxySession> self);
 
+  // Makes this a session of the multiplexer port (hub/proxy_session_followers.cc): its client is
+  // a follower hub, known by its client certificate. Before run().
+  void serve_followers() { follower_port_ = true; }
+
   void on_server_health(std::size_t server, bool healthy) override;
   void on_drain() override;
   void on_filters_changed() override;
@@ -45,6 +49,11 @@ class ProxySession : public SessionControl {
                                             const kube::RequestInfo& info, RequestParser& parser,
                                             std::optional<int> retry_after = {},
                                             RequestSeries::Kind* kind = nullptr);
+  // The multiplexer port (hub/proxy_session_followers.cc): after the handshake, the follower's
+  // node from its verified certificate (false: not a node's, the connection is closed); then
+  // each request: the pool's health, or a pool-scope list or watch; anything else is refused.
+  bool identify_follower();
+  boost::asio::awaitable<bool> serve_follower(RequestParser& parser);
   // Counts the answered request; `kind` as RequestSeries::count() takes it.
   void record(const kube::RequestInfo& info, const ForwardResult& result,
               std::chrono::steady_clock::time_point started, RequestSeries::Kind* kind = nullptr);
@@ -63,6 +72,8 @@ class ProxySession : public SessionControl {
   std::optional<kube::RequestInfo> info_;
   bool expects_continue_ = false;
   std::optional<Forwarder<Stream>> forwarder_;
+  bool follower_port_ = false;
+  std::string follower_node_;  // the multiplexer port's client, from its certificate
 };
 
 // Starts a session for an accepted socket; runs on `worker`'s thread.
@@ -74,6 +85,12 @@ boost::asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worke
 // `tls` null (no serving certificate issued yet): the connection is closed at once.
 boost::asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls);
+
+// A session of the multiplexer port (--multiplexer-port): TLS requiring a client certificate that
+// chains to `cluster_ca`; only follower hubs of this hub's pool are served.
+boost::asio::awaitable<void> start_multiplexer_session(
+    net::TcpSocket socket, Worker& worker, std::shared_ptr<boost::asio::ssl::context> tls,
+    std::shared_ptr<X509_STORE> cluster_ca);
 
 extern template class ProxySession<net::PlainStream>;
 extern template class ProxySession<net::TlsStream>;

@@ -14,16 +14,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 using asio::ip::tcp;
 
-namespace {
-
-bool is_ip_literal(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
-}  // namespace
-
 // An idle keep-alive connection that the server has closed (or that has unexpected bytes
 // waiting) is readable; a healthy idle one is not.
 bool looks_alive(UpstreamConnection& c) {
@@ -45,7 +35,8 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
   const auto deadline = base::Clock::now() + timeout;
 
   tcp::resolver resolver(executor);
-  auto flags = is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
+  auto flags =
+      net::is_ip_literal(address.host) ? tcp::resolver::numeric_host : tcp::resolver::flags{};
   auto [rec, endpoints] = co_await resolver.async_resolve(
       address.host, address.port, flags | tcp::resolver::numeric_service, net::kNoThrow);
   if (rec) co_return make_error("resolve " + address.host + ": " + rec.message());
@@ -62,22 +53,9 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
   SSL_clear_mode(conn->stream.native_handle(), SSL_MODE_RELEASE_BUFFERS);
   const std::string& verify_name =
       tls.server_name_override.empty() ? address.host : tls.server_name_override;
-  if (!is_ip_literal(verify_name)) {
-    // SNI; IP literals must not be sent as a server name (RFC 6066).
-    SSL_set_tlsext_host_name(conn->stream.native_handle(), verify_name.c_str());
-  }
-  if (tls.verify_peer) {
-    // OpenSSL checks the name during verification, against the subjectAltName only: never the
-    // subject's CN (a certificate for a client named like a host must not pass as the server),
-    // which Asio's host_name_verification would fall back to.
-    X509_VERIFY_PARAM* param = SSL_get0_param(conn->stream.native_handle());
-    X509_VERIFY_PARAM_set_hostflags(
-        param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    const int named = is_ip_literal(verify_name)
-                          ? X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str())
-                          : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0);
-    if (named != 1)
-      co_return make_error("cannot verify " + address.url + ": bad host name " + verify_name);
+  if (auto named = net::name_server(conn->stream.native_handle(), verify_name, tls.verify_peer);
+      !named) {
+    co_return make_error("cannot verify " + address.url + ": " + named.error().message);
   }
   auto [hec] = co_await conn->stream.async_handshake(asio::ssl::stream_base::client, net::kNoThrow);
   if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());

@@ -57,6 +57,10 @@ ApiError api_error(Failure failure, std::string_view detail) {
               "writes made while the node was offline are still being replayed, please try "
               "again later: " +
                   d};
+    case Failure::Forbidden:
+      return {403, "Forbidden", d};
+    case Failure::NotFitToLead:
+      return {503, "ServiceUnavailable", "this hub cannot feed its pool now: " + d};
   }
   return {500, "InternalError", d};
 }
@@ -181,6 +185,10 @@ const char* failure_label(Failure failure) {
       return "journal_full";
     case Failure::ReplayPending:
       return "replay_pending";
+    case Failure::Forbidden:
+      return "forbidden";
+    case Failure::NotFitToLead:
+      return "not_fit_to_lead";
   }
   return "unknown";
 }

@@ -31,6 +31,9 @@ enum class Failure {
   UnsupportedMediaType,  // an offline patch of a type the hub cannot apply: 415
   JournalFull,           // the journal is at its bound: 503
   ReplayPending,         // online, but this object's offline writes are still being replayed: 503
+  // The multiplexer port, where a leader hub feeds its pool's followers (docs/pool-sharing.md):
+  Forbidden,     // not a node of this pool, or not a list/watch of a pool-scope resource: 403
+  NotFitToLead,  // this hub has lost the cloud, or its shared copy is not synced: 503
 };
 
 // Status.details as kube-apiserver fills it: the object's name, its API group and, in `kind`,

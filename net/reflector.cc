@@ -11,6 +11,7 @@
 #include <exception>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -26,6 +27,7 @@
 #include "base/log.h"
 #include "base/url.h"
 #include "net/http_io.h"
+#include "net/source_stream.h"
 #include "net/timed_socket.h"
 #include "net/timer.h"
 
@@ -77,6 +79,8 @@ class Reflector::State {
   void exited(const std::exception_ptr& error);
   // REQUIRES: on the executor.
   void request_stop();
+  // REQUIRES: on the executor.
+  void request_reconnect();
   const asio::any_io_executor& executor() const { return executor_; }
 
   std::atomic<bool> running{false};
@@ -105,8 +109,9 @@ class Reflector::State {
   ReflectorOptions options_;
   std::shared_ptr<ReflectorSink> sink_;
   net::Timer backoff_timer_;
-  std::optional<net::TimedSocket> stream_;  // the connection of the request in flight
+  std::optional<SourceStream> stream_;  // the connection of the request in flight
   bool stop_requested_ = false;
+  bool reconnecting_ = false;     // the connection was dropped for a new source: no backoff
   std::string resource_version_;  // the last one seen (list, event or bookmark)
   std::size_t watch_events_ = 0;  // events of the current watch
   std::chrono::milliseconds backoff_;
@@ -137,6 +142,14 @@ void Reflector::State::request_stop() {
   if (stream_) stream_->close();  // a pending connect/read/write completes with an error now
 }
 
+void Reflector::State::request_reconnect() {
+  if (stop_requested_) return;
+  reconnecting_ = true;
+  backoff_ = options_.backoff_initial;
+  backoff_timer_.cancel();
+  if (stream_) stream_->close();
+}
+
 asio::awaitable<void> Reflector::State::loop() {
   while (!stop_requested_) {
     auto listed = co_await list();
@@ -148,6 +161,7 @@ asio::awaitable<void> Reflector::State::loop() {
       co_await back_off(options_.missing_retry);
       continue;
     }
+    if (!listed && std::exchange(reconnecting_, false)) continue;
     if (!listed) {
       note_failure("list", listed.error().message);
       co_await back_off(options_.backoff_max);
@@ -158,6 +172,7 @@ asio::awaitable<void> Reflector::State::loop() {
       const auto started = Clock::now();
       const WatchEnd end = co_await watch(reason);
       if (stop_requested_) co_return;
+      if (std::exchange(reconnecting_, false) && end != WatchEnd::Relist) continue;
       const bool quick = watch_events_ == 0 && Clock::now() - started < kShortWatch;
       if (end == WatchEnd::Rewatch && !quick) continue;
       if (end == WatchEnd::Relist && !quick) {
@@ -206,25 +221,21 @@ std::string Reflector::State::target(std::optional<long> watch_timeout_seconds) 
 // bounds the write and everything the caller then reads.
 asio::awaitable<Status> Reflector::State::send(const std::string& target,
                                                Clock::duration deadline) {
-  const std::string where =
-      base::host_port(options_.proxy_host, std::to_string(options_.proxy_port));
-  // The proxy port is the hub's own bind address (YurtHub's --bind-address is an IP).
-  boost::system::error_code aec;
-  const auto address = asio::ip::make_address(options_.proxy_host, aec);
-  if (aec) co_return make_error("proxy host " + options_.proxy_host + " is not an IP address");
-  stream_.emplace(executor_);
-  stream_->expires_after(kConnectTimeout);
-  const tcp::endpoint endpoint(address, options_.proxy_port);
-  auto [cec] = co_await stream_->async_connect(endpoint, kNoThrow);
+  SourceAddress source{options_.proxy_host, options_.proxy_port, nullptr};
+  if (options_.source) source = options_.source();
+  const std::string where = source.authority();
+  stream_.emplace(executor_, source);
+  stream_->socket().expires_after(kConnectTimeout);
+  auto connected = co_await stream_->connect();
   if (stop_requested_) co_return Status{};
-  if (cec) co_return make_error("connecting to " + where + ": " + cec.message());
+  if (!connected) co_return connected;
 
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, where);
   req.set(http::field::user_agent, options_.user_agent);
   req.set(http::field::accept, "application/json");
   req.keep_alive(false);
-  stream_->expires_after(deadline);
+  stream_->socket().expires_after(deadline);
   auto [wec, wn] = co_await http::async_write(*stream_, req, kNoThrow);
   if (wec && !stop_requested_) co_return make_error("sending GET " + target + ": " + wec.message());
   co_return Status{};
@@ -382,6 +393,10 @@ void Reflector::start() {
   if (state_->running.exchange(true)) return;
   asio::co_spawn(state_->executor(), State::run(state_),
                  [state = state_](const std::exception_ptr& error) { state->exited(error); });
+}
+
+void Reflector::reconnect() {
+  asio::dispatch(state_->executor(), [state = state_] { state->request_reconnect(); });
 }
 
 void Reflector::stop() {

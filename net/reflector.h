@@ -1,4 +1,5 @@
-// Reflector: one list+watch of a resource through the hub's own plain-HTTP proxy port, as
+// Reflector: one list+watch of a resource through the hub's own plain-HTTP proxy port (or, for the
+// pool's shared cache on a follower, a leader hub's HTTPS multiplexer port), as
 // client-go's tools/cache/reflector.go does it: list -> watch from the list's resourceVersion ->
 // re-watch from the last one seen on a clean end, and after a backoff when the connection failed
 // or broke (the hub was restarting, the link was lost); re-list on 410 Gone, and after a backoff
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +21,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include "base/result.h"
+#include "net/source_stream.h"
 
 namespace yurthub::net {
 
@@ -30,6 +33,9 @@ struct ReflectorOptions {
   std::string proxy_host = "127.0.0.1";
   unsigned short proxy_port = 10261;
   std::string user_agent;  // e.g. "yurthub/0.1.0"
+  // When set, asked before every request where to send it (else proxy_host:proxy_port). A
+  // change of source between requests is seamless: a watch resumes from its resourceVersion.
+  std::function<SourceAddress()> source;
   // Watches are re-opened with a random timeoutSeconds in [min, 2*min) (client-go's reflector
   // uses 5-10 min); failures back off from `backoff_initial` doubling up to `backoff_max`.
   std::chrono::seconds watch_timeout_min{300};
@@ -85,6 +91,9 @@ class Reflector {
   // Ends the watch and stops retrying; the sink is never called again after stopped(). Runs at
   // once when called on the executor's thread, otherwise is dispatched to it.
   void stop();
+  // Drops the connection in flight and sends the next request at once, to the source asked anew
+  // (the source changed): a watch resumes from its resourceVersion. Thread-safe.
+  void reconnect();
   // True when no loop is running: before start(), or once it has exited after stop().
   bool stopped() const;
   // True once a list has succeeded (or, with missing_is_empty, was answered 404).

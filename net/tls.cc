@@ -2,10 +2,15 @@
 #include "net/tls.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/ip/address.hpp>
 
 namespace yurthub::net {
 namespace ssl = boost::asio::ssl;
@@ -120,6 +125,69 @@ Result<std::string> random_token() {
 
 bool secrets_equal(std::string_view a, std::string_view b) {
   return !a.empty() && a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool is_ip_literal(const std::string& host) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+Status name_server(SSL* ssl, const std::string& name, bool verify_peer) {
+  const bool ip = is_ip_literal(name);
+  if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());
+  if (!verify_peer) return Status{};
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  X509_VERIFY_PARAM_set_hostflags(
+      param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  const int named = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                       : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+  if (named != 1) return make_error("bad host name " + name);
+  return Status{};
+}
+
+Result<std::shared_ptr<X509_STORE>> make_client_ca_store(const std::string& ca_pem) {
+  std::shared_ptr<X509_STORE> store(X509_STORE_new(), X509_STORE_free);
+  if (!store) return make_error("cannot allocate a certificate store");
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())), BIO_free);
+  int added = 0;
+  while (bio) {
+    X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+    if (cert == nullptr) break;
+    added += X509_STORE_add_cert(store.get(), cert) == 1;
+    X509_free(cert);
+  }
+  ERR_clear_error();  // the end of the PEM text reads as an error
+  if (added == 0) return make_error("no CA certificate in the cluster CA bundle");
+  return store;
+}
+
+void require_client_certificate(SSL* ssl, const std::shared_ptr<X509_STORE>& store) {
+  SSL_set1_verify_cert_store(ssl, store.get());
+  SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+}
+
+std::optional<PeerCertificate> verified_peer(SSL* ssl) {
+  if (SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr) return std::nullopt;
+  PeerCertificate peer;
+  const X509_NAME* subject = X509_get_subject_name(cert);
+  for (int i = 0; i < X509_NAME_entry_count(subject); ++i) {
+    const X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
+    const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    if (nid != NID_commonName && nid != NID_organizationName) continue;
+    const ASN1_STRING* data = X509_NAME_ENTRY_get_data(entry);
+    std::string value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+                      static_cast<std::size_t>(ASN1_STRING_length(data)));
+    if (nid == NID_commonName) {
+      peer.common_name = std::move(value);
+    } else {
+      peer.organizations.push_back(std::move(value));
+    }
+  }
+  return peer;
 }
 
 }  // namespace yurthub::net

@@ -6,8 +6,11 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include <openssl/ssl.h>
 #include <boost/asio/ssl/context.hpp>
 
 #include "base/result.h"
@@ -86,5 +89,27 @@ Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls(const std::st
 // The same from PEM text (a serving certificate the hub obtained by CSR).
 Result<std::shared_ptr<boost::asio::ssl::context>> make_server_tls_from_pem(
     const std::string& cert_pem, const std::string& key_pem);
+
+// Whether `host` is an IP address rather than a DNS name.
+bool is_ip_literal(const std::string& host);
+
+// Prepares a client connection to the server named `name` (host or IP): SNI for a DNS name (never
+// for an IP, RFC 6066) and, with `verify_peer`, the name the handshake must find in the server's
+// subjectAltName, never in its subject's CN (a client certificate named like a host must not pass
+// as the server; Asio's host_name_verification would fall back to the CN), as Go's crypto/tls.
+Status name_server(SSL* ssl, const std::string& name, bool verify_peer);
+
+// Client certificates on a server connection: the trust anchors are `ca_pem` (the cluster CA).
+// A shared X509_STORE, for require_client_certificate on each accepted connection.
+Result<std::shared_ptr<X509_STORE>> make_client_ca_store(const std::string& ca_pem);
+// Makes the handshake of a server connection fail unless the client presents a certificate that
+// chains to `store` (set on the connection only: the context stays shared with other ports).
+void require_client_certificate(SSL* ssl, const std::shared_ptr<X509_STORE>& store);
+// After such a handshake: the verified client certificate's subject CN and O values.
+struct PeerCertificate {
+  std::string common_name;
+  std::vector<std::string> organizations;
+};
+std::optional<PeerCertificate> verified_peer(SSL* ssl);
 
 }  // namespace yurthub::net

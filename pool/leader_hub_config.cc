@@ -36,7 +36,7 @@ LeaderHubConfig parse_leader_hub_config(const rapidjson::Value& configmap) {
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto slash = item.find('/');
     if (slash == std::string_view::npos || slash == 0 || slash + 1 == item.size()) continue;
-    c.leaders.emplace_back(std::string(item.substr(0, slash)), std::string(item.substr(slash + 1)));
+    c.leaders.push_back({std::string(item.substr(0, slash)), std::string(item.substr(slash + 1))});
   }
   c.leader_election = data_string(configmap, "enable-leader-election") == "true";
   c.interconnectivity = data_string(configmap, "interconnectivity") == "true";
@@ -44,10 +44,12 @@ LeaderHubConfig parse_leader_hub_config(const rapidjson::Value& configmap) {
 }
 
 LeaderHubWatcher::LeaderHubWatcher(SharedCache& cache, std::vector<PoolResource> defaults,
-                                   InformerFactory make_informer, std::string namespace_name)
+                                   InformerFactory make_informer, LeaderHubs* leaders,
+                                   std::string namespace_name)
     : cache_(cache),
       defaults_(std::move(defaults)),
       make_informer_(std::move(make_informer)),
+      leaders_(leaders),
       namespace_name_(std::move(namespace_name)) {}
 
 void LeaderHubWatcher::set_pool(const std::string& pool) {
@@ -57,6 +59,7 @@ void LeaderHubWatcher::set_pool(const std::string& pool) {
   informer_.reset();
   if (pool_.empty()) {
     cache_.set_resources(defaults_);
+    if (leaders_) leaders_->set_leaders({});
     return;
   }
   net::InformerOptions o;
@@ -80,18 +83,21 @@ void LeaderHubWatcher::on_config(const net::ObjectSnapshot& snapshot) {
   if (config && config->resources) resources = *config->resources;
   cache_.set_resources(resources);
   std::string leaders;
-  if (config && config->leader_election) {
-    for (const auto& [node, address] : config->leaders) {
-      leaders += (leaders.empty() ? "" : ",") + node + "/" + address;
+  if (config) {
+    for (const auto& leader : config->leaders) {
+      leaders += (leaders.empty() ? "" : ",") + leader.node + "/" + leader.ip;
     }
   }
+  const bool election = config && config->leader_election;
   if (leaders != last_leaders_) {
     last_leaders_ = leaders;
-    if (!leaders.empty()) {
-      YH_LOG(Info) << "leader-hub-" << pool_ << " names leaders " << leaders
-                   << "; this hub does not feed from a leader yet: its shared cache lists and "
-                      "watches the cloud";
-    }
+    YH_LOG(Info) << "leader-hub-" << pool_ << " names leaders \"" << leaders
+                 << "\" (enable-leader-election " << (election ? "true" : "false") << ")";
+  }
+  if (leaders_) {
+    leaders_->set_leaders(config
+                              ? leaders_to_follow(config->leaders, election, leaders_->node_name())
+                              : std::vector<LeaderHub>{});
   }
 }
 

@@ -6,8 +6,8 @@
 //   enable-leader-election "true" | "false"
 //   interconnectivity      "true" | "false"
 // LeaderHubWatcher follows this node's pool (as the filters learn it) and that pool's ConfigMap,
-// and applies its resource set to the SharedCache. Leaders are read and logged but not used yet:
-// this hub always feeds its shared cache from the cloud (docs/pool-sharing.md).
+// applies its resource set to the SharedCache, and hands the leaders a follower uses to
+// LeaderHubs (pool/leader_hubs.h; docs/pool-sharing.md).
 // Runs on worker 0 (the informer's executor and the filters' callback).
 #pragma once
 
@@ -18,13 +18,14 @@
 #include <vector>
 
 #include "net/informer.h"
+#include "pool/leader_hubs.h"
 #include "pool/shared_cache.h"
 
 namespace yurthub::pool {
 
 struct LeaderHubConfig {
-  std::optional<std::vector<PoolResource>> resources;        // pool-scoped-metadata, when present
-  std::vector<std::pair<std::string, std::string>> leaders;  // node name, address
+  std::optional<std::vector<PoolResource>> resources;  // pool-scoped-metadata, when present
+  std::vector<LeaderHub> leaders;
   bool leader_election = false;
   bool interconnectivity = false;
 };
@@ -37,9 +38,11 @@ class LeaderHubWatcher {
   using InformerFactory = std::function<std::unique_ptr<net::Informer>(
       net::InformerOptions options, net::Informer::OnChange on_change)>;
 
-  // `defaults`: the set without a ConfigMap (the flag's).
+  // `defaults`: the set without a ConfigMap (the flag's). `leaders`: told the leaders to follow
+  // (null: this hub always feeds from the cloud).
   LeaderHubWatcher(SharedCache& cache, std::vector<PoolResource> defaults,
-                   InformerFactory make_informer, std::string namespace_name = "kube-system");
+                   InformerFactory make_informer, LeaderHubs* leaders = nullptr,
+                   std::string namespace_name = "kube-system");
   // This node's pool is `pool` ("" = none): follows its ConfigMap from now on.
   void set_pool(const std::string& pool);
   void stop();
@@ -50,6 +53,7 @@ class LeaderHubWatcher {
   SharedCache& cache_;
   std::vector<PoolResource> defaults_;
   InformerFactory make_informer_;
+  LeaderHubs* leaders_;
   std::string namespace_name_;
   std::string pool_;
   std::unique_ptr<net::Informer> informer_;

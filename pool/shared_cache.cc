@@ -116,13 +116,22 @@ class SharedCache::MeteredSink final : public net::ReflectorSink {
   // the node cache (a held-open offline watch).
   void watching() override {
     const bool cloud = !owner_.online_ || owner_.online_();
-    set_source(cloud ? "cloud" : "cache");
+    set_source(from_leader_ ? "leader" : cloud ? "cloud" : "cache");
   }
-  void stopped() override { set_source(""); }
+  void stopped() override {
+    set_source("");
+    used(false);
+  }
+  // The reflector's next request goes to a leader (or not).
+  void used(bool leader) {
+    if (leader == from_leader_) return;
+    from_leader_ = leader;
+    owner_.fed_by_leader_ += leader ? 1 : -1;
+  }
 
  private:
   void set_source(std::string_view source) {
-    for (const char* s : {"cloud", "cache"}) {
+    for (const char* s : {"cloud", "cache", "leader"}) {
       owner_.targets_.with({"watch", resource_, "", owner_.user_agent(), s})
           .set(source == s ? 1 : 0);
     }
@@ -131,6 +140,7 @@ class SharedCache::MeteredSink final : public net::ReflectorSink {
   std::shared_ptr<WatchCache> cache_;
   std::string resource_;
   std::uint64_t counted_ = 0;
+  bool from_leader_ = false;
 };
 
 void SharedCache::start(asio::any_io_executor executor, std::string proxy_host,
@@ -173,8 +183,16 @@ void SharedCache::set_resources(const std::vector<PoolResource>& resources) {
     o.user_agent = user_agent();
     o.watch_timeout_min = options_.watch_timeout_min;
     o.backoff_max = std::chrono::seconds(5);
-    entry->reflector = std::make_unique<net::Reflector>(
-        executor_, std::move(o), std::make_shared<MeteredSink>(*this, entry->cache, r.text()));
+    auto sink = std::make_shared<MeteredSink>(*this, entry->cache, r.text());
+    if (leader_) {
+      // A follower feeds from its leader while one is healthy (pool/leader_hubs.h).
+      o.source = [this, sink] {
+        auto leader = leader_();
+        sink->used(leader.has_value());
+        return leader ? *leader : net::SourceAddress{proxy_host_, proxy_port_, nullptr};
+      };
+    }
+    entry->reflector = std::make_unique<net::Reflector>(executor_, std::move(o), sink);
     entry->reflector->start();
     YH_LOG(Info) << "shared watch cache: sharing " << r.text();
     next->emplace(r.text(), std::move(entry));
@@ -185,6 +203,10 @@ void SharedCache::set_resources(const std::vector<PoolResource>& resources) {
     YH_LOG(Info) << "shared watch cache: no longer sharing " << name;
   }
   entries_.store(std::move(next));
+}
+
+void SharedCache::reconnect() {
+  for (const auto& [name, entry] : *entries_.load()) entry->reflector->reconnect();
 }
 
 std::shared_ptr<WatchCache> SharedCache::cache_of(const PoolResource& resource) const {
@@ -224,18 +246,9 @@ bool SharedCache::answerable(const kube::RequestInfo& info, const WatchCache& ca
 asio::awaitable<bool> SharedCache::admit(const kube::RequestInfo& info) {
   auto entry = find(info);
   if (!entry) co_return false;
-  if (!entry->cache->synced() && !info.bearer_token) {
-    // The hub has just started (or the resource was just added): every client of the node asks
-    // at once, and each forwarded one would hold an upstream watch of its own. They wait a
-    // little for the one list instead (YurtHub answers 429 until then); not once that list
-    // failed (offline with nothing cached: the request goes to the cache's offline answer).
-    net::Timer timer(co_await asio::this_coro::executor);
-    const auto until = base::Clock::now() + options_.sync_wait;
-    while (!entry->cache->synced() && !entry->reflector->tried() && base::Clock::now() < until) {
-      timer.expires_after(std::chrono::milliseconds(50));
-      co_await timer.async_wait(net::kNoThrow);
-    }
-  }
+  // The hub has just started (or the resource was just added): every client of the node asks at
+  // once, and each forwarded one would hold an upstream watch of its own.
+  if (!info.bearer_token) co_await wait_for_first_list(*entry);
   const std::string verb(kube::verb_name(info.verb));
   const char* answer = nullptr;
   if (!entry->cache->synced()) {
@@ -249,6 +262,45 @@ asio::awaitable<bool> SharedCache::admit(const kube::RequestInfo& info) {
   }
   answers_.with({entry->resource.text(), verb, answer ? answer : "shared"}).inc();
   co_return answer == nullptr;
+}
+
+asio::awaitable<void> SharedCache::wait_for_first_list(const Entry& entry) const {
+  // The clients wait a little for the one list instead (YurtHub answers 429 until then); not
+  // once that list failed (offline with nothing cached: the request goes to the cache's offline
+  // answer).
+  net::Timer timer(co_await asio::this_coro::executor);
+  const auto until = base::Clock::now() + options_.sync_wait;
+  while (!entry.cache->synced() && !entry.reflector->tried() && base::Clock::now() < until) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(net::kNoThrow);
+  }
+}
+
+bool SharedCache::pool_member(std::string_view node) const {
+  return pool_member_ && pool_member_(node);
+}
+
+std::optional<std::string> SharedCache::unfit_to_lead() const {
+  if (online_ && !online_()) return "no apiserver is reachable from this hub";
+  if (fed_by_leader_.load() > 0) return "this hub feeds from a leader hub itself";
+  auto entries = entries_.load();
+  if (entries->empty()) return "no resource is shared";
+  for (const auto& [name, entry] : *entries) {
+    if (!entry->cache->synced()) return name + " has not been listed yet";
+  }
+  return std::nullopt;
+}
+
+asio::awaitable<bool> SharedCache::admit_follower(const kube::RequestInfo& info) {
+  auto entry = find(info);
+  if (!entry) co_return false;
+  co_await wait_for_first_list(*entry);
+  const bool served = answerable(info, *entry->cache);
+  answers_
+      .with({entry->resource.text(), std::string(kube::verb_name(info.verb)),
+             served ? "follower" : "follower_refused"})
+      .inc();
+  co_return served;
 }
 
 asio::awaitable<unsigned> SharedCache::serve(const kube::RequestInfo& info,

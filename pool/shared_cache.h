@@ -24,7 +24,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -78,6 +80,18 @@ class SharedCache final : public hub::SharedCacheHooks {
   // (their open client watches end; the clients re-watch through the apiserver).
   void set_resources(const std::vector<PoolResource>& resources);
   void stop();  // every reflector; lists and watches are forwarded from now on
+  // A follower's source (pool/leader_hubs.h): asked before each request of every reflector; a
+  // leader's address, or nullopt for the hub's own port (the cloud). REQUIRES: before
+  // set_resources(), on the reflectors' executor.
+  void follow(std::function<std::optional<net::SourceAddress>()> leader) {
+    leader_ = std::move(leader);
+  }
+  // The source changed: every reflector drops its connection and resumes at the new one.
+  void reconnect();
+  // Which nodes are of this hub's pool (the filters' view of the NodePool); nobody until set.
+  void set_pool_membership(std::function<bool(std::string_view)> member) {
+    pool_member_ = std::move(member);
+  }
   std::string user_agent() const { return "multiplexer-proxy-" + options_.node_name; }
   // The cache of one resource, if it is shared (tests and metrics).
   std::shared_ptr<WatchCache> cache_of(const PoolResource& resource) const;
@@ -86,6 +100,9 @@ class SharedCache final : public hub::SharedCacheHooks {
   boost::asio::awaitable<bool> admit(const kube::RequestInfo& info) override;
   boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
                                          hub::ResponseWriter& writer) override;
+  bool pool_member(std::string_view node) const override;
+  std::optional<std::string> unfit_to_lead() const override;
+  boost::asio::awaitable<bool> admit_follower(const kube::RequestInfo& info) override;
 
  private:
   class MeteredSink;  // the WatchCache as the reflector's sink, with the source and fan-out metrics
@@ -98,6 +115,8 @@ class SharedCache final : public hub::SharedCacheHooks {
   using Entries = std::map<std::string, std::shared_ptr<Entry>>;  // by resource text
 
   std::shared_ptr<Entry> find(const kube::RequestInfo& info) const;
+  // Waits (at most sync_wait) for the entry's first list, unless it was tried and failed.
+  boost::asio::awaitable<void> wait_for_first_list(const Entry& entry) const;
   // Whether the cache answers this query as the apiserver would.
   static bool answerable(const kube::RequestInfo& info, const WatchCache& cache);
 
@@ -114,6 +133,9 @@ class SharedCache final : public hub::SharedCacheHooks {
   base::GaugeFamily& targets_;       // node_yurthub_target_for_multiplexer_requests_collector
   base::CounterFamily& fanned_out_;  // node_yurthub_pool_events_fanned_out_total{resource}
   std::function<bool()> online_;
+  std::function<std::optional<net::SourceAddress>()> leader_;
+  std::function<bool(std::string_view)> pool_member_;
+  std::atomic<int> fed_by_leader_{0};  // reflectors whose last request went to a leader
 };
 
 }  // namespace yurthub::pool

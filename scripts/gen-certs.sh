@@ -9,35 +9,16 @@
 #   admin.crt/.key                 a kubectl user, CN=admin, O=system:masters
 #   tokens.csv                     static bearer tokens for the fake apiserver
 #   hub.kubeconfig                 the hub's kubeconfig (--kubeconfig), SERVER as its cluster server
-# Usage: gen-certs.sh DIR [NODE] [SERVER]
+# Usage: gen-certs.sh DIR [NODE] [SERVER]   (more nodes of the same CA: gen-node-certs.sh)
 set -euo pipefail
+scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=${1:?usage: gen-certs.sh DIR [NODE] [SERVER]}
 node=${2:-edge-node-1}
 server=${3:-https://127.0.0.1:6443}
 mkdir -p "$dir"
 cd "$dir"
 
-key() { openssl ecparam -name prime256v1 -genkey -noout -out "$1" 2>/dev/null; }
-
-# sign NAME SUBJECT [SAN]: a leaf certificate signed by the CA.
-sign() {
-  local name=$1 subject=$2 san=${3:-}
-  key "$name.key"
-  openssl req -new -key "$name.key" -subj "$subject" -out "$name.csr" 2>/dev/null
-  {
-    echo "basicConstraints=CA:FALSE"
-    echo "keyUsage=critical,digitalSignature,keyEncipherment"
-    if [ -n "$san" ]; then
-      echo "extendedKeyUsage=serverAuth"
-      echo "subjectAltName=$san"
-    else
-      echo "extendedKeyUsage=clientAuth"
-    fi
-  } > "$name.ext"
-  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
-    -extfile "$name.ext" -out "$name.crt" 2>/dev/null
-  rm -f "$name.csr" "$name.ext"
-}
+source "$scripts/pki_lib.sh"
 
 key ca.key
 openssl req -x509 -new -key ca.key -subj "/CN=yurthub-test-ca" -days 365 -out ca.crt \

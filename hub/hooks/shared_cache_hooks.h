@@ -7,6 +7,10 @@
 // Threading: called from every worker thread; must be thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include <boost/asio/awaitable.hpp>
 
 #include "hub/hooks/cache_hooks.h"
@@ -28,6 +32,18 @@ class SharedCacheHooks {
   // Answers an admitted request. Returns the HTTP code sent, 0 if the client left first.
   virtual boost::asio::awaitable<unsigned> serve(const kube::RequestInfo& info,
                                                  ResponseWriter& writer) = 0;
+
+  // The multiplexer port (--multiplexer-port), where this hub feeds the follower hubs of its pool
+  // over mutual TLS. Whether `node`, the verified client certificate's system:node:<node>, is a
+  // node of this hub's pool (false while the pool is not known).
+  virtual bool pool_member(std::string_view node) const = 0;
+  // Why this hub cannot feed followers now (it has lost the cloud, its copies are not synced);
+  // nullopt when it can. Followers ask it before they trust this hub, and again every second.
+  virtual std::optional<std::string> unfit_to_lead() const = 0;
+  // Whether a follower's pool-scope list or watch is answered from the shared cache, unfiltered:
+  // it is synced (waiting for the first list as admit() does) and the query one it answers as the
+  // apiserver would.
+  virtual boost::asio::awaitable<bool> admit_follower(const kube::RequestInfo& info) = 0;
 };
 
 }  // namespace yurthub::hub

@@ -174,7 +174,8 @@ asio::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequ
   auto pumping = pump(stream, state, PumpArgs{*watcher, plan, config, r.kind, api_version, store});
   WatchEnd end = co_await std::move(pumping);
   bool clean = end == WatchEnd::Timeout || end == WatchEnd::Shutdown;
-  YH_LOG(Info) << "watch " << req.resource->qualified() << " ended: " << end_name(end);
+  YH_LOG(Info) << "watch " << req.resource->qualified() << " ended: " << end_name(end)
+               << " user=" << (req.user.user.empty() ? "-" : req.user.user);
   watcher->set_wakeup(nullptr);
   store.unwatch(watcher);
   if (!state.reader_done) lowest.socket().cancel(ec);

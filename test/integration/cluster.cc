@@ -24,6 +24,30 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(90);
 const std::string kNode = "edge-node-1";
 
+// GET on an admin port; returns the body ("" on failure) and sets `code`.
+std::string admin_get_at(int admin_port, const std::string& path, int* code = nullptr) {
+  const std::string response = raw_http(
+      admin_port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      std::chrono::seconds(5));
+  std::smatch m;
+  if (code)
+    *code = std::regex_search(response, m, std::regex(R"(^HTTP/1\.1 (\d+))")) ? std::stoi(m[1]) : 0;
+  auto body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// Ready = every apiserver has had its first probe (healthy or not): /v1/readyz says 200.
+bool wait_ready_at(int admin_port) {
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  int code = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    admin_get_at(admin_port, "/v1/readyz", &code);
+    if (code == 200) return true;
+    usleep(20000);
+  }
+  return false;
+}
+
 }  // namespace
 
 Cluster::Cluster(ClusterOptions options) : options_(std::move(options)) {
@@ -135,15 +159,54 @@ void Cluster::start_hub(bool wait_ready) {
         *hub_->wait_for_log(R"(proxy_secure listening on 127\.0\.0\.1:(\d+))", kStartTimeout));
   }
   if (!wait_ready) return;
-  // Ready = every apiserver has had its first probe (healthy or not).
-  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
-  int code = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    admin_get("/v1/readyz", &code);
-    if (code == 200) break;
-    usleep(20000);
+  ASSERT_TRUE(wait_ready_at(admin_port_)) << "hub never became ready:\n" << hub_->log();
+}
+
+void Cluster::make_node_pki(const std::string& node, const std::string& ip) {
+  const std::string script = std::string(YURTHUB_SOURCE_DIR) + "/scripts/gen-node-certs.sh";
+  auto made =
+      run_command({"/bin/bash", script, dir() + "/pki", node, ip}, std::chrono::seconds(30));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+}
+
+PeerHub Cluster::start_peer_hub(const std::string& node, const std::vector<std::string>& flags) {
+  const std::string pki = dir() + "/pki/" + node + "/";
+  std::vector<std::string> argv = {YURTHUB_BIN,
+                                   "--node-name=" + node,
+                                   "--kubeconfig=" + pki + "hub.kubeconfig",
+                                   "--proxy-port=0",
+                                   "--serve-port=0",
+                                   "--proxy-secure-port=0",
+                                   "--disk-cache-path=" + dir() + "/cache-" + node,
+                                   "--root-dir=" + dir() + "/root-" + node,
+                                   "--heartbeat-interval-seconds=1",
+                                   "--heartbeat-timeout-seconds=1",
+                                   "--enable-dummy-if=false"};
+  // --server-addr adds servers: the cluster's own unless `flags` name others.
+  const bool servers = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+    return f.starts_with("--server-addr=");
+  });
+  if (!servers) argv.push_back("--server-addr=" + hub_server_addr());
+  for (const auto& flag : flags) argv.push_back(expand(flag));
+  PeerHub peer;
+  peer.process = Process::start(argv, dir() + "/hub-" + node + ".log");
+  if (!peer.process) {
+    ADD_FAILURE() << "cannot start the hub of " << node;
+    return peer;
   }
-  ASSERT_EQ(code, 200) << "hub never became ready:\n" << hub_->log();
+  auto proxy =
+      peer.process->wait_for_log(R"(proxy listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
+  auto admin =
+      peer.process->wait_for_log(R"(admin listening on 127\.0\.0\.1:(\d+))", kStartTimeout);
+  if (!proxy || !admin) {
+    ADD_FAILURE() << "the hub of " << node << " did not start:\n" << peer.process->log();
+    return peer;
+  }
+  peer.proxy_port = std::stoi(*proxy);
+  peer.admin_port = std::stoi(*admin);
+  EXPECT_TRUE(wait_ready_at(peer.admin_port)) << "the hub of " << node << " never became ready:\n"
+                                              << peer.process->log();
+  return peer;
 }
 
 std::vector<std::string> Cluster::kubectl_argv(const std::vector<std::string>& args) const {
@@ -191,18 +254,11 @@ CommandResult Cluster::kubectl_direct(const std::vector<std::string>& args,
 }
 
 std::string Cluster::admin_get(const std::string& path, int* code) const {
-  const std::string response = raw_http(
-      admin_port_, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-      std::chrono::seconds(5));
-  std::smatch m;
-  if (code)
-    *code = std::regex_search(response, m, std::regex(R"(^HTTP/1\.1 (\d+))")) ? std::stoi(m[1]) : 0;
-  auto body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
+  return admin_get_at(admin_port_, path, code);
 }
 
-double Cluster::metric(const std::string& series) const {
-  std::istringstream lines(admin_get("/metrics"));
+double metric_at(int admin_port, const std::string& series) {
+  std::istringstream lines(admin_get_at(admin_port, "/metrics"));
   for (std::string line; std::getline(lines, line);) {
     if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
         line[series.size()] == ' ') {

@@ -55,6 +55,19 @@ inline ClusterOptions https_demo_cluster() {
   return o;
 }
 
+// The value of one metric series from the /metrics of the admin port `admin_port`, or -1 if
+// absent. `series` is the full series text as rendered, e.g.
+// `node_yurthub_in_flight_requests_total`.
+double metric_at(int admin_port, const std::string& series);
+
+// A hub of another node against a Cluster's fake apiserver (the pool tests run several).
+struct PeerHub {
+  std::unique_ptr<Process> process;
+  int proxy_port = 0;
+  int admin_port = 0;
+  double metric(const std::string& series) const { return metric_at(admin_port, series); }
+};
+
 class Cluster {
  public:
   explicit Cluster(ClusterOptions options = {});
@@ -111,9 +124,16 @@ class Cluster {
 
   // GET on the admin port; returns the body ("" on failure) and sets `code`.
   std::string admin_get(const std::string& path, int* code = nullptr) const;
-  // The value of one metric series from /metrics, or -1 if absent. `series` is the full series
-  // text as rendered, e.g. `node_yurthub_in_flight_requests_total`.
-  double metric(const std::string& series) const;
+  // The value of one metric series of the cluster's hub (metric_at).
+  double metric(const std::string& series) const { return metric_at(admin_port_, series); }
+  // Certificates of one more node, signed by the cluster's CA, in <dir>/pki/<node>/
+  // (scripts/gen-node-certs.sh): a client certificate and kubeconfig, and with `ip` a serving
+  // certificate naming it.
+  void make_node_pki(const std::string& node, const std::string& ip = "");
+  // Starts a hub of `node` (make_node_pki first) with its own cache and root dirs on free ports,
+  // with `flags` after the usual ones (its --server-addr is the cluster's unless `flags` name
+  // one), and waits until it is ready.
+  PeerHub start_peer_hub(const std::string& node, const std::vector<std::string>& flags);
   // Cache operations the hub has committed so far (node_yurthub_cache_written_ops_total; 0 if
   // none yet).
   double cache_ops() const;

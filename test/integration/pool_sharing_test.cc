@@ -13,6 +13,7 @@
 
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
+#include "test/integration/pool_events.h"
 
 namespace yurthub::test {
 namespace {
@@ -27,32 +28,6 @@ const std::string kSliceWatches = R"(\] GET /apis/discovery\.k8s\.io/v1/endpoint
 const std::string kServiceWatches = R"(\] GET /api/v1/services\?\S*watch=)";
 const std::string kSliceLists =
     R"(\] GET /apis/discovery\.k8s\.io/v1/endpointslices(\?(?!\S*watch=)\S*)? user=)";
-
-using Nodes = std::set<std::string>;
-
-// Name -> {event type, endpoint nodes} of the last event about it.
-std::map<std::string, std::pair<std::string, Nodes>> last_events(const WatchStream& w) {
-  std::map<std::string, std::pair<std::string, Nodes>> out;
-  for (const auto& line : w.events()) {
-    rapidjson::Document e;
-    e.Parse(line.c_str());
-    if (e.HasParseError() || !e.IsObject() || !e.HasMember("object")) continue;
-    const auto& o = e["object"];
-    if (!o.HasMember("metadata") || !o["metadata"].HasMember("name")) continue;
-    Nodes nodes;
-    if (o.HasMember("endpoints") && o["endpoints"].IsArray()) {
-      for (const auto& ep : o["endpoints"].GetArray()) nodes.insert(ep["nodeName"].GetString());
-    }
-    out[o["metadata"]["name"].GetString()] = {e["type"].GetString(), nodes};
-  }
-  return out;
-}
-
-std::string list_rv(const std::string& body) {
-  rapidjson::Document doc;
-  doc.Parse(body.c_str());
-  return doc.HasParseError() ? "" : doc["metadata"]["resourceVersion"].GetString();
-}
 
 class PoolSharing : public testing::Test {
  protected:
