@@ -260,6 +260,7 @@ static int run_hub(int argc, char** argv) {
     pool_settings.extra_resources = options->pool_scope_resources;
     pool_settings.multiplexer_port = static_cast<unsigned short>(options->multiplexer_port);
     pool_settings.node_identity = hub_identity;
+    pool_settings.node_cache = node_cache.get();
     pool_sharing = std::make_unique<pool::PoolSharing>(std::move(pool_settings), registry);
     if (node_cache) node_cache->policy().add_agent(pool_sharing->cache().user_agent());
   }

@@ -34,6 +34,7 @@ void PoolSharing::start(boost::asio::any_io_executor executor, std::string proxy
                                             [this] { cache_->reconnect(); });
     cache_->follow([leaders = leaders_.get()] { return leaders->current(); });
   }
+  cache_->persist_to(settings_.node_cache);
   cache_->start(executor, std::move(proxy_host), proxy_port, std::move(online));
   cache_->set_resources(resources_);
   watcher_ = std::make_unique<LeaderHubWatcher>(*cache_, resources_, std::move(make_informer),

@@ -26,6 +26,7 @@ struct PoolSharingSettings {
   // --multiplexer-port, where leaders are reached; 0: this hub never follows a leader.
   unsigned short multiplexer_port = 10269;
   std::shared_ptr<net::ReplaceableContext> node_identity;  // presented to leaders
+  hub::CacheHooks* node_cache = nullptr;  // keeps what a leader feeds (null: nothing is kept)
 };
 
 class PoolSharing {

@@ -95,30 +95,51 @@ SharedCache::SharedCache(SharedCacheOptions options, base::MetricsRegistry& metr
 SharedCache::~SharedCache() { stop(); }
 
 // Feeds the WatchCache, and counts where its watch is served from and the events fanned out.
+// Feeds the WatchCache, counts where its watch is served from and the events fanned out, and,
+// while fed by a leader (whose answers do not pass through this hub's node cache), keeps what it
+// lists and watches in the node cache as the hub would have kept it, for an offline restart.
 class SharedCache::MeteredSink final : public net::ReflectorSink {
  public:
-  MeteredSink(SharedCache& owner, std::shared_ptr<WatchCache> cache, std::string resource)
-      : owner_(owner), cache_(std::move(cache)), resource_(std::move(resource)) {}
+  MeteredSink(SharedCache& owner, std::shared_ptr<WatchCache> cache, std::string resource,
+              std::string path)
+      : owner_(owner),
+        cache_(std::move(cache)),
+        resource_(std::move(resource)),
+        path_(std::move(path)) {}
   Status listed(std::string_view body, std::string* resource_version) override {
-    return cache_->listed(body, resource_version);
+    end_watch_tap();
+    Status applied = cache_->listed(body, resource_version);
+    if (applied && from_leader_) {
+      if (auto tap = owner_.node_cache_tap(path_)) {
+        tap->body(body);
+        tap->end(true);
+      }
+    }
+    return applied;
   }
   net::EventVerdict event(std::string_view raw, std::string* resource_version,
                           std::string* reason) override {
-    return cache_->event(raw, resource_version, reason);
+    const net::EventVerdict verdict = cache_->event(raw, resource_version, reason);
+    if (watch_tap_ && verdict == net::EventVerdict::Ok) watch_tap_->event(raw);
+    return verdict;
   }
   void events_done() override {
     cache_->events_done();
+    if (watch_tap_) watch_tap_->events_done();
     const std::uint64_t delivered = cache_->events_delivered();
     if (delivered > counted_) owner_.fanned_out_.with({resource_}).inc(delivered - counted_);
     counted_ = delivered;
   }
   // The hub answers the reflector's watch from the cloud when an apiserver is healthy, else from
-  // the node cache (a held-open offline watch).
+  // the node cache (a held-open offline watch); or a leader answers it.
   void watching() override {
+    end_watch_tap();
+    if (from_leader_) watch_tap_ = owner_.node_cache_tap(path_ + "?watch=true");
     const bool cloud = !owner_.online_ || owner_.online_();
     set_source(from_leader_ ? "leader" : cloud ? "cloud" : "cache");
   }
   void stopped() override {
+    end_watch_tap();
     set_source("");
     used(false);
   }
@@ -136,12 +157,25 @@ class SharedCache::MeteredSink final : public net::ReflectorSink {
           .set(source == s ? 1 : 0);
     }
   }
+  void end_watch_tap() {
+    if (watch_tap_) watch_tap_->end(false);
+    watch_tap_.reset();
+  }
   SharedCache& owner_;
   std::shared_ptr<WatchCache> cache_;
   std::string resource_;
+  std::string path_;
   std::uint64_t counted_ = 0;
   bool from_leader_ = false;
+  std::unique_ptr<hub::ResponseTap> watch_tap_;  // while a leader's watch is kept
 };
+
+std::unique_ptr<hub::ResponseTap> SharedCache::node_cache_tap(const std::string& target) const {
+  if (persist_ == nullptr) return nullptr;
+  const kube::RequestInfo info = kube::classify_request("GET", target, user_agent());
+  if (!persist_->cacheable(info)) return nullptr;
+  return persist_->tap(info, 200);
+}
 
 void SharedCache::start(asio::any_io_executor executor, std::string proxy_host,
                         unsigned short proxy_port, std::function<bool()> online) {
@@ -183,7 +217,7 @@ void SharedCache::set_resources(const std::vector<PoolResource>& resources) {
     o.user_agent = user_agent();
     o.watch_timeout_min = options_.watch_timeout_min;
     o.backoff_max = std::chrono::seconds(5);
-    auto sink = std::make_shared<MeteredSink>(*this, entry->cache, r.text());
+    auto sink = std::make_shared<MeteredSink>(*this, entry->cache, r.text(), r.path());
     if (leader_) {
       // A follower feeds from its leader while one is healthy (pool/leader_hubs.h).
       o.source = [this, sink] {

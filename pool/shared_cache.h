@@ -86,6 +86,10 @@ class SharedCache final : public hub::SharedCacheHooks {
   void follow(std::function<std::optional<net::SourceAddress>()> leader) {
     leader_ = std::move(leader);
   }
+  // The node cache, which keeps what a leader feeds (a follower's lists and watches do not pass
+  // through the hub), so that an offline restart lists from disk as after the cloud's. Null: not
+  // kept. REQUIRES: before set_resources().
+  void persist_to(hub::CacheHooks* node_cache) { persist_ = node_cache; }
   // The source changed: every reflector drops its connection and resumes at the new one.
   void reconnect();
   // Which nodes are of this hub's pool (the filters' view of the NodePool); nobody until set.
@@ -115,6 +119,8 @@ class SharedCache final : public hub::SharedCacheHooks {
   using Entries = std::map<std::string, std::shared_ptr<Entry>>;  // by resource text
 
   std::shared_ptr<Entry> find(const kube::RequestInfo& info) const;
+  // A node-cache tap for the reflectors' GET of `target` as the hub would make it, or null.
+  std::unique_ptr<hub::ResponseTap> node_cache_tap(const std::string& target) const;
   // Waits (at most sync_wait) for the entry's first list, unless it was tried and failed.
   boost::asio::awaitable<void> wait_for_first_list(const Entry& entry) const;
   // Whether the cache answers this query as the apiserver would.
@@ -135,6 +141,7 @@ class SharedCache final : public hub::SharedCacheHooks {
   std::function<bool()> online_;
   std::function<std::optional<net::SourceAddress>()> leader_;
   std::function<bool(std::string_view)> pool_member_;
+  hub::CacheHooks* persist_ = nullptr;
   std::atomic<int> fed_by_leader_{0};  // reflectors whose last request went to a leader
 };
 

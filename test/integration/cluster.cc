@@ -189,7 +189,8 @@ PeerHub Cluster::start_peer_hub(const std::string& node, const std::vector<std::
   if (!servers) argv.push_back("--server-addr=" + hub_server_addr());
   for (const auto& flag : flags) argv.push_back(expand(flag));
   PeerHub peer;
-  peer.process = Process::start(argv, dir() + "/hub-" + node + ".log");
+  peer.process =
+      Process::start(argv, dir() + "/hub-" + node + "-" + std::to_string(++peer_starts_) + ".log");
   if (!peer.process) {
     ADD_FAILURE() << "cannot start the hub of " << node;
     return peer;

@@ -157,6 +157,7 @@ class Cluster {
   int admin_port_ = 0;
   int hub_starts_ = 0;
   int apiserver_starts_ = 0;
+  int peer_starts_ = 0;
 };
 
 // Polls `done` every 100 ms until it holds (true) or `limit` passes (false).

@@ -229,6 +229,30 @@ TEST_F(LeaderHub, ALeaderCutOffFromTheCloudIsDroppedByItsFollowers) {
   EXPECT_FALSE(watch.ended());
 }
 
+TEST_F(LeaderHub, AFollowerRebootedOfflineListsWhatItsLeaderFedIt) {
+  // A change the follower learns from its leader only.
+  kubectl_direct({"label", "endpointslice", "-n", "default", "by-pool-x1", "touched=yes"});
+  const std::string touched = R"("touched":"yes")";
+  ASSERT_TRUE(eventually([&] { return follower_list(0).find(touched) != std::string::npos; },
+                         std::chrono::seconds(10)));
+  const auto ops = [&] {
+    return std::max(0.0, followers_[0].metric("node_yurthub_cache_written_ops_total"));
+  };
+  ASSERT_TRUE(eventually(
+      [&] { return ops() > 0 && followers_[0].metric("node_yurthub_cache_pending_ops") <= 0; },
+      std::chrono::seconds(5)));
+  // The leader and the follower go down; the follower comes back with no cloud and no leader.
+  cluster_.hub().signal(SIGKILL);
+  followers_[0].process->signal(SIGKILL);
+  followers_[0].process->wait_exit(std::chrono::seconds(5));
+  auto flags = hub_flags(2, port_);
+  flags.push_back("--server-addr=https://127.0.0.1:1");
+  PeerHub rebooted = cluster_.start_peer_hub(node(2), flags);
+  auto offline = http_request(rebooted.proxy_port, "GET", kSlices, {{"User-Agent", kKubeProxy}});
+  ASSERT_EQ(offline.status, 200) << offline.body << rebooted.process->log();
+  EXPECT_NE(offline.body.find(touched), std::string::npos) << offline.body;
+}
+
 TEST_F(LeaderHub, TheMultiplexerPortServesOnlyThePoolsNodesAndResources) {
   // A follower's certificate: the pool-scope lists, and the leader's health.
   // (--raw: the port serves no discovery, which kubectl's other verbs read first.)
