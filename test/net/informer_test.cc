@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/url.h"
+#include "net/reflector.h"
 #include "test/net/scripted_apiserver.h"
 
 namespace yurthub::net {
@@ -280,6 +281,55 @@ TEST_F(InformerTest, DestroyedWhileWatchingNeverCallsBack) {
   ioc_.run_for(50ms);
   EXPECT_EQ(changes_, 1);
   EXPECT_EQ(server_.requests.size(), 2u);  // no re-watch after the stream ended
+}
+
+// The Reflector under the informer: its source asked before each request, and reconnect() to a
+// new one (a follower's leader changed) resumes the watch there, from its last version, at once.
+class RecordingSink final : public ReflectorSink {
+ public:
+  Status listed(std::string_view, std::string* resource_version) override {
+    ++lists;
+    *resource_version = "10";
+    return Status{};
+  }
+  EventVerdict event(std::string_view raw, std::string* resource_version, std::string*) override {
+    ++events;
+    if (raw.find(R"("resourceVersion":"11")") != std::string_view::npos) *resource_version = "11";
+    return EventVerdict::Ok;
+  }
+  int lists = 0;
+  int events = 0;
+};
+
+TEST_F(InformerTest, AReconnectResumesTheWatchAtTheNewSourceFromItsVersion) {
+  ScriptedApiserver other{ioc_};
+  server_.on_list(http_reply(200, list_body("10", {})));
+  server_.on_watch(stream_reply({}, false));
+  other.on_watch(stream_reply({}, false));
+  bool use_other = false;
+  ReflectorOptions o = options();
+  o.backoff_initial = 5s;  // a reconnect never waits for a backoff
+  o.backoff_max = 5s;
+  o.source = [&] {
+    return SourceAddress{"127.0.0.1", use_other ? other.port() : server_.port(), nullptr};
+  };
+  auto sink = std::make_shared<RecordingSink>();
+  Reflector reflector(ioc_.get_executor(), o, sink);
+  reflector.start();
+  ASSERT_TRUE(wait_until([&] { return !server_.streams.empty(); }));
+  server_.streams[0]->push(event("ADDED", configmap("a", "11", "a1")));
+  ASSERT_TRUE(wait_until([&] { return sink->events == 1; }));
+
+  use_other = true;
+  reflector.reconnect();
+  const auto asked = Clock::now();
+  ASSERT_TRUE(wait_until([&] { return other.watches().size() == 1; }));
+  EXPECT_LT(Clock::now() - asked, 2s);
+  EXPECT_EQ(other.watches()[0].query.at("resourceVersion"), "11");
+  EXPECT_TRUE(other.lists().empty());  // resumed, not listed again
+  EXPECT_EQ(sink->lists, 1);
+  reflector.stop();
+  ASSERT_TRUE(wait_until([&] { return reflector.stopped(); }));
 }
 
 TEST(InformerUrl, PercentEncodesAllButUnreserved) {
