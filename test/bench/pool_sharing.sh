@@ -50,21 +50,11 @@ status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%.2f", a / b }'; }
 
-# One PKI; the hubs of edge-node-2 and -3 get their own client certificate of the same CA.
+# One PKI; each hub's node gets its own client certificate of the same CA, and a serving
+# certificate for its own loopback address 127.0.0.1N (its --node-ip, where a leader serves).
 bash scripts/gen-certs.sh "$work/pki" edge-node-1 >/dev/null
-for n in 1 2 3; do
-  d=$work/pki/node-$n; mkdir -p "$d"
-  openssl ecparam -name prime256v1 -genkey -noout -out "$d/hub-client.key" 2>/dev/null
-  openssl req -new -key "$d/hub-client.key" -subj "/CN=system:node:edge-node-$n/O=system:nodes/O=openyurt:yurthub" \
-    -out "$d/hub-client.csr" 2>/dev/null
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >"$d/ext"
-  openssl x509 -req -in "$d/hub-client.csr" -CA "$work/pki/ca.crt" -CAkey "$work/pki/ca.key" -CAcreateserial \
-    -days 1 -extfile "$d/ext" -out "$d/hub-client.crt" 2>/dev/null
-  sed -e "s#client-certificate: .*#client-certificate: $d/hub-client.crt#" \
-      -e "s#client-key: .*#client-key: $d/hub-client.key#" \
-      -e "s#certificate-authority: .*#certificate-authority: $work/pki/ca.crt#" \
-      "$work/pki/hub.kubeconfig" >"$d/hub.kubeconfig"
-done
+for n in 1 2 3; do bash scripts/gen-node-certs.sh "$work/pki" "edge-node-$n" "127.0.0.1$n"; done
+mux_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # start_fake NAME: a fresh fake apiserver (nodes edge-node-1..4 in pools pool-a/pool-b); sets
 # api_port and api_pid.
@@ -88,19 +78,43 @@ churn() {
   done
   echo "bench: the churn never ended" >&2; exit 1
 }
-# start_hub NAME NODE SHARING: a hub of edge-node-NODE on free ports, own root and cache dirs;
-# sets hub_port, hub_admin and hub_pid once it found the apiserver healthy.
+# start_hub NAME NODE SHARING: a hub of edge-node-NODE on free ports, own root and cache dirs,
+# serving the multiplexer port on 127.0.0.1NODE:$mux_port; sets hub_port, hub_admin and hub_pid
+# once it found the apiserver healthy.
 start_hub() {
-  local d=$work/$1
+  local d=$work/$1 c=$work/pki/edge-node-$2
   mkdir -p "$d"
   "$bin/cmd/yurthub" --server-addr="https://127.0.0.1:$api_port" --node-name="edge-node-$2" \
-    --kubeconfig="$work/pki/node-$2/hub.kubeconfig" --proxy-port=0 --serve-port=0 \
+    --kubeconfig="$c/hub.kubeconfig" --proxy-port=0 --serve-port=0 \
     --proxy-secure-port=0 --root-dir="$d/root" --disk-cache-path="$d/cache" --worker-threads=1 \
+    --node-ip="127.0.0.1$2" --multiplexer-port="$mux_port" --tls-cert-file="$c/hub-server.crt" \
+    --tls-private-key-file="$c/hub-server.key" \
     --v=0 --enable-dummy-if=false --pool-sharing="$3" >"$d/hub.log" 2>&1 &
   hub_pid=$!; pids+=("$hub_pid")
   hub_port=$(wait_log "$d/hub.log" 'proxy listening on 127\.0\.0\.1:([0-9]+)')
   hub_admin=$(wait_log "$d/hub.log" 'admin listening on 127\.0\.0\.1:([0-9]+)')
   wait_log "$d/hub.log" 'apiserver (https://[^ ]+) is healthy' >/dev/null
+}
+# api METHOD PATH [BODY [CONTENT-TYPE]]: a request to the fake apiserver as its admin.
+api() {
+  curl -sf -o /dev/null --cacert "$work/pki/ca.crt" -H "$token" -X "$1" \
+    -H "Content-Type: ${4:-application/merge-patch+json}" ${3:+--data "$3"} "https://127.0.0.1:$api_port$2"
+}
+# pool_of_three: edge-node-3 joins pool-a (nodes 1..3), whose leader hub yurt-manager elected is
+# edge-node-1 (ConfigMap leader-hub-pool-a).
+pool_of_three() {
+  api PATCH /api/v1/nodes/edge-node-3 '{"metadata":{"labels":{"apps.openyurt.io/nodepool":"pool-a"}}}'
+  api PATCH /apis/apps.openyurt.io/v1beta2/nodepools/pool-a/status \
+    '{"status":{"nodes":["edge-node-1","edge-node-2","edge-node-3"]}}'
+  api POST /api/v1/namespaces/kube-system/configmaps '{"apiVersion":"v1","kind":"ConfigMap",
+    "metadata":{"name":"leader-hub-pool-a","namespace":"kube-system",
+    "labels":{"openyurt.io/configmap-name":"leader-hub-pool-a"}},"data":{"leaders":"edge-node-1/127.0.0.11",
+    "enable-leader-election":"true","interconnectivity":"true"}}' application/json
+}
+# fed_by_leader ADMIN_PORT NODE: whether the hub's shared EndpointSlices come from its leader.
+fed_by_leader() {
+  curl -s "http://127.0.0.1:$1/metrics" | grep -q \
+    "^node_yurthub_target_for_multiplexer_requests_collector{verb=\"watch\",resource=\"discovery.k8s.io/v1/endpointslices\",subresources=\"\",client=\"multiplexer-proxy-edge-node-$2\",server=\"leader\"} 1"
 }
 # shared_answers ADMIN_PORT VERB: the hub's count of EndpointSlice VERBs answered by its cache.
 shared_answers() {
@@ -147,13 +161,21 @@ last_churn_rv() { grep -o 'churn churn/svc-[0-9]* seq=[0-9]* rv=[0-9]*' "$work/$
 list_rv() { curl -s -A "$2" "http://127.0.0.1:$1$slices?limit=1" | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9; }
 
 # --- 1. Upstream bytes for one EndpointSlice update, 3 hubs x 3 clients.
+# Modes: leader (the three hubs in one pool, edge-node-1 its leader), true (each hub shares
+# within its node, from the cloud), false (today: each client its own upstream watch).
 declare -A up_bytes up_watches up_idle event_bytes
-for sharing in true false; do
-  start_fake "api-bytes-$sharing"
-  churn 1 1 10 "api-bytes-$sharing"  # Service svc-0 and its slice exist before anyone lists
+for mode in leader true false; do
+  sharing=$([ "$mode" = false ] && echo false || echo true)
+  start_fake "api-bytes-$mode"
+  churn 1 1 10 "api-bytes-$mode"  # Service svc-0 and its slice exist before anyone lists
+  [ "$mode" = leader ] && pool_of_three
   hubs=(); watchers=()
   for n in 1 2 3; do
-    start_hub "bytes-$sharing-$n" "$n" "$sharing"; hubs+=("$hub_pid")
+    start_hub "bytes-$mode-$n" "$n" "$sharing"; hubs+=("$hub_pid")
+    if [ "$mode" = leader ] && [ "$n" != 1 ]; then  # a follower: fed by edge-node-1
+      for _ in $(seq 1 100); do fed_by_leader "$hub_admin" "$n" && break; sleep 0.1; done
+      fed_by_leader "$hub_admin" "$n" || { echo "bench: edge-node-$n never fed from its leader" >&2; exit 1; }
+    fi
     if [ "$sharing" = true ]; then  # its shared cache has listed
       for _ in $(seq 1 100); do
         curl -s -o /dev/null "http://127.0.0.1:$hub_port$slices"
@@ -162,21 +184,24 @@ for sharing in true false; do
     fi
     for a in 0 1 2; do
       curl -sN -A "${agents[$a]}" "http://127.0.0.1:$hub_port$slices?watch=true&timeoutSeconds=900" \
-        >"$work/bytes-$sharing-$n-$a.out" & watchers+=("$!"); pids+=("$!")
+        >"$work/bytes-$mode-$n-$a.out" & watchers+=("$!"); pids+=("$!")
     done
   done
-  outs=("$work"/bytes-"$sharing"-*-[12].out)  # coredns and cilium: every update reaches them
+  outs=("$work"/bytes-"$mode"-*-[12].out)  # coredns and cilium: every update reaches them
   sleep 3  # every watch is established and has had its initial ADDED events
-  up_watches[$sharing]=$(grep -cE '\] GET /apis/discovery\.k8s\.io/v1/endpointslices\?\S*watch=' "$work/api-bytes-$sharing.log" || true)
-  upstream_sent >"$work/sent-idle-$sharing"; sleep 3; upstream_sent >"$work/sent-before-$sharing"
-  up_idle[$sharing]=$(sent_between "$work/sent-idle-$sharing" "$work/sent-before-$sharing")
-  churn 1 "$updates" 10 "api-bytes-$sharing"
+  # Open upstream watches of EndpointSlices: started minus ended (the fake logs both).
+  started=$(grep -cE '\] GET /apis/discovery\.k8s\.io/v1/endpointslices\?\S*watch=\S* user=\S+ 200' "$work/api-bytes-$mode.log" || true)
+  ended=$(grep -cE 'watch \S*endpointslices\S* ended: ' "$work/api-bytes-$mode.log" || true)
+  up_watches[$mode]=$(( started - ended ))
+  upstream_sent >"$work/sent-idle-$mode"; sleep 3; upstream_sent >"$work/sent-before-$mode"
+  up_idle[$mode]=$(sent_between "$work/sent-idle-$mode" "$work/sent-before-$mode")
+  churn 1 "$updates" 10 "api-bytes-$mode"
   wait_events "$updates" "${outs[@]}"
   sleep 1
-  upstream_sent >"$work/sent-after-$sharing"
-  up_bytes[$sharing]=$(( $(sent_between "$work/sent-before-$sharing" "$work/sent-after-$sharing") / updates ))
+  upstream_sent >"$work/sent-after-$mode"
+  up_bytes[$mode]=$(( $(sent_between "$work/sent-before-$mode" "$work/sent-after-$mode") / updates ))
   # One event as the apiserver writes it (cilium's watch: no filter on the way).
-  event_bytes[$sharing]=$(grep '"type":"MODIFIED"' "$work/bytes-$sharing-1-2.out" | tail -1 | wc -c)
+  event_bytes[$mode]=$(grep '"type":"MODIFIED"' "$work/bytes-$mode-1-2.out" | tail -1 | wc -c)
   stop "${watchers[@]}" "${hubs[@]}" "$api_pid"
 done
 
@@ -260,13 +285,15 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
   echo
   echo "## P1. Upstream bytes per EndpointSlice update, 3 hubs x 3 watching clients (kube-proxy, coredns, cilium-agent), $updates updates"
   echo
-  echo "| --pool-sharing | upstream watches of endpointslices | bytes sent by the apiserver per update | ≈ copies of the event ($(( event_bytes[false] )) B as JSON) | idle bytes in 3 s (noise) |"
+  echo "| mode | open upstream watches of endpointslices | bytes sent by the apiserver per update | ≈ copies of the event ($(( event_bytes[false] )) B as JSON) | idle bytes in 3 s (noise) |"
   echo "|---|---|---|---|---|"
-  for s in true false; do
-    echo "| $s | ${up_watches[$s]} | ${up_bytes[$s]} | $(awk -v a="${up_bytes[$s]}" -v b="${event_bytes[false]}" 'BEGIN { printf "%.1f", a / b }') | ${up_idle[$s]} |"
+  for s in leader true false; do
+    label=$s; [ "$s" = leader ] && label="pool: a leader hub + 2 followers"
+    [ "$s" = true ] && label="--pool-sharing=true, no leader"; [ "$s" = false ] && label="--pool-sharing=false (today)"
+    echo "| $label | ${up_watches[$s]} | ${up_bytes[$s]} | $(awk -v a="${up_bytes[$s]}" -v b="${event_bytes[false]}" 'BEGIN { printf "%.1f", a / b }') | ${up_idle[$s]} |"
   done
   echo
-  echo "Shared vs today: $(ratio "${up_bytes[true]}" "${up_bytes[false]}")x the bytes (goal of this step: 3 copies instead of 9; one per pool needs the leader hub, not built)."
+  echo "Leader vs today: $(ratio "${up_bytes[leader]}" "${up_bytes[false]}")x the bytes; node sharing vs today: $(ratio "${up_bytes[true]}" "${up_bytes[false]}")x (goal: one copy per pool)."
   echo
   echo "## P2. Fan-out to 100 local watchers (kube-proxy), $fanout_events EndpointSlice updates a run, median of $fanout_runs runs"
   echo
