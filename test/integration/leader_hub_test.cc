@@ -180,6 +180,47 @@ TEST_F(LeaderHub, ThreeHubsOfAPoolHoldTheLeadersWatchOnly) {
       << followers_[1].process->log() << cluster_.apiserver().log();
 }
 
+// The leader serves its copy unfiltered; each follower applies its own clients' filters.
+TEST_F(LeaderHub, AFollowerFiltersForItsOwnClients) {
+  apply(
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: kubernetes\n  namespace: default\n"
+      "spec:\n  clusterIP: 10.96.0.1\n  ports:\n  - name: https\n    port: 443\n"
+      "    protocol: TCP\n    targetPort: 6443\n");
+  apply(
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: cloud-lb\n  namespace: default\n"
+      "spec:\n  type: LoadBalancer\n  clusterIP: 10.96.9.9\n  ports:\n  - name: http\n"
+      "    port: 80\n    protocol: TCP\n    targetPort: 8080\n");
+  const std::string services = "/api/v1/services";
+  auto listed =
+      http_request(followers_[0].proxy_port, "GET", services, {{"User-Agent", kKubeProxy}});
+  ASSERT_EQ(listed.status, 200);
+  WatchStream proxy(followers_[0].proxy_port,
+                    services + "?watch=true&resourceVersion=" + list_rv(listed.body), kKubeProxy);
+  ASSERT_TRUE(proxy.wait_for_header(std::chrono::seconds(5)));
+  // discardcloudservice: kube-proxy is shown cloud-lb until it is marked for discarding, then
+  // its watch gets cloud-lb DELETED.
+  EXPECT_NE(listed.body.find("cloud-lb"), std::string::npos);
+  kubectl_direct(
+      {"annotate", "service", "-n", "default", "cloud-lb", "svc.openyurt.io/discard=true"});
+  EXPECT_TRUE(eventually([&] { return last_events(proxy)["cloud-lb"].first == "DELETED"; },
+                         std::chrono::seconds(10)))
+      << followers_[0].process->log();
+  // masterservice: kubelet's kubernetes Service points at the follower's own HTTPS port.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = kubelet_get(
+            followers_[0].proxy_port,
+            "/api/v1/namespaces/default/services?fieldSelector=metadata.name%3Dkubernetes");
+        return r.body.find(R"("clusterIP":"127.0.0.1")") != std::string::npos;
+      },
+      std::chrono::seconds(10)))
+      << followers_[0].process->log();
+  // and the leader's copy is the cloud's, unfiltered.
+  auto raw = kubectl_multiplexer(1, node(2) + "/hub-client", {"get", "--raw", services});
+  EXPECT_NE(raw.out.find("10.96.0.1"), std::string::npos) << raw.err;
+  EXPECT_NE(raw.out.find("svc.openyurt.io/discard"), std::string::npos);
+}
+
 TEST_F(LeaderHub, TheLeaderKilledAFollowersClientWatchGoesOn) {
   WatchStream watch(followers_[0].proxy_port,
                     kSlices + "?watch=true&resourceVersion=" + list_rv(follower_list(0)),

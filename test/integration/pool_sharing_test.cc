@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
@@ -172,17 +173,21 @@ TEST_F(PoolSharing, SelectorsAndPagingAreTheApiserversOwn) {
   EXPECT_TRUE(next.empty());
 }
 
-TEST_F(PoolSharing, AWatchOpenedBeforeAPartitionReceivesWhatChangedMeanwhile) {
+TEST_F(PoolSharing, AWatchOpenedBeforeAMinutesPartitionReceivesWhatChangedMeanwhile) {
   WatchStream proxy(cluster_.proxy_port(), kube_proxy_watch(), kKubeProxy);
   ASSERT_TRUE(proxy.wait_for_header(std::chrono::seconds(5)));
   const int lists_before = cluster_.apiserver_requests(kSliceLists);
 
+  const auto cut_at = std::chrono::steady_clock::now();
   partition();
   // Offline, the hub holds the shared cache's own watch open from the node cache.
   EXPECT_TRUE(
       eventually([&] { return cluster_.metric(target("cache")) == 1; }, std::chrono::seconds(15)));
   kubectl_direct({"label", "endpointslice", "-n", "default", "by-host-x1", "touched=yes"});
   kubectl_direct({"delete", "endpointslice", "-n", "default", "plain-x1"});
+  // A partition of a minute (issue 32): the client's watch is still open when the link returns.
+  std::this_thread::sleep_until(cut_at + std::chrono::seconds(60));
+  EXPECT_FALSE(proxy.ended());
   heal();
 
   ASSERT_TRUE(saw_partition_changes(proxy, std::chrono::seconds(20))) << cluster_.hub().log();
