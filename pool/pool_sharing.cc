@@ -22,7 +22,7 @@ PoolSharing::PoolSharing(PoolSharingSettings settings, base::MetricsRegistry& me
 
 PoolSharing::~PoolSharing() { stop(); }
 
-void PoolSharing::start(boost::asio::any_io_executor executor, std::string proxy_host,
+void PoolSharing::start(const boost::asio::any_io_executor& executor, std::string proxy_host,
                         unsigned short proxy_port, std::function<bool()> online,
                         LeaderHubWatcher::InformerFactory make_informer) {
   if (settings_.multiplexer_port != 0 && settings_.node_identity) {

@@ -37,7 +37,7 @@ class PoolSharing {
   SharedCache& cache() { return *cache_; }
   // Starts the shared list+watches through the hub's plain proxy port, and the leader-hub
   // ConfigMap's informer once the pool is known. `online`: whether an apiserver is healthy.
-  void start(boost::asio::any_io_executor executor, std::string proxy_host,
+  void start(const boost::asio::any_io_executor& executor, std::string proxy_host,
              unsigned short proxy_port, std::function<bool()> online,
              LeaderHubWatcher::InformerFactory make_informer);
   // This node's pool ("" = none), as the filters learn it.
