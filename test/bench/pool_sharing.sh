@@ -54,7 +54,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%
 # certificate for its own loopback address 127.0.0.1N (its --node-ip, where a leader serves).
 bash scripts/gen-certs.sh "$work/pki" edge-node-1 >/dev/null
 for n in 1 2 3; do bash scripts/gen-node-certs.sh "$work/pki" "edge-node-$n" "127.0.0.1$n"; done
-mux_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# One --multiplexer-port for every hub (each binds its own address): a port nothing listens on.
+mux_port=$((20000 + RANDOM % 20000))
+while ss -tlnH "( sport = :$mux_port )" | grep -q .; do mux_port=$((20000 + RANDOM % 20000)); done
 
 # start_fake NAME: a fresh fake apiserver (nodes edge-node-1..4 in pools pool-a/pool-b); sets
 # api_port and api_pid.
