@@ -22,7 +22,7 @@ source_dirs=(base kube net hub cache filters pool ota admission cmd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  git ls-files >"$work/files"
+  git ls-files --cached --others --exclude-standard >"$work/files"  # new files count too
 else
   find . -type f -not -path './.git/*' -not -path './build/*' | sed 's|^\./||' >"$work/files"
 fi
