@@ -204,12 +204,14 @@ std::optional<net::SourceAddress> LeaderHubs::current() const {
 
 const std::string& LeaderHubs::node_name() const { return state_->settings.node_name; }
 
+// Dispatched: the hub's main thread stops the pool while worker 0 may still run the probe loop.
 void LeaderHubs::stop() {
-  auto& s = *state_;
-  if (s.stopped) return;
-  s.stopped = true;
-  ++s.generation;
-  s.timer.cancel();
+  asio::dispatch(state_->executor, [state = state_] {
+    if (state->stopped) return;
+    state->stopped = true;
+    ++state->generation;
+    state->timer.cancel();
+  });
 }
 
 }  // namespace yurthub::pool

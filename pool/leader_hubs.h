@@ -10,7 +10,8 @@
 // change calls `on_change`, and the shared cache reconnects its reflectors: a watch resumes from
 // its resourceVersion at the new source, so no local watch ends.
 //
-// Runs on one executor (worker 0): set_leaders, current and the callback run there.
+// Runs on one executor (worker 0): set_leaders, current and the callback run there; stop() may be
+// called from any thread.
 #pragma once
 
 #include <chrono>

@@ -45,10 +45,15 @@ void PoolSharing::set_pool(const std::string& pool) {
   if (watcher_) watcher_->set_pool(pool);
 }
 
+// The watcher's informer and the leaders' timer belong to the hub's executors: they are destroyed
+// here, while the Hub (and its io_contexts) still exist, never after it (PoolSharing outlives the
+// Hub, whose connections answer from the cache). The reflectors stop asking for a source first.
 void PoolSharing::stop() {
   if (watcher_) watcher_->stop();
-  if (leaders_) leaders_->stop();
+  watcher_.reset();
   cache_->stop();
+  if (leaders_) leaders_->stop();
+  leaders_.reset();
 }
 
 }  // namespace yurthub::pool

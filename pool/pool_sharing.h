@@ -42,6 +42,8 @@ class PoolSharing {
              LeaderHubWatcher::InformerFactory make_informer);
   // This node's pool ("" = none), as the filters learn it.
   void set_pool(const std::string& pool);
+  // Stops sharing and destroys what runs on the hub's executors. REQUIRES: called before the
+  // Hub is destroyed (after Hub::run), on its first worker's thread or once it has stopped.
   void stop();
 
  private:
