@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/url.h"
 #include "kube/kubeconfig.h"
+#include "net/files.h"
 #include "net/http_io.h"
 
 namespace yurthub::admission {
@@ -24,14 +25,6 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr const char* kUserAgent = "pool-admission/0.1.0";
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "https://host[:port][/]" -> host and port (443 by default); an IPv6 literal in brackets.
 Status split_server(const std::string& url, std::string& host, std::string& port) {
@@ -84,7 +77,7 @@ Result<std::shared_ptr<const ApiClient>> ApiClient::make(const std::string& serv
 }
 
 Result<std::shared_ptr<const ApiClient>> ApiClient::from_kubeconfig(const std::string& path) {
-  auto credentials = kube::load_kubeconfig(path);
+  auto credentials = net::load_kubeconfig(path);
   if (!credentials) return credentials.error();
   return make(credentials->server, *credentials, "");
 }
@@ -97,11 +90,11 @@ Result<std::shared_ptr<const ApiClient>> ApiClient::in_cluster(const std::string
         "no --kubeconfig, and KUBERNETES_SERVICE_HOST/PORT are not set (not in a pod)");
   }
   kube::Credentials credentials;
-  auto ca = read_text(account_dir + "/ca.crt");
+  auto ca = net::read_config_file(account_dir + "/ca.crt");
   if (!ca) return ca.error();
   credentials.ca_pem = std::move(*ca);
   const std::string token_file = account_dir + "/token";
-  auto token = read_text(token_file);
+  auto token = net::read_config_file(token_file);
   if (!token) return token.error();
   return make("https://" + base::host_port(service_host, service_port), credentials, token_file);
 }
@@ -109,7 +102,7 @@ Result<std::shared_ptr<const ApiClient>> ApiClient::in_cluster(const std::string
 std::string ApiClient::authorization() const {
   if (!token_file_.empty()) {
     // A failed read keeps nothing: the apiserver's 401 then says what is wrong.
-    auto token = read_text(token_file_);
+    auto token = net::read_config_file(token_file_);
     std::string text = token ? *token : std::string();
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     return text.empty() ? std::string() : "Bearer " + text;

@@ -1,25 +1,11 @@
 // The re-read serving certificate; see serving_cert.h.
 #include "admission/serving_cert.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "base/log.h"
+#include "net/files.h"
 #include "net/tls.h"
 
 namespace yurthub::admission {
-namespace {
-
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ServingCertificate>> ServingCertificate::load(
     std::string cert_file, std::string key_file, base::Clock::duration check_interval) {
   std::unique_ptr<ServingCertificate> cert(
@@ -30,9 +16,9 @@ Result<std::unique_ptr<ServingCertificate>> ServingCertificate::load(
 
 Status ServingCertificate::reload() {
   last_check_ = base::Clock::now();
-  auto cert = read_file(cert_file_);
+  auto cert = net::read_config_file(cert_file_);
   if (!cert) return make_error("--tls-cert-file: " + cert.error().message);
-  auto key = read_file(key_file_);
+  auto key = net::read_config_file(key_file_);
   if (!key) return make_error("--tls-private-key-file: " + key.error().message);
   if (context_ && *cert == cert_pem_ && *key == key_pem_) return Status{};
   auto context = net::make_server_tls_from_pem(*cert, *key);

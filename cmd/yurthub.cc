@@ -26,6 +26,7 @@
 #include "hub/options.h"
 #include "hub/version.h"
 #include "kube/kubeconfig.h"
+#include "net/files.h"
 #include "ota/ota_handler.h"
 #include "pool/pool_sharing.h"
 
@@ -165,7 +166,7 @@ static int run_hub(int argc, char** argv) {
         std::make_unique<hub::ClientCertificateManager>(certificate_settings(*options), registry);
     credentials = certificates->obtain();
   } else {
-    credentials = kube::load_kubeconfig(options->kubeconfig);
+    credentials = net::load_kubeconfig(options->kubeconfig);
   }
   if (!credentials) return fail(credentials.error().message, 2);
   auto upstream_tls = net::make_upstream_tls(*credentials);

@@ -1,14 +1,11 @@
 // Kubeconfig loading (see kubeconfig.h): YAML (or JSON, which is YAML) via yaml-cpp, base64 of
 // the *-data fields via base/base64.h, PEM blocks picked by type so one combined cert+key file
 // (YurtHub's pki/yurthub-current.pem) serves both client-certificate and client-key. Called once at
-// startup by cmd/yurthub.cc; yaml-cpp's exceptions are caught here and never escape.
+// startup through net/files.h; yaml-cpp's exceptions are caught here and never escape.
 #include "kube/kubeconfig.h"
 
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -22,25 +19,16 @@ namespace fs = std::filesystem;
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-Result<std::string> read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return make_error("cannot read " + quote(path) + ": " + std::strerror(errno));
-  std::string out;
-  char buf[8192];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return make_error("cannot read " + quote(path) + ": " + std::strerror(err));
-  return out;
-}
-
-// kubectl resolves relative paths in a kubeconfig against the kubeconfig's own directory.
-std::string resolve(const fs::path& dir, const std::string& file) {
-  if (file.empty() || fs::path(file).is_absolute()) return file;
-  return (dir / file).string();
-}
+// The files a kubeconfig names: kubectl resolves relative paths against the kubeconfig's own
+// directory. Without a reader (a kubeconfig from the network) no file is read.
+struct Files {
+  fs::path dir;
+  const FileReader* read = nullptr;
+  Result<std::string> contents(const std::string& file) const {
+    if (read == nullptr) return make_error("names a file where only data is read");
+    return (*read)(file.empty() || fs::path(file).is_absolute() ? file : (dir / file).string());
+  }
+};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -141,7 +129,7 @@ Result<YAML::Node> find_named(const YAML::Node& root, const char* list, const ch
 // `<key>-data` (base64) or `<key>` (a file path). With both, the data wins, as in client-go's
 // TLS setup (kubectl's validation warns "...-data will override"); we do not fail on it.
 Result<std::string> data_or_file(const YAML::Node& map, const std::string& key, const Where& at,
-                                 const fs::path& dir) {
+                                 const Files& files) {
   auto data = text_field(map, key + "-data", at.field(key + "-data"));
   if (!data) return data.error();
   if (!data->empty()) {
@@ -151,7 +139,7 @@ Result<std::string> data_or_file(const YAML::Node& map, const std::string& key, 
   }
   auto file = text_field(map, key, at.field(key));
   if (!file || file->empty()) return file;
-  auto contents = read_file(resolve(dir, *file));
+  auto contents = files.contents(*file);
   if (!contents) return make_error(at.field(key) + ": " + contents.error().message);
   return contents;
 }
@@ -165,7 +153,7 @@ Result<std::string> pem_field(std::string_view raw, bool want_key, const std::st
   return blocks;
 }
 
-Status load_cluster(const YAML::Node& cluster, const Where& at, const fs::path& dir,
+Status load_cluster(const YAML::Node& cluster, const Where& at, const Files& files,
                     Credentials& out) {
   auto server = text_field(cluster, "server", at.field("server"));
   if (!server) return server.error();
@@ -174,7 +162,7 @@ Status load_cluster(const YAML::Node& cluster, const Where& at, const fs::path& 
   auto insecure =
       bool_field(cluster, "insecure-skip-tls-verify", at.field("insecure-skip-tls-verify"));
   if (!insecure) return insecure.error();
-  auto ca = data_or_file(cluster, "certificate-authority", at, dir);
+  auto ca = data_or_file(cluster, "certificate-authority", at, files);
   if (!ca) return ca.error();
   out.server = std::move(*server);
   out.tls_server_name = std::move(*server_name);
@@ -190,7 +178,7 @@ Status load_cluster(const YAML::Node& cluster, const Where& at, const fs::path& 
   return {};
 }
 
-Status load_token(const YAML::Node& user, const Where& at, const fs::path& dir, Credentials& out) {
+Status load_token(const YAML::Node& user, const Where& at, const Files& files, Credentials& out) {
   auto token = text_field(user, "token", at.field("token"));
   if (!token) return token.error();
   out.token = std::string(trim(*token));
@@ -198,17 +186,17 @@ Status load_token(const YAML::Node& user, const Where& at, const fs::path& dir, 
   if (!token_file) return token_file.error();
   if (token_file->empty()) return {};
   // client-go re-reads tokenFile and prefers it over `token`; it trims surrounding whitespace.
-  auto contents = read_file(resolve(dir, *token_file));
+  auto contents = files.contents(*token_file);
   if (!contents) return make_error(at.field("tokenFile") + ": " + contents.error().message);
   if (trim(*contents).empty()) return make_error(at.field("tokenFile") + ": file is empty");
   out.token = std::string(trim(*contents));
   return {};
 }
 
-Status load_user(const YAML::Node& user, const Where& at, const fs::path& dir, Credentials& out) {
-  auto cert = data_or_file(user, "client-certificate", at, dir);
+Status load_user(const YAML::Node& user, const Where& at, const Files& files, Credentials& out) {
+  auto cert = data_or_file(user, "client-certificate", at, files);
   if (!cert) return cert.error();
-  auto key = data_or_file(user, "client-key", at, dir);
+  auto key = data_or_file(user, "client-key", at, files);
   if (!key) return key.error();
   if (!cert->empty() && key->empty()) {
     return make_error(at.field("client-certificate") + " is set but client-key(-data) is not");
@@ -224,7 +212,7 @@ Status load_user(const YAML::Node& user, const Where& at, const fs::path& dir, C
     out.client_cert_pem = std::move(*cert_pem);
     out.client_key_pem = std::move(*key_pem);
   }
-  if (Status s = load_token(user, at, dir, out); !s) return s;
+  if (Status s = load_token(user, at, files, out); !s) return s;
   if (out.has_client_certificate() || !out.token.empty()) return {};
   std::string unsupported;
   for (const char* key : {"exec", "auth-provider", "username"}) {
@@ -235,7 +223,7 @@ Status load_user(const YAML::Node& user, const Where& at, const fs::path& dir, C
                     (unsupported.empty() ? "" : " (" + unsupported + " is not supported)"));
 }
 
-Result<Credentials> parse(const YAML::Node& doc, const fs::path& dir) {
+Result<Credentials> parse(const YAML::Node& doc, const Files& files) {
   auto root = as_map(doc, "the document");
   if (!root) return root.error();
   auto current = text_field(*root, "current-context", "current-context");
@@ -253,7 +241,7 @@ Result<Credentials> parse(const YAML::Node& doc, const fs::path& dir) {
   Credentials out;
   auto cluster = find_named(*root, "clusters", "cluster", *cluster_name);
   if (!cluster) return make_error(ctx.field("cluster") + ": " + cluster.error().message);
-  if (Status s = load_cluster(*cluster, Where{"cluster", *cluster_name}, dir, out); !s) {
+  if (Status s = load_cluster(*cluster, Where{"cluster", *cluster_name}, files, out); !s) {
     return s.error();
   }
   // A context without a user is anonymous, which leaves the hub without an identity.
@@ -262,7 +250,7 @@ Result<Credentials> parse(const YAML::Node& doc, const fs::path& dir) {
   }
   auto user = find_named(*root, "users", "user", *user_name);
   if (!user) return make_error(ctx.field("user") + ": " + user.error().message);
-  if (Status s = load_user(*user, Where{"user", *user_name}, dir, out); !s) return s.error();
+  if (Status s = load_user(*user, Where{"user", *user_name}, files, out); !s) return s.error();
   return out;
 }
 
@@ -296,7 +284,7 @@ Result<Credentials> parse_cluster_kubeconfig(const std::string& text) {
       return make_error(ErrorCode::InvalidArgument, "the kubeconfig names a CA file, not CA data");
     }
     Credentials out;
-    if (Status s = load_cluster(*cluster, Where{"cluster", ""}, fs::path(), out); !s) {
+    if (Status s = load_cluster(*cluster, Where{"cluster", ""}, Files{}, out); !s) {
       return s.error();
     }
     return out;
@@ -323,13 +311,12 @@ std::string write_kubeconfig(const KubeconfigFile& file) {
   return out;
 }
 
-Result<Credentials> load_kubeconfig(const std::string& path) {
+Result<Credentials> parse_kubeconfig(std::string_view text, const std::string& path,
+                                     const FileReader& read) {
   const std::string prefix = "kubeconfig " + path + ": ";
-  auto text = read_file(path);
-  if (!text) return make_error("kubeconfig: " + text.error().message);
   try {
-    const YAML::Node doc = YAML::Load(*text);
-    auto credentials = parse(doc, fs::path(path).parent_path());
+    const YAML::Node doc = YAML::Load(std::string(text));
+    auto credentials = parse(doc, Files{fs::path(path).parent_path(), &read});
     if (!credentials) return make_error(prefix + credentials.error().message);
     return credentials;
   } catch (const YAML::Exception& e) {

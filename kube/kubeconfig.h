@@ -1,10 +1,13 @@
-// Loads the hub's own identity from a kubeconfig file (YAML, as written by kubeadm, kubectl,
-// yurtadm or YurtHub's own <root-dir>/yurthub.conf): the current context's cluster CA and server,
-// and the user's client certificate/key or bearer token. Relative file paths resolve against the
-// kubeconfig's directory, as kubectl does. Called once at startup by cmd/yurthub.cc.
+// Parses the hub's own identity from a kubeconfig (YAML, as written by kubeadm, kubectl, yurtadm
+// or YurtHub's own <root-dir>/yurthub.conf): the current context's cluster CA and server, and the
+// user's client certificate/key or bearer token. Relative file paths resolve against the
+// kubeconfig's directory, as kubectl does; the files are read by the caller's FileReader (this
+// layer does no I/O: net/files.h loads a kubeconfig from disk).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 
@@ -22,10 +25,14 @@ struct Credentials {
   bool has_client_certificate() const { return !client_cert_pem.empty(); }
 };
 
-// Reads and validates the kubeconfig at `path`. Errors (unreadable file, bad YAML, no current
-// context, a referenced file missing, bad base64, neither CA nor insecure-skip, a cert without a
-// key, neither cert nor token) name the file and the field.
-Result<Credentials> load_kubeconfig(const std::string& path);
+// Reads a file a kubeconfig names (its resolved path): its contents, or an error naming it.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
+// Validates the kubeconfig `text` found at `path`, reading the files it names with `read`. Errors
+// (bad YAML, no current context, a referenced file missing, bad base64, neither CA nor
+// insecure-skip, a cert without a key, neither cert nor token) name the file and the field.
+Result<Credentials> parse_kubeconfig(std::string_view text, const std::string& path,
+                                     const FileReader& read);
 
 // The first cluster of a kubeconfig given as text, with no context or user needed: the
 // kube-public/cluster-info ConfigMap's kubeconfig (server and certificate-authority-data).

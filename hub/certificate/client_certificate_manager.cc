@@ -1,5 +1,6 @@
 // The hub's client certificate: bootstrap and renewal; see client_certificate_manager.h.
 #include "hub/certificate/client_certificate_manager.h"
+#include "net/files.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -44,7 +45,7 @@ ClientCertificateManager::ClientCertificateManager(ClientCertificateSettings set
 ClientCertificateManager::~ClientCertificateManager() { stop(); }
 
 Result<kube::Credentials> ClientCertificateManager::load_current() const {
-  auto loaded = kube::load_kubeconfig(files_.kubeconfig().string());
+  auto loaded = net::load_kubeconfig(files_.kubeconfig().string());
   if (!loaded) return loaded.error();
   if (!usable(*loaded, settings_.node_name)) {
     return make_error(ErrorCode::NotFound, "the certificate in " + files_.kubeconfig().string() +
@@ -56,7 +57,7 @@ Result<kube::Credentials> ClientCertificateManager::load_current() const {
 // YurtHub's verifyServerAddrOrCleanup: a yurthub.conf for a server that is not among --server-addr
 // holds another cluster's CA and certificate, which this one would refuse; they are forgotten.
 void ClientCertificateManager::forget_another_clusters_files() const {
-  auto kept = kube::load_kubeconfig(files_.kubeconfig().string());
+  auto kept = net::load_kubeconfig(files_.kubeconfig().string());
   if (!kept) return;
   auto server = parse_server_address(kept->server);
   for (const auto& configured : settings_.servers) {
@@ -124,7 +125,7 @@ Status ClientCertificateManager::update_join_token(const std::string& token) {
 
 asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::discover_with(
     const ServerAddress& server, const std::string& token) {
-  if (auto saved = kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
+  if (auto saved = net::load_kubeconfig(files_.bootstrap_kubeconfig().string());
       saved && saved->token == token) {
     co_return saved;
   }
@@ -135,7 +136,7 @@ asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::discover_wi
   if (!cluster) co_return cluster.error();
   if (Status s = files_.save_ca(cluster->ca_pem); !s) co_return s.error();
   if (Status s = files_.save_bootstrap_kubeconfig(server.url, token); !s) co_return s.error();
-  co_return kube::load_kubeconfig(files_.bootstrap_kubeconfig().string());
+  co_return net::load_kubeconfig(files_.bootstrap_kubeconfig().string());
 }
 
 asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::bootstrap_credentials(
@@ -172,7 +173,7 @@ asio::awaitable<Result<kube::Credentials>> ClientCertificateManager::bootstrap_c
     posted = token_posted_;
   }
   if (!posted && !settings_.bootstrap_file.empty()) {
-    co_return kube::load_kubeconfig(settings_.bootstrap_file);
+    co_return net::load_kubeconfig(settings_.bootstrap_file);
   }
   if (token.empty()) {
     co_return make_error(ErrorCode::NotFound,
@@ -229,7 +230,7 @@ Result<kube::Credentials> ClientCertificateManager::save(const IssuedCertificate
   if (Status s = files_.save_pair(issued.certificate_pem, issued.key_pem); !s) return s.error();
   if (Status s = files_.save_ca(ca_pem); !s) return s.error();
   if (Status s = files_.save_kubeconfig(server.url); !s) return s.error();
-  return kube::load_kubeconfig(files_.kubeconfig().string());
+  return net::load_kubeconfig(files_.kubeconfig().string());
 }
 
 void ClientCertificateManager::publish(const kube::Credentials& credentials) {

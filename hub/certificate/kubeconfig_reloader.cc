@@ -1,5 +1,6 @@
 // Re-reading a kubeconfig renewed by someone else; see kubeconfig_reloader.h.
 #include "hub/certificate/kubeconfig_reloader.h"
+#include "net/files.h"
 
 #include "base/log.h"
 #include "net/http_io.h"
@@ -59,7 +60,7 @@ std::string hub_token(const kube::Credentials& credentials) {
 }  // namespace
 
 bool KubeconfigReloader::reload_once() {
-  auto loaded = kube::load_kubeconfig(path_);
+  auto loaded = net::load_kubeconfig(path_);
   if (!loaded) {
     YH_LOG(Warning) << "keeping the current credentials: " << loaded.error().message;
     return false;

@@ -1,8 +1,9 @@
-// Fuzz target for kube/kubeconfig.h load_kubeconfig(), which reads the hub's own kubeconfig (YAML)
-// at startup. The input is written to a file in a private temporary directory (relative paths in
-// it resolve there) and loaded. Oracle: success means the documented minimum (a CA or
-// insecure-skip-tls-verify; a client certificate with its key, or a token).
+// Fuzz target for net/files.h load_kubeconfig() (kube/kubeconfig.h parse_kubeconfig), which reads
+// the hub's own kubeconfig (YAML) at startup. The input is written to a file in a private temporary
+// directory (relative paths in it resolve there) and loaded. Oracle: success means the documented
+// minimum (a CA or insecure-skip-tls-verify; a client certificate with its key, or a token).
 #include "kube/kubeconfig.h"
+#include "net/files.h"
 
 #include <unistd.h>
 
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (f == nullptr) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);
-  auto credentials = kube::load_kubeconfig(path);
+  auto credentials = net::load_kubeconfig(path);
   if (!credentials) return 0;
   fuzz::check(!credentials->ca_pem.empty() || credentials->insecure_skip_tls_verify,
               "loaded without a CA or insecure-skip-tls-verify");

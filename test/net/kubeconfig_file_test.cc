@@ -1,7 +1,8 @@
-// Tests for kube/kubeconfig.cc: kubeconfigs written into a temp dir (kubeadm/kubectl style with
-// *-data fields, file fields relative to the kubeconfig, YurtHub's own yurthub.conf with one
-// combined cert+key PEM, JSON), current-context selection and every error the header lists.
-#include "kube/kubeconfig.h"
+// Tests for loading a kubeconfig from disk (net/files.h over kube/kubeconfig.cc): kubeconfigs
+// written into a temp dir (kubeadm/kubectl style with *-data fields, file fields relative to the
+// kubeconfig, YurtHub's own yurthub.conf with one combined cert+key PEM, JSON), current-context
+// selection and every error the header lists.
+#include "net/files.h"
 
 #include <gtest/gtest.h>
 #include <openssl/ec.h>
@@ -16,8 +17,10 @@
 #include <string>
 #include <vector>
 
-namespace yurthub::kube {
+namespace yurthub::net {
 namespace {
+
+using kube::Credentials;
 
 namespace fs = std::filesystem;
 
@@ -371,4 +374,4 @@ TEST(LoadKubeconfig, UnreadableFile) {
 }
 
 }  // namespace
-}  // namespace yurthub::kube
+}  // namespace yurthub::net

@@ -13,6 +13,7 @@
 #include "hub/certificate/cluster_discovery.h"
 #include "hub/certificate/renewal.h"
 #include "kube/kubeconfig.h"
+#include "net/files.h"
 
 namespace yurthub::hub {
 namespace {
@@ -86,14 +87,14 @@ TEST_F(Files, KubeconfigLoadsBackWithTheCurrentPair) {
   std::filesystem::create_directories(root_ / "pki");
   std::ofstream(files.ca_file())
       << "-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n";
-  auto bootstrap = kube::load_kubeconfig(files.bootstrap_kubeconfig().string());
+  auto bootstrap = net::load_kubeconfig(files.bootstrap_kubeconfig().string());
   ASSERT_TRUE(bootstrap) << bootstrap.error().message;
   EXPECT_EQ(bootstrap->server, "https://10.0.0.1:6443");
   EXPECT_EQ(bootstrap->token, "abcdef.0123456789abcdef");
   ASSERT_TRUE(files.save_pair("-----BEGIN CERTIFICATE-----\nMQ==\n-----END CERTIFICATE-----\n",
                               "-----BEGIN PRIVATE KEY-----\nMg==\n-----END PRIVATE KEY-----\n"));
   ASSERT_TRUE(files.save_kubeconfig("https://10.0.0.1:6443"));
-  auto own = kube::load_kubeconfig(files.kubeconfig().string());
+  auto own = net::load_kubeconfig(files.kubeconfig().string());
   ASSERT_TRUE(own) << own.error().message;
   EXPECT_NE(own->client_cert_pem.find("MQ=="), std::string::npos);
   EXPECT_NE(own->client_key_pem.find("Mg=="), std::string::npos);

@@ -18,6 +18,7 @@
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "kube/kubeconfig.h"
+#include "net/files.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {
@@ -72,7 +73,7 @@ TEST_F(Threads, AWorkerSeesTheTokenTheReloaderPutsInPlace) {
                             << (dir_ / "token").string()
                             << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
                                "current-context: x\n";
-  auto loaded = kube::load_kubeconfig(kubeconfig);
+  auto loaded = net::load_kubeconfig(kubeconfig);
   ASSERT_TRUE(loaded) << loaded.error().message;
   auto tls = net::make_upstream_tls(*loaded);
   ASSERT_TRUE(tls) << tls.error().message;
