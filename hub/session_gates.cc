@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "kube/status.h"
+#include "net/http_io.h"
 
 namespace yurthub::hub {
 
@@ -17,14 +18,13 @@ std::optional<ConnectionLimits::Slot> admit_connection(net::TcpSocket& socket, W
   shared.metrics.failures.with({"too_many_connections"}).inc();
   YH_LOG(Warning) << "refused a client connection from " << peer << ": connection bounds reached";
   if (plain) {
-    const std::string body = kube::status_body(kube::api_error(
-        kube::Failure::TooManyRequests, "too many open connections to the hub from this client"));
-    const std::string response =
-        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
-        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n" + body;
+    const kube::ApiError error = kube::api_error(
+        kube::Failure::TooManyRequests, "too many open connections to the hub from this client");
+    const std::string response = net::wire_text(net::simple_response(
+        11, false, error.code, "application/json", kube::status_body(error), 1));
     boost::system::error_code ignored;
     socket.non_blocking(true, ignored);
+    // Sent at once or not at all: a refused client gets no coroutine, no buffer, no wait.
     ::send(socket.native_handle(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   boost::system::error_code ignored;

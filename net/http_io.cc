@@ -1,7 +1,8 @@
-// Hop-by-hop header handling; see http_io.h.
+// Hub-made responses and hop-by-hop header handling; see http_io.h.
 #include "net/http_io.h"
 
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include <boost/beast/core/string.hpp>
@@ -9,6 +10,25 @@
 
 namespace yurthub::net {
 namespace http = boost::beast::http;
+
+http::response<http::string_body> simple_response(unsigned version, bool keep_alive, unsigned code,
+                                                  std::string_view content_type, std::string body,
+                                                  std::optional<int> retry_after) {
+  http::response<http::string_body> res{static_cast<http::status>(code), version};
+  res.set(http::field::content_type, content_type);
+  res.set(http::field::cache_control, "no-cache, private");
+  if (retry_after) res.set(http::field::retry_after, std::to_string(*retry_after));
+  res.keep_alive(keep_alive);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+std::string wire_text(const http::response<http::string_body>& response) {
+  std::ostringstream out;
+  out << response;
+  return std::move(out).str();
+}
 
 bool is_malformed_http(const boost::system::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_version).category() &&

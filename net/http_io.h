@@ -58,21 +58,24 @@ bool is_upgrade_request(const boost::beast::http::basic_fields<Allocator>& field
 // Status, where a peer that left gets nothing.
 bool is_malformed_http(const boost::system::error_code& ec);
 
+// A complete hub-made response with `body`: the one shape of every response the hub makes itself
+// (Status errors, plain text), whether written by write_simple_response or, where there is no
+// event loop to wait on, sent at once as its wire_text (a connection refused at the bounds).
+boost::beast::http::response<boost::beast::http::string_body> simple_response(
+    unsigned version, bool keep_alive, unsigned code, std::string_view content_type,
+    std::string body, std::optional<int> retry_after = {});
+// The bytes of `response` on the wire: status line, headers, body.
+std::string wire_text(
+    const boost::beast::http::response<boost::beast::http::string_body>& response);
+
 // Writes a complete response with `body`; returns false if the write failed.
 template <class Stream>
 boost::asio::awaitable<bool> write_simple_response(Stream& stream, unsigned version,
                                                    bool keep_alive, unsigned code,
-                                                   std::string content_type, std::string body,
+                                                   std::string_view content_type, std::string body,
                                                    std::optional<int> retry_after = {}) {
-  namespace http = boost::beast::http;
-  http::response<http::string_body> res{static_cast<http::status>(code), version};
-  res.set(http::field::content_type, content_type);
-  res.set(http::field::cache_control, "no-cache, private");
-  if (retry_after) res.set(http::field::retry_after, std::to_string(*retry_after));
-  res.keep_alive(keep_alive);
-  res.body() = std::move(body);
-  res.prepare_payload();
-  auto [ec, n] = co_await http::async_write(stream, res, kNoThrow);
+  auto res = simple_response(version, keep_alive, code, content_type, std::move(body), retry_after);
+  auto [ec, n] = co_await boost::beast::http::async_write(stream, res, kNoThrow);
   co_return !ec;
 }
 
