@@ -168,7 +168,13 @@ LeaderHubs::LeaderHubs(asio::any_io_executor executor, LeaderHubsSettings settin
     : state_(std::make_shared<State>(std::move(executor), std::move(settings), metrics,
                                      std::move(on_change))) {}
 
-LeaderHubs::~LeaderHubs() { stop(); }
+LeaderHubs::~LeaderHubs() {
+  try {
+    stop();
+  } catch (const std::exception& e) {  // stop() dispatches to the executor, which may allocate
+    YH_LOG(Error) << "leader hubs: stopping on destruction: " << e.what();
+  }
+}
 
 void LeaderHubs::set_leaders(std::vector<LeaderHub> leaders) {
   auto& s = *state_;

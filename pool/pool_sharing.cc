@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "base/log.h"
+
 namespace yurthub::pool {
 
 PoolSharing::PoolSharing(PoolSharingSettings settings, base::MetricsRegistry& metrics)
@@ -20,7 +22,13 @@ PoolSharing::PoolSharing(PoolSharingSettings settings, base::MetricsRegistry& me
   }
 }
 
-PoolSharing::~PoolSharing() { stop(); }
+PoolSharing::~PoolSharing() {
+  try {
+    stop();
+  } catch (const std::exception& e) {  // the reflectors' and leaders' stops dispatch, and may throw
+    YH_LOG(Error) << "pool sharing: stopping on destruction: " << e.what();
+  }
+}
 
 void PoolSharing::start(const boost::asio::any_io_executor& executor, std::string proxy_host,
                         unsigned short proxy_port, std::function<bool()> online,
