@@ -3,6 +3,8 @@
 
 #include "base/log.h"
 #include "cache/response_taps.h"
+#include "net/http_io.h"
+#include "net/timer.h"
 
 namespace yurthub::cache {
 namespace {
@@ -51,6 +53,7 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const
     : store_(std::move(store)),
       metrics_(registry),
       writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
+      taps_(std::make_unique<TapQueue>(options.writer.max_queue_bytes)),
       journal_(registry, options.journal),
       local_(*store_, metrics_, events_, options.offline),
       authority_(options.node_name.empty() ? std::nullopt
@@ -64,7 +67,17 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const
   journal_.load(*store_->read());
 }
 
-NodeCache::~NodeCache() { writer_.reset(); }  // commits what is queued before the store closes
+// Digests and commits what is queued before the store closes.
+NodeCache::~NodeCache() {
+  taps_.reset();
+  writer_.reset();
+}
+
+void NodeCache::flush() {
+  while (!taps_->drain(std::chrono::seconds(1))) {
+  }
+  writer_->flush();
+}
 
 bool NodeCache::is_discovery(const kube::RequestInfo& info) const {
   return !info.is_resource_request && info.verb == kube::Verb::Get &&
@@ -159,7 +172,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
       if (listed_.size() >= kMaxListedRemembered) listed_.clear();
       listed_.insert(identity->key());
     }
-    return make_list_tap(*writer_, metrics_, *identity, info);
+    return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());
   }
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
   // Expired at once, so the client re-lists and the cache is rebuilt. So does a watch that
@@ -174,7 +187,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     unknown = listed_.count(key) == 0;
   }
   const bool stale = (record && record->stale) || writer_->known_stale(key) || unknown;
-  return make_watch_tap(*writer_, metrics_, *identity, stale);
+  return make_watch_tap(*writer_, metrics_, *identity, stale, taps_.get());
 }
 
 bool NodeCache::serves_offline(const kube::RequestInfo& info) const {
@@ -207,9 +220,24 @@ bool NodeCache::serves_offline_write(const kube::RequestInfo& info) const {
   return writes_.handles(info);
 }
 
+boost::asio::awaitable<void> NodeCache::wait_for_lists() {
+  if (taps_->idle()) co_return;
+  // A list relayed before the link dropped may still be digested: its set would replace the
+  // object this write changes with the version listed. Digesting even kubelet's 19 MiB pod list
+  // takes a fraction of a second; the wait is bounded all the same.
+  net::Timer timer(co_await boost::asio::this_coro::executor);
+  for (int i = 0; i < 200 && !taps_->idle(); ++i) {
+    timer.expires_after(std::chrono::milliseconds(10));
+    auto [ec] = co_await timer.async_wait(net::kNoThrow);
+    if (ec) break;
+  }
+  if (!taps_->idle()) YH_LOG(Warning) << "cache: an offline write did not wait for a list's digest";
+}
+
 boost::asio::awaitable<unsigned> NodeCache::serve_offline_write(const kube::RequestInfo& info,
                                                                 const hub::OfflineWrite& write,
                                                                 hub::ResponseWriter& writer) {
+  co_await wait_for_lists();
   co_return co_await writes_.serve(info, write, writer);
 }
 

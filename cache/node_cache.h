@@ -23,6 +23,7 @@
 #include "cache/node_authority.h"
 #include "cache/offline_writes.h"
 #include "cache/store.h"
+#include "cache/tap_queue.h"
 #include "cache/token_keeper.h"
 #include "hub/hooks/cache_hooks.h"
 
@@ -47,6 +48,8 @@ class NodeCache : public hub::CacheHooks {
 
   CachePolicy& policy() { return policy_; }
   CacheWriter& writer() { return *writer_; }
+  // Waits until the lists relayed so far are digested and everything submitted is committed.
+  void flush();
   Store& store() { return *store_; }
 
   bool cacheable(const kube::RequestInfo& info) const override;
@@ -75,6 +78,8 @@ class NodeCache : public hub::CacheHooks {
   NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
             base::MetricsRegistry& registry);
   bool is_discovery(const kube::RequestInfo& info) const;
+  // Before an offline write: the lists relayed before it are digested (bounded, 2 s).
+  boost::asio::awaitable<void> wait_for_lists();
   // A cache agent's write of the node's own objects, or its TokenRequest: the cache keeps the
   // answer.
   bool keeps_answer(const kube::RequestInfo& info) const;
@@ -95,6 +100,9 @@ class NodeCache : public hub::CacheHooks {
   CacheMetrics metrics_;
   CachePolicy policy_;
   std::unique_ptr<CacheWriter> writer_;
+  // Where relayed lists are digested, off the client's path; stopped before writer_ (its jobs
+  // submit to it).
+  std::unique_ptr<TapQueue> taps_;
   LocalEvents events_;
   Journal journal_;
   LocalProxy local_;

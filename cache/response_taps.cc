@@ -21,7 +21,7 @@ std::string_view unquote(std::string_view raw) {
 }
 
 // Shared by every tap: the failure flag, batching and submission.
-class TapBase : public hub::ResponseTap {
+class TapBase : public TapCore {
  public:
   TapBase(CacheWriter& writer, CacheMetrics& metrics, std::string identity)
       : writer_(writer),
@@ -36,6 +36,7 @@ class TapBase : public hub::ResponseTap {
   }
   void events_done() override { submit(); }
   void unframeable(std::string_view why) override { fail("framing", std::string(why)); }
+  void fell_behind() override { fail("queue_full", "the cache's tap queue is behind"); }
 
  protected:
   CacheOp op(OpKind kind) {
@@ -179,6 +180,9 @@ class WatchTap final : public TapBase {
 
   void body(std::string_view) override { fail("framing", "a watch fed as bytes, not events"); }
   void end(bool) override { submit(); }
+  void recheck_stale() override {
+    if (writer_.known_stale(identity_)) failed_->store(true);
+  }
 
   void event(std::string_view raw) override {
     if (broken_) return;
@@ -256,16 +260,22 @@ class WholeBodyTap final : public TapBase {
 
 std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                 const ListIdentity& identity,
-                                                const kube::RequestInfo& info) {
+                                                const kube::RequestInfo& info, TapQueue* queue) {
   const bool continuation = !info.continue_token.empty();
   const bool names_version =
       continuation || (!info.resource_version.empty() && info.resource_version != "0");
-  return std::make_unique<ListTap>(writer, metrics, identity, continuation, names_version);
+  if (!queue)
+    return std::make_unique<ListTap>(writer, metrics, identity, continuation, names_version);
+  return deferred_list_tap(
+      std::make_shared<ListTap>(writer, metrics, identity, continuation, names_version), *queue);
 }
 
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                 const ListIdentity& identity, bool start_failed) {
-  return std::make_unique<WatchTap>(writer, metrics, identity, start_failed);
+                                                 const ListIdentity& identity, bool start_failed,
+                                                 TapQueue* queue) {
+  if (!queue) return std::make_unique<WatchTap>(writer, metrics, identity, start_failed);
+  return deferred_watch_tap(std::make_shared<WatchTap>(writer, metrics, identity, start_failed),
+                            *queue);
 }
 
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,

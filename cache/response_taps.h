@@ -4,9 +4,10 @@
 //   object    a GET: keeps the body (bounded) and queues one Upsert into the resource's get set;
 //   discovery keeps the document (bounded) and queues it.
 // Operations are batched per body() call (per events_done() for a watch) and submitted to the
-// CacheWriter. A tap never blocks and
-// never throws: a body it cannot frame, or a full writer queue, counts a failure, marks the list
-// stale and sets failed(). Created by NodeCache::tap() on a worker thread; used on that thread.
+// CacheWriter. A tap never blocks and never throws: a body it cannot frame, or a full writer (or
+// tap) queue, counts a failure, marks the list stale and sets failed(). Created by NodeCache::tap()
+// on a worker thread; used on that thread, except for lists and watches given a TapQueue, whose
+// work moves to the queue's thread (tap_queue.h).
 #pragma once
 
 #include <memory>
@@ -15,6 +16,7 @@
 #include "cache/cache_metrics.h"
 #include "cache/cache_writer.h"
 #include "cache/list_identity.h"
+#include "cache/tap_queue.h"
 #include "hub/hooks/cache_hooks.h"
 #include "kube/request_info.h"
 
@@ -22,13 +24,16 @@ namespace yurthub::cache {
 
 // `info`: the list request; a continue token or a named resourceVersion (not "" or "0") may ask
 // for an older snapshot than the cached set, which then keeps its set (CacheWriter::list_end).
+// With `queue`, the body is digested on its thread (tap_queue.h); without, on the caller's.
 std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                 const ListIdentity& identity,
-                                                const kube::RequestInfo& info);
+                                                const kube::RequestInfo& info,
+                                                TapQueue* queue = nullptr);
 // `start_failed`: the list is already stale; the tap reports failed() at once so the client's
-// watch is ended and it re-lists.
+// watch is ended and it re-lists. With `queue`, its events wait behind the lists queued there.
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                 const ListIdentity& identity, bool start_failed);
+                                                 const ListIdentity& identity, bool start_failed,
+                                                 TapQueue* queue = nullptr);
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                   const ListIdentity& get_set);
 std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,

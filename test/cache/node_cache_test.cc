@@ -42,7 +42,7 @@ class NodeCacheTest : public ::testing::Test {
     if (!tap) return false;
     tap->body(body);
     tap->end(true);
-    cache_->writer().flush();
+    cache_->flush();
     return true;
   }
   // The object kubelet's GET of `target` finds in its get set.

@@ -1,0 +1,200 @@
+// The cache's tap queue and the deferred taps that use it; see tap_queue.h.
+#include "cache/tap_queue.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+
+namespace yurthub::cache {
+
+TapQueue::TapQueue(std::size_t max_bytes) : max_bytes_(max_bytes), thread_([this] { run(); }) {}
+
+TapQueue::~TapQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+bool TapQueue::post(Job job, std::size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    if (bytes > 0 && queued_bytes_ + bytes > max_bytes_) return false;
+    jobs_.emplace_back(std::move(job), bytes);
+    queued_bytes_ += bytes;
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
+  }
+  wake_.notify_one();
+  return true;
+}
+
+void TapQueue::post_control(Job job) { post(std::move(job), 0); }
+
+bool TapQueue::drain(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mutex_);
+  return drained_.wait_for(lock, limit, [this] { return idle(); });
+}
+
+void TapQueue::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and everything queued was digested
+    auto [job, bytes] = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    try {
+      job();
+    } catch (const std::exception& e) {  // a tap never throws; an allocation may
+      YH_LOG(Error) << "cache: a relayed response could not be digested: " << e.what();
+    }
+    job = nullptr;  // its piece is freed before it stops counting against the bound
+    lock.lock();
+    queued_bytes_ -= bytes;
+    // Release: what the job did happens before a worker that sees idle() feeds a tap itself.
+    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) drained_.notify_all();
+  }
+}
+
+namespace {
+
+constexpr std::size_t kPieceBytes = 256 * 1024;  // a list's body is digested in pieces this big
+
+class DeferredListTap final : public hub::ResponseTap {
+ public:
+  DeferredListTap(std::shared_ptr<TapCore> core, TapQueue& queue)
+      : core_(std::move(core)), queue_(queue) {}
+
+  void body(std::string_view bytes) override {
+    if (behind_) return;
+    piece_.append(bytes);
+    if (piece_.size() >= kPieceBytes) post_piece();
+  }
+  void event(std::string_view raw) override {
+    post_piece();
+    queue_.post_control([core = core_, raw = std::string(raw)] { core->event(raw); });
+  }
+  void events_done() override {
+    queue_.post_control([core = core_] { core->events_done(); });
+  }
+  void unframeable(std::string_view why) override {
+    post_piece();
+    queue_.post_control([core = core_, why = std::string(why)] { core->unframeable(why); });
+  }
+  void end(bool complete) override {
+    post_piece();
+    queue_.post_control([core = core_, complete] { core->end(complete); });
+  }
+  bool failed() const override { return core_->failed(); }
+
+ private:
+  void post_piece() {
+    if (piece_.empty() || behind_) return;
+    const std::size_t size = piece_.size();
+    if (!queue_.post([core = core_, piece = std::move(piece_)] { core->body(piece); }, size)) {
+      behind_ = true;
+      queue_.post_control([core = core_] { core->fell_behind(); });
+    }
+    piece_ = std::string();
+  }
+
+  std::shared_ptr<TapCore> core_;
+  TapQueue& queue_;
+  std::string piece_;  // body bytes not posted yet
+  bool behind_ = false;
+};
+
+class DeferredWatchTap final : public hub::ResponseTap {
+ public:
+  DeferredWatchTap(std::shared_ptr<TapCore> core, TapQueue& queue)
+      : core_(std::move(core)), queue_(queue), recheck_(!queue.idle()) {}
+
+  void body(std::string_view bytes) override {
+    dispatch([bytes = std::string(bytes)](TapCore& core) { core.body(bytes); });
+  }
+  void event(std::string_view raw) override {
+    if (!batch_deferred_) batch_deferred_ = !queue_.idle();
+    if (!*batch_deferred_) {
+      touch(*core_);
+      core_->event(raw);
+    } else if (!behind_) {
+      batch_.emplace_back(raw);
+      batch_bytes_ += raw.size();
+    }
+  }
+  void events_done() override {
+    const bool deferred = batch_deferred_.value_or(!queue_.idle());
+    batch_deferred_.reset();
+    if (!deferred) {
+      touch(*core_);
+      core_->events_done();
+      return;
+    }
+    if (behind_) return;
+    const std::size_t bytes = batch_bytes_;
+    batch_bytes_ = 0;
+    auto job = [core = core_, events = std::move(batch_), recheck = take_recheck()] {
+      if (recheck) core->recheck_stale();
+      for (const std::string& e : events) core->event(e);
+      core->events_done();
+    };
+    batch_.clear();
+    if (!queue_.post(std::move(job), bytes)) {
+      behind_ = true;
+      queue_.post_control([core = core_] { core->fell_behind(); });
+    }
+  }
+  void unframeable(std::string_view why) override {
+    dispatch([why = std::string(why)](TapCore& core) { core.unframeable(why); });
+  }
+  void end(bool complete) override {
+    dispatch([complete](TapCore& core) { core.end(complete); });
+  }
+  bool failed() const override { return core_->failed(); }
+
+ private:
+  // Runs `call` on the core now when nothing is queued before it, else on the queue's thread.
+  template <class Call>
+  void dispatch(Call call) {
+    if (queue_.idle()) {
+      touch(*core_);
+      call(*core_);
+      return;
+    }
+    queue_.post_control([core = core_, call = std::move(call), recheck = take_recheck()] {
+      if (recheck) core->recheck_stale();
+      call(*core);
+    });
+  }
+  void touch(TapCore& core) {
+    if (take_recheck()) core.recheck_stale();
+  }
+  bool take_recheck() { return std::exchange(recheck_, false); }
+
+  std::shared_ptr<TapCore> core_;
+  TapQueue& queue_;
+  bool recheck_;                        // the queue was busy when the watch began
+  std::optional<bool> batch_deferred_;  // decided at the first event of a batch
+  std::vector<std::string> batch_;      // the events of a deferred batch
+  std::size_t batch_bytes_ = 0;
+  bool behind_ = false;  // the queue was full: the core fell behind and takes nothing more
+};
+
+}  // namespace
+
+std::unique_ptr<hub::ResponseTap> deferred_list_tap(std::shared_ptr<TapCore> core,
+                                                    TapQueue& queue) {
+  return std::make_unique<DeferredListTap>(std::move(core), queue);
+}
+
+std::unique_ptr<hub::ResponseTap> deferred_watch_tap(std::shared_ptr<TapCore> core,
+                                                     TapQueue& queue) {
+  return std::make_unique<DeferredWatchTap>(std::move(core), queue);
+}
+
+}  // namespace yurthub::cache

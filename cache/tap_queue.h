@@ -1,0 +1,88 @@
+// TapQueue: the thread on which the cache digests the list responses the hub relays, so that a
+// client's bytes never wait for the cache. A list's tap frames every item, reads its metadata
+// and copies it for the CacheWriter: for kubelet's 19 MiB pod list that was two thirds of the
+// worker's time, and the client got its last byte only after it (docs/benchmarks.md). Now the
+// worker copies the body once into bounded pieces and goes on relaying; the pieces are digested
+// here, in the order they were posted.
+//
+// Order is what keeps the cache right: a watch's events must reach the CacheWriter after the list
+// they follow, or an older list would overwrite them. So a watch tap (deferred_watch_tap) feeds
+// its core on the worker thread only while the queue is idle (everything posted before has been
+// digested and submitted), and queues its events behind the lists otherwise.
+//
+// Created by NodeCache (one per hub) and used by the taps it makes on worker threads; the jobs
+// run on the queue's own thread. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "hub/hooks/cache_hooks.h"
+
+namespace yurthub::cache {
+
+class TapQueue {
+ public:
+  using Job = std::function<void()>;
+
+  // `max_bytes`: the body bytes that may wait to be digested, across every tap.
+  explicit TapQueue(std::size_t max_bytes = 64u << 20);
+  ~TapQueue();  // digests what is queued (it submits to the CacheWriter), then stops the thread
+  TapQueue(const TapQueue&) = delete;
+  TapQueue& operator=(const TapQueue&) = delete;
+
+  // Queues `job`, which holds `bytes` of copied body, after every job queued before it. False,
+  // queueing nothing, when that would pass the bound.
+  bool post(Job job, std::size_t bytes);
+  // Queues a small job (a response's end, a failure) regardless of the bound, so a tap's core
+  // always learns how its response ended.
+  void post_control(Job job);
+  // Nothing is queued or running: every job posted before the call has finished (what it
+  // submitted to the CacheWriter was submitted before what the caller submits next).
+  bool idle() const { return outstanding_.load(std::memory_order_acquire) == 0; }
+  // Waits until idle(), at most `limit`. True when idle.
+  bool drain(std::chrono::milliseconds limit);
+
+ private:
+  void run();
+
+  const std::size_t max_bytes_;
+  std::atomic<std::size_t> outstanding_{0};  // jobs queued or running
+  mutable std::mutex mutex_;                 // guards the members below
+  std::condition_variable wake_;             // a job was queued, or stopping
+  std::condition_variable drained_;          // outstanding_ reached 0
+  std::deque<std::pair<Job, std::size_t>> jobs_;
+  std::size_t queued_bytes_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started after everything above exists
+};
+
+// What a deferred tap drives: one of the cache's synchronous taps (response_taps.cc), plus what
+// the deferral needs of it. Each core is used by one thread at a time: the worker while the queue
+// is idle, the queue's thread otherwise.
+class TapCore : public hub::ResponseTap {
+ public:
+  // The queue was full: nothing more of this response reaches the core; it is not cached, and
+  // its list is marked stale.
+  virtual void fell_behind() = 0;
+  // A watch whose queue was busy when it began: its list may have failed while being digested.
+  // Then the watch fails too (the client re-lists), as it would have had the list failed first.
+  virtual void recheck_stale() {}
+};
+
+// A list's tap whose body is digested on `queue`'s thread in pieces of up to 256 KiB; failed()
+// reads the core's flag (an atomic set from any thread).
+std::unique_ptr<hub::ResponseTap> deferred_list_tap(std::shared_ptr<TapCore> core, TapQueue& queue);
+// A watch's tap: its events reach the core on the worker thread while `queue` is idle, else
+// through the queue, behind the lists posted before them.
+std::unique_ptr<hub::ResponseTap> deferred_watch_tap(std::shared_ptr<TapCore> core,
+                                                     TapQueue& queue);
+
+}  // namespace yurthub::cache

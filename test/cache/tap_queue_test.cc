@@ -1,0 +1,185 @@
+// TapQueue and the deferred taps (cache/tap_queue.h): a list relayed to a client is digested on
+// the queue's thread, and the cache ends up as if it had been digested on the worker: a watch that
+// follows the list lands after it, a full queue leaves the list uncached and stale, and a watch
+// that began while its list was being digested learns that the list failed.
+#include "cache/tap_queue.h"
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cache/cache_policy.h"
+#include "cache/response_taps.h"
+#include "test/cache/cache_test_support.h"
+
+namespace yurthub::cache {
+namespace {
+
+using test_support::StoreFixture;
+
+constexpr const char* kPods = "/api/v1/namespaces/default/pods";
+
+kube::RequestInfo kubelet(const std::string& target) {
+  return kube::classify_request("GET", target, "kubelet/v1.32.4 (linux/amd64) kubernetes/abc");
+}
+
+std::string pod(const std::string& name, int rv, std::size_t padding = 0) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"default","resourceVersion":")" +
+         std::to_string(rv) + R"(","annotations":{"pad":")" + std::string(padding, 'x') +
+         R"("}},"spec":{"nodeName":"edge-node-1"}})";
+}
+
+std::string pod_list(const std::vector<std::string>& names, int rv, std::size_t padding = 0) {
+  std::string out = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" +
+                    std::to_string(rv) + R"("},"items":[)";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? "," : "") + pod(names[i], rv, padding);
+  return out + "]}";
+}
+
+// Holds the queue's thread in a job until release(): what is posted meanwhile stays queued.
+class Blocker {
+ public:
+  explicit Blocker(TapQueue& queue) {
+    queue.post_control([gate = gate_.get_future().share()] { gate.wait(); });
+  }
+  ~Blocker() { release(); }
+  void release() {
+    if (!released_) gate_.set_value();
+    released_ = true;
+  }
+
+ private:
+  std::promise<void> gate_;
+  bool released_ = false;
+};
+
+class TapQueueTest : public StoreFixture {
+ protected:
+  void feed_list(hub::ResponseTap& tap, const std::string& body) {
+    for (std::size_t at = 0; at < body.size(); at += 32 * 1024) {
+      tap.body(std::string_view(body).substr(at, 32 * 1024));
+    }
+    tap.end(true);
+  }
+  // Digests and commits everything queued.
+  void settle(TapQueue& queue) {
+    ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+    writer_->flush();
+  }
+  std::string key() { return policy_.identity(kubelet(kPods))->key(); }
+
+  CachePolicy policy_;
+};
+
+TEST_F(TapQueueTest, ADeferredListIsCachedAsTheClientGotIt) {
+  TapQueue queue;
+  const auto info = kubelet(kPods);
+  auto tap = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
+  std::vector<std::string> names;
+  for (int i = 0; i < 400; ++i) names.push_back("pod-" + std::to_string(i));
+  feed_list(*tap, pod_list(names, 100, 2000));  // 0.8 MB: several pieces
+  settle(queue);
+  EXPECT_FALSE(tap->failed());
+  EXPECT_EQ(names.size(), this->names(key()).size());
+  EXPECT_EQ(*object_json(key(), "default", "pod-399"), pod("pod-399", 100, 2000));
+  EXPECT_TRUE(queue.idle());
+}
+
+TEST_F(TapQueueTest, AWatchThatFollowsAListStillQueuedLandsAfterIt) {
+  TapQueue queue;
+  const auto list_info = kubelet(kPods);
+  const auto watch_info = kubelet(std::string(kPods) + "?watch=true&resourceVersion=100");
+  Blocker blocker(queue);
+  auto list = make_list_tap(*writer_, *metrics_, *policy_.identity(list_info), list_info, &queue);
+  feed_list(*list, pod_list({"a", "b", "c"}, 100));
+  // The client got the whole list and watches from its version: b is deleted, c changes.
+  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), false, &queue);
+  watch->event(R"({"type":"DELETED","object":)" + pod("b", 101) + "}");
+  watch->event(R"({"type":"MODIFIED","object":)" + pod("c", 102, 3) + "}");
+  watch->events_done();
+  EXPECT_FALSE(queue.idle());
+  blocker.release();
+  settle(queue);
+  // Had the events reached the writer before the list, the list would have brought b back and
+  // c's older version.
+  EXPECT_EQ(names(key()), (std::vector<std::string>{"default/a", "default/c"}));
+  EXPECT_EQ(*object_json(key(), "default", "c"), pod("c", 102, 3));
+  // Once the queue is idle, the watch's next events are applied without it, in order.
+  watch->event(R"({"type":"DELETED","object":)" + pod("a", 103) + "}");
+  watch->events_done();
+  watch->end(false);
+  writer_->flush();
+  EXPECT_EQ(names(key()), (std::vector<std::string>{"default/c"}));
+  EXPECT_FALSE(watch->failed());
+}
+
+TEST_F(TapQueueTest, AFullQueueLeavesTheListUncachedAndStale) {
+  TapQueue queue(300 * 1024);  // room for one piece of 256 KiB, not two
+  const auto info = kubelet(kPods);
+  auto first = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
+  feed_list(*first, pod_list({"old"}, 90));
+  settle(queue);
+  ASSERT_EQ(names(key()), (std::vector<std::string>{"default/old"}));
+
+  Blocker blocker(queue);
+  auto tap = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
+  std::vector<std::string> names;
+  for (int i = 0; i < 400; ++i) names.push_back("pod-" + std::to_string(i));
+  feed_list(*tap, pod_list(names, 100, 2000));
+  blocker.release();
+  settle(queue);
+  EXPECT_TRUE(tap->failed());
+  EXPECT_EQ(metrics_->failures.with({"queue_full"}).value(), 1u);
+  // The half-digested list was never swapped in: the previous one stays, marked stale.
+  EXPECT_EQ(this->names(key()), (std::vector<std::string>{"default/old"}));
+  EXPECT_TRUE(store_->read()->list(key())->stale);
+}
+
+TEST_F(TapQueueTest, AWatchThatBeganWhileItsListWasDigestedFailsWhenTheListDid) {
+  TapQueue queue;
+  const auto list_info = kubelet(kPods);
+  const auto watch_info = kubelet(std::string(kPods) + "?watch=true&resourceVersion=100");
+  Blocker blocker(queue);
+  auto list = make_list_tap(*writer_, *metrics_, *policy_.identity(list_info), list_info, &queue);
+  list->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},)"
+             R"("items":[{"metadata":{"name":"x"}},]})");  // cannot be framed
+  list->end(true);
+  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), false, &queue);
+  EXPECT_FALSE(watch->failed());  // nothing is known yet
+  blocker.release();
+  ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+  watch->events_done();  // the relay's next piece: now applied at once
+  EXPECT_TRUE(list->failed());
+  EXPECT_TRUE(watch->failed());  // the relay ends it with 410 Expired; the client re-lists
+  watch->end(false);
+}
+
+TEST_F(TapQueueTest, AWatchWithAnIdleQueueIsNotRecheckedAndKeepsGoing) {
+  TapQueue queue;
+  const auto info = kubelet(kPods);
+  writer_->mark_stale(key());  // stale since before the watch: the hub decides that at its start
+  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(info), false, &queue);
+  watch->event(R"({"type":"ADDED","object":)" + pod("a", 5) + "}");
+  watch->events_done();
+  EXPECT_FALSE(watch->failed());
+  watch->end(false);
+}
+
+TEST(TapQueue, DrainWaitsForEveryJobPostedBefore) {
+  TapQueue queue;
+  std::promise<void> gate;
+  int done = 0;
+  queue.post_control([g = gate.get_future().share()] { g.wait(); });
+  queue.post_control([&done] { ++done; });
+  EXPECT_FALSE(queue.idle());
+  EXPECT_FALSE(queue.drain(std::chrono::milliseconds(20)));
+  gate.set_value();
+  ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+  EXPECT_EQ(done, 1);
+  EXPECT_TRUE(queue.idle());
+}
+
+}  // namespace
+}  // namespace yurthub::cache
