@@ -31,6 +31,8 @@ using filters::FilterChain;
 constexpr int kNodes = 100;
 constexpr int kPoolNodes = 10;  // edge-node-1 .. edge-node-10 form this node's pool
 
+double mib(std::size_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
 enum class Key { Pool, Host, None };
 Key key_of(int service) {
   return service % 4 < 2 ? Key::Pool : service % 4 == 2 ? Key::Host : Key::None;
@@ -182,9 +184,9 @@ void bench_list(int services, int per_slice, int runs) {
   }
   const double ms = median(times) * 1000;
   row("servicetopology, list of " + std::to_string(services * per_slice) + " endpoints (" +
-          fixed(body.size() / 1048576.0, 1) + " MiB, " + std::to_string(expected) + " kept)",
+          fixed(mib(body.size()), 1) + " MiB, " + std::to_string(expected) + " kept)",
       fixed(ms, 1) + " ms (median of " + std::to_string(runs) + "), " +
-          fixed(body.size() / 1048576.0 / median(times), 0) + " MiB/s",
+          fixed(mib(body.size()) / median(times), 0) + " MiB/s",
       "≤ 50 ms", ms <= 50 ? "met" : "MISSED");
 }
 
@@ -240,7 +242,7 @@ void bench_watch(int services, int events, int runs) {
   }
   const double rate = median(rates);
   row("servicetopology, watch of " + std::to_string(events) + " EndpointSlice events (" +
-          fixed(stream.size() / 1048576.0, 1) + " MiB)",
+          fixed(mib(stream.size()), 1) + " MiB)",
       fixed(rate / 1000, 0) + "k events per CPU-second (median of " + std::to_string(runs) + ")",
       "≥ 50k events/s per core", rate >= 50000 ? "met" : "MISSED");
 }
@@ -309,9 +311,9 @@ void bench_pods(int pods, int runs) {
   }
   const double ms = median(times) * 1000;
   row("serviceenvupdater, kubelet's list of " + std::to_string(pods) + " pods (" +
-          fixed(body.size() / 1048576.0, 1) + " MiB, " + std::to_string(pods / 100) + " rewritten)",
+          fixed(mib(body.size()), 1) + " MiB, " + std::to_string(pods / 100) + " rewritten)",
       fixed(ms, 1) + " ms (median of " + std::to_string(runs) + "), " +
-          fixed(body.size() / 1048576.0 / median(times), 0) + " MiB/s",
+          fixed(mib(body.size()) / median(times), 0) + " MiB/s",
       "—", "info");
 }
 
