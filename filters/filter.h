@@ -64,6 +64,13 @@ class ObjectFilter {
   // Whether the result depends on cluster state that changes while a watch is open (Services,
   // pool membership): then open watches are re-filtered and corrected when that state changes.
   virtual bool reactive() const { return false; }
+  // A cheap text check before parsing: false only when apply() would surely return Keep, in any
+  // ClusterView, for the object whose JSON text (as the apiserver sent it) is in `json`. `json`
+  // is an object's text or a larger text holding it (a whole watch event), and need not be valid
+  // JSON; so the check must be one that more text can only turn true (a search for a word, never
+  // a parse). When no filter of a chain may change an object, the chain passes its bytes on
+  // unparsed (filter_chain.h). The default, true, always parses.
+  virtual bool may_change(std::string_view /*json*/) const { return true; }
 };
 
 }  // namespace yurthub::filters

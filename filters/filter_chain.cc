@@ -33,6 +33,14 @@ std::string original_object_json(std::string_view raw) {
   return it == event.MemberEnd() ? "null" : base::to_json(it->value);
 }
 
+// Whether a watch event, as the apiserver writes it (Go's metav1.WatchEvent: "type" first), is an
+// ADDED, MODIFIED or DELETED one: the events a filter sees, which may go on unparsed. Any other
+// text (BOOKMARK, ERROR, another layout) is parsed, as before.
+bool is_change_event(std::string_view raw) {
+  return raw.starts_with(R"({"type":"ADDED",)") || raw.starts_with(R"({"type":"MODIFIED",)") ||
+         raw.starts_with(R"({"type":"DELETED",)");
+}
+
 // Writes `{"type":<type>,"object":<object>}\n`.
 void append_event(std::string_view type, std::string_view object_json, std::string* out) {
   out->append(R"({"type":")").append(type).append(R"(","object":)").append(object_json);
@@ -82,6 +90,10 @@ class FilterChain::ListWriter final : public base::ListSink {
     if (chain_.client_view_ && chain_.first_page_) chain_.client_view_->clear(view);
   }
   void item(std::string_view raw) override {
+    if (chain_.pass_unparsed(raw, *view)) {
+      append_item(raw);
+      return;
+    }
     rapidjson::Document doc;
     const bool parsed = base::parse_insitu(raw, chain_.scratch_, doc) && doc.IsObject();
     Verdict verdict = Verdict::Keep;
@@ -100,12 +112,7 @@ class FilterChain::ListWriter final : public base::ListSink {
       }
     }
     if (verdict == Verdict::Drop) return;
-    if (!first_item_) out->push_back(',');
-    first_item_ = false;
-    if (verdict == Verdict::Modified)
-      out->append(outcome.json);
-    else
-      out->append(raw);
+    append_item(verdict == Verdict::Modified ? std::string_view(outcome.json) : raw);
   }
   void items_end() override { out->push_back(']'); }
   void end() override {
@@ -117,6 +124,11 @@ class FilterChain::ListWriter final : public base::ListSink {
   void separator() {
     out->push_back(opened_ ? ',' : '{');
     opened_ = true;
+  }
+  void append_item(std::string_view json) {
+    if (!first_item_) out->push_back(',');
+    first_item_ = false;
+    out->append(json);
   }
   FilterChain& chain_;
   bool opened_ = false;
@@ -165,6 +177,17 @@ Verdict FilterChain::run(rapidjson::Value& object, rapidjson::Document::Allocato
   return result;
 }
 
+bool FilterChain::pass_unparsed(std::string_view raw, const ClusterView& view) {
+  if (client_view_) return false;  // a reactive list or watch records the keys it sends: parsed
+  for (const ObjectFilter* f : filters_) {
+    if (f->ready(view) && f->may_change(raw)) return false;
+  }
+  for (std::size_t i = 0; i < filters_.size(); ++i) {
+    if (filters_[i]->ready(view)) counters_[i].seen->inc();
+  }
+  return true;
+}
+
 void FilterChain::count_parse_failure() {
   for (const ObjectFilter* f : filters_)
     metrics_.parse_failures.with({std::string(f->name())}).inc();
@@ -203,13 +226,19 @@ Status FilterChain::finish(std::string* out) {
     return make_error("the list ended before its closing brace");
   }
   if (shape_ != Shape::Object) return {};
+  const View view = view_();
+  if (pass_unparsed(object_, *view)) {
+    out->append(object_);
+    object_.clear();
+    return {};
+  }
   rapidjson::Document doc;
   const bool parsed = base::parse_insitu(object_, scratch_, doc) && doc.IsObject();
   Verdict verdict = Verdict::Keep;
   if (!parsed) {
     count_parse_failure();
   } else {
-    verdict = run(doc, doc.GetAllocator(), *view_());
+    verdict = run(doc, doc.GetAllocator(), *view);
   }
   // A dropped get is answered as sent: a filter hides objects from lists and watches, and a
   // fabricated 404 for an object that exists would be a lie the client cannot tell.
@@ -222,6 +251,10 @@ Status FilterChain::finish(std::string* out) {
 }
 
 void FilterChain::on_event(std::string_view raw, const View& view, std::string* out) {
+  if (is_change_event(raw) && pass_unparsed(raw, *view)) {  // the object is inside `raw`
+    out->append(raw).push_back('\n');
+    return;
+  }
   rapidjson::Document event;
   const bool parsed = base::parse_insitu(raw, scratch_, event) && event.IsObject();
   std::string_view type;

@@ -4,7 +4,11 @@
 // with the cache's tap; a dropped object becomes a DELETED event carrying the object as the
 // apiserver sent it, so the client forgets it). Objects the filters
 // leave unchanged are passed on as the exact bytes received; only changed ones are re-serialized.
-// Objects that cannot be parsed pass through unchanged and are counted.
+// Objects that cannot be parsed pass through unchanged and are counted. An object (a list item, a
+// get's body, an ADDED/MODIFIED/DELETED event's whole text) that no ready filter may_change() is
+// not parsed at all: its bytes go on as received, counted as seen by each ready filter, exactly
+// as a parsed object every filter keeps; so if it was malformed, it is no parse failure. Not in
+// a reactive list or watch, which parses what it sends to record it in the ClientView.
 //
 // A reactive list or watch (one of its filters depends on Services or pool membership) records
 // what it sends in the client's ClientView, so correct() can re-filter everything the client
@@ -57,6 +61,9 @@ class FilterChain final : public hub::ResponseFilter {
   // Runs the filters on `object` with `view`. Counts per filter.
   Verdict run(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
               const ClusterView& view);
+  // Whether `raw` goes on unparsed (see the top of this file); if so, counts it as run() counts
+  // an object that every filter keeps.
+  bool pass_unparsed(std::string_view raw, const ClusterView& view);
   void count_parse_failure();
   void on_event(std::string_view raw, const View& view, std::string* out);
 

@@ -1,6 +1,7 @@
 // Tests for filters/service_env_updater.cc: explicit KUBERNETES_SERVICE_HOST/PORT env entries of
 // spec.containers get the hub's host and port (never added, initContainers and look-alike names
-// untouched, valueFrom kept), odd shapes kept; ready() and handles().
+// untouched, valueFrom kept), odd shapes kept; ready() and handles(); may_change() true whenever
+// apply() changes the pod, false for text without the two names.
 #include "filters/service_env_updater.h"
 
 #include <gtest/gtest.h>
@@ -49,11 +50,10 @@ const std::string kHubEnv = "[" + var("KUBERNETES_SERVICE_HOST", "169.254.2.1") 
 
 std::string one(const std::string& env) { return pod("[" + container("app", env) + "]"); }
 
-TEST(ServiceEnvUpdaterFilter, Apply) {
-  auto filter = make_service_env_updater_filter();
+std::vector<ApplyCase> apply_cases() {
   const std::string kHead = R"("kind":"Pod","apiVersion":"v1",)";
   const std::string kHostOnly = "[" + var("KUBERNETES_SERVICE_HOST", "10.0.0.1") + "]";
-  const std::vector<ApplyCase> cases = {
+  std::vector<ApplyCase> cases = {
       {"both variables", one(kApiEnv), {}, Verdict::Modified, one(kHubEnv)},
       {"get/watch object",
        pod("[" + container("app", kApiEnv) + "]", "", kHead),
@@ -123,7 +123,41 @@ TEST(ServiceEnvUpdaterFilter, Apply) {
        ""},
       {"not an object", R"("pod")", {}, Verdict::Keep, ""},
   };
-  test_support::run_apply_cases(*filter, cases);
+  return cases;
+}
+
+TEST(ServiceEnvUpdaterFilter, Apply) {
+  test_support::run_apply_cases(*make_service_env_updater_filter(), apply_cases());
+}
+
+// The FilterChain passes a pod on unparsed when may_change() is false (filter_chain.h).
+TEST(ServiceEnvUpdaterFilter, MayChangeOnlyWithTheNamesInTheText) {
+  auto filter = make_service_env_updater_filter();
+  for (const ApplyCase& c : apply_cases()) {
+    if (c.verdict != Verdict::Keep) {
+      EXPECT_TRUE(filter->may_change(c.input)) << c.name;
+    }
+  }
+  struct Case {
+    std::string text;
+    bool may_change;
+  };
+  const std::vector<Case> cases = {
+      {one(kApiEnv), true},
+      {R"({"type":"MODIFIED","object":)" + one(kApiEnv) + "}", true},  // a whole watch event
+      {"KUBERNETES_SERVICE_PORT", true},
+      {"not JSON KUBERNETES_SERVICE_HOST", true},
+      {"KUBERNETES_SERVICE_PORT_HTTPS", true},  // parsed, then kept
+      {R"(a KUBERNETES_SERVICE_ prefix, then KUBERNETES_SERVICE_HOST)", true},
+      {one(""), false},
+      {one("[" + var("LOG_LEVEL", "info") + "]"), false},
+      {"a KUBERNETES_SERVICE_ prefix", false},
+      {"KUBERNETES_SERVICE_", false},
+      {"KUBERNETES_SERVICE_HOS", false},
+      {"kubernetes_service_host KUBERNETES-SERVICE-PORT", false},
+      {"", false},
+  };
+  for (const Case& c : cases) EXPECT_EQ(filter->may_change(c.text), c.may_change) << c.text;
 }
 
 TEST(ServiceEnvUpdaterFilter, ReadyOnceHubHostIsKnown) {
