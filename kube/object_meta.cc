@@ -22,12 +22,22 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
   bool Default() { return true; }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (depth_ == 2 && in_metadata_) {
-      if (key_ == "name")
+      if (key_ == "name") {
         meta.name.assign(s, n);
-      else if (key_ == "namespace")
+        seen_ |= kName;
+      } else if (key_ == "namespace") {
         meta.namespace_name.assign(s, n);
-      else if (key_ == "resourceVersion")
+        seen_ |= kNamespace;
+      } else if (key_ == "resourceVersion") {
         meta.resource_version = parse_resource_version({s, n});
+        seen_ |= kResourceVersion;
+      }
+      // All three read: the rest of metadata (labels, annotations, managedFields: most of a
+      // pod's bytes, after these in the apiserver's order) is not needed.
+      if (seen_ == kAll) {
+        done = true;
+        return false;
+      }
     }
     return true;
   }
@@ -57,6 +67,8 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
 
  private:
   static constexpr int kMaxDepth = static_cast<int>(base::kMaxJsonDepth);
+  static constexpr unsigned kName = 1, kNamespace = 2, kResourceVersion = 4, kAll = 7;
+  unsigned seen_ = 0;
   int depth_ = 0;
   bool in_metadata_ = false;
   std::string top_key_;

@@ -1,7 +1,8 @@
 // object_meta(): namespace, name and resourceVersion of one Kubernetes object's JSON, read with a
 // RapidJSON SAX pass that stops at the end of `metadata` (which the apiserver writes near the
-// start), so caching a 2 KB watch event does not cost a full DOM parse. Used by the response taps.
-// Pure; thread-safe.
+// start), or as soon as all three were read (the apiserver writes them before labels,
+// annotations and managedFields), so caching a 2 KB watch event does not cost a full DOM parse.
+// Used by the response taps. Pure; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,9 @@ struct ObjectMeta {
 };
 
 // nullopt when the text is not a JSON object with a metadata object (or is malformed before the
-// end of metadata). The name may be empty (a BOOKMARK's object has only a resourceVersion).
+// end of metadata, or before all three members were read). The name may be empty (a BOOKMARK's
+// object has only a resourceVersion). A member repeated after all three were read is not seen
+// (the apiserver never repeats one).
 std::optional<ObjectMeta> object_meta(std::string_view json);
 
 // Parses a resourceVersion as the apiserver's etcd3 storage writes it (a decimal uint64); 0 for

@@ -61,5 +61,27 @@ TEST(ObjectMeta, EveryPodOfTheFixtureList) {
   EXPECT_EQ(events, 5);
 }
 
+TEST(ObjectMeta, StopsOnceNameNamespaceAndResourceVersionAreRead) {
+  // What follows the three in the apiserver's order (labels, annotations, managedFields) is not
+  // read: here it is not even JSON.
+  auto pod =
+      object_meta(R"({"metadata":{"name":"web-0","namespace":"default","resourceVersion":"9",)"
+                  R"("managedFields":[{"manager":"kubelet", not json)");
+  ASSERT_TRUE(pod);
+  EXPECT_EQ(pod->name, "web-0");
+  EXPECT_EQ(pod->namespace_name, "default");
+  EXPECT_EQ(pod->resource_version, 9u);
+  // In another order the three are still all read, whatever comes between them.
+  auto other =
+      object_meta(R"({"metadata":{"resourceVersion":"10","labels":{"namespace":"no"},"name":"a",)"
+                  R"("annotations":{"name":"no"},"namespace":"ns"}})");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->name, "a");
+  EXPECT_EQ(other->namespace_name, "ns");
+  EXPECT_EQ(other->resource_version, 10u);
+  // Without a namespace (cluster-scoped) metadata is read to its end.
+  EXPECT_FALSE(object_meta(R"({"metadata":{"name":"n","resourceVersion":"1","labels":{)"));
+}
+
 }  // namespace
 }  // namespace yurthub::kube
