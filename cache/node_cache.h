@@ -50,6 +50,7 @@ class NodeCache : public hub::CacheHooks {
   CacheWriter& writer() { return *writer_; }
   // Waits until the lists relayed so far are digested and everything submitted is committed.
   void flush();
+  TapQueue& taps() { return *taps_; }
   Store& store() { return *store_; }
 
   bool cacheable(const kube::RequestInfo& info) const override;

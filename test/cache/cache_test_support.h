@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "cache/cache_writer.h"
 #include "cache/store.h"
+#include "cache/tap_queue.h"
 #include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache::test_support {
@@ -129,5 +131,22 @@ T run(boost::asio::awaitable<T> awaitable) {
   io.run();
   return future.get();
 }
+
+// Holds the queue's thread in a job until release(): what is posted meanwhile stays queued.
+class Blocker {
+ public:
+  explicit Blocker(TapQueue& queue) {
+    queue.post_control([gate = gate_.get_future().share()] { gate.wait(); });
+  }
+  ~Blocker() { release(); }
+  void release() {
+    if (!released_) gate_.set_value();
+    released_ = true;
+  }
+
+ private:
+  std::promise<void> gate_;
+  bool released_ = false;
+};
 
 }  // namespace yurthub::cache::test_support

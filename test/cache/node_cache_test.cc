@@ -5,10 +5,12 @@
 #include "cache/node_cache.h"
 
 #include <filesystem>
+#include <future>
 
 #include <gtest/gtest.h>
 
 #include "kube/request_info.h"
+#include "test/cache/cache_test_support.h"
 
 namespace yurthub::cache {
 namespace {
@@ -136,6 +138,50 @@ TEST_F(NodeCacheTest, AWatchResumingAListTheCacheLacksMakesItsClientListAgain) {
                  R"("items":[]})");
   list_tap->end(true);
   EXPECT_FALSE(cache_->tap(info, 200, {})->failed());
+}
+
+TEST_F(NodeCacheTest, AnOfflineWriteWaitsForTheListsRelayedBeforeIt) {
+  const std::string list_target = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-1";
+  const auto list_info = kube::classify_request("GET", list_target, kKubelet);
+  test_support::Blocker blocker(cache_->taps());
+  // kubelet's pod list reached kubelet just before the link dropped; the cache has not digested
+  // it yet.
+  auto tap = cache_->tap(list_info, 200, {});
+  ASSERT_TRUE(tap);
+  tap->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"40"},"items":[)"
+            R"({"metadata":{"name":"web-0","namespace":"default","uid":"u-1",)"
+            R"("resourceVersion":"40"},"spec":{"nodeName":"edge-1"},)"
+            R"("status":{"phase":"Pending"}}]})");
+  tap->end(true);
+  // Offline, kubelet reports the pod running.
+  auto info =
+      kube::classify_request("PATCH", "/api/v1/namespaces/default/pods/web-0/status", kKubelet);
+  info.privileged_peer = true;
+  ASSERT_TRUE(cache_->serves_offline_write(info));
+  const hub::OfflineWrite write{"PATCH",
+                                "/api/v1/namespaces/default/pods/web-0/status",
+                                "application/merge-patch+json",
+                                kKubelet,
+                                "",
+                                R"({"status":{"phase":"Running"}})"};
+  test_support::RecordingWriter out;
+  boost::asio::io_context io;
+  auto answered = boost::asio::co_spawn(io, cache_->serve_offline_write(info, write, out),
+                                        boost::asio::use_future);
+  io.run_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(out.status, 0u);  // not answered while the list waits to be digested
+  blocker.release();
+  io.run();
+  EXPECT_EQ(answered.get(), 200u) << out.body;
+  cache_->flush();
+  // The write landed on the listed pod, after the list: the list did not overwrite it.
+  auto id = cache_->policy().identity(list_info);
+  auto view = cache_->store().read();
+  auto record = view->list(id->key());
+  ASSERT_TRUE(record);
+  auto pod = view->object(record->set_id, "default", "web-0");
+  ASSERT_TRUE(pod);
+  EXPECT_NE(std::string(pod->json).find(R"("phase":"Running")"), std::string::npos) << pod->json;
 }
 
 }  // namespace

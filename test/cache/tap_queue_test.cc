@@ -4,7 +4,6 @@
 // that began while its list was being digested learns that the list failed.
 #include "cache/tap_queue.h"
 
-#include <future>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 namespace yurthub::cache {
 namespace {
 
+using test_support::Blocker;
 using test_support::StoreFixture;
 
 constexpr const char* kPods = "/api/v1/namespaces/default/pods";
@@ -37,23 +37,6 @@ std::string pod_list(const std::vector<std::string>& names, int rv, std::size_t 
   for (std::size_t i = 0; i < names.size(); ++i) out += (i ? "," : "") + pod(names[i], rv, padding);
   return out + "]}";
 }
-
-// Holds the queue's thread in a job until release(): what is posted meanwhile stays queued.
-class Blocker {
- public:
-  explicit Blocker(TapQueue& queue) {
-    queue.post_control([gate = gate_.get_future().share()] { gate.wait(); });
-  }
-  ~Blocker() { release(); }
-  void release() {
-    if (!released_) gate_.set_value();
-    released_ = true;
-  }
-
- private:
-  std::promise<void> gate_;
-  bool released_ = false;
-};
 
 class TapQueueTest : public StoreFixture {
  protected:
