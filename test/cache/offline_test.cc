@@ -13,11 +13,14 @@
 #include "cache/cache_policy.h"
 #include "cache/local_proxy.h"
 #include "cache/response_taps.h"
+#include "test/base/json_test_support.h"
 #include "test/base/watch_events.h"
 #include "test/cache/cache_test_support.h"
 
 namespace yurthub::cache {
 namespace {
+
+using ::yurthub::test_support::parse_json;
 
 using ::testing::HasSubstr;
 using namespace yurthub::cache::test_support;
@@ -54,12 +57,6 @@ std::string pod_list(const std::vector<std::string>& names, int rv) {
            R"(","labels":{"app":"web"}},"spec":{"nodeName":"edge-node-1"}})";
   }
   return out + "]}";
-}
-
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  return doc;
 }
 
 class OfflineTest : public StoreFixture {
@@ -106,7 +103,7 @@ TEST_F(OfflineTest, KubeletsPodListComesBackWithItsResourceVersion) {
   auto out = serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1");
   EXPECT_EQ(out.status, 200u);
   EXPECT_TRUE(out.finished);
-  auto doc = parse(out.body);
+  auto doc = parse_json(out.body);
   ASSERT_FALSE(doc.HasParseError()) << out.body.substr(0, 200);
   EXPECT_STREQ(doc["kind"].GetString(), "PodList");
   EXPECT_STREQ(doc["metadata"]["resourceVersion"].GetString(), "229");
@@ -121,11 +118,11 @@ TEST_F(OfflineTest, NarrowerSelectorsAndNamespacesAreAnsweredFromAWiderList) {
       "/api/v1/namespaces/default/"
       "pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Dweb");
   EXPECT_EQ(hit.status, 200u);
-  EXPECT_EQ(parse(hit.body)["items"].Size(), 1u);
+  EXPECT_EQ(parse_json(hit.body)["items"].Size(), 1u);
   auto none =
       serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&labelSelector=app%3Ddb");
   EXPECT_EQ(none.status, 200u);
-  EXPECT_EQ(parse(none.body)["items"].Size(), 0u);
+  EXPECT_EQ(parse_json(none.body)["items"].Size(), 0u);
   // A wider request than anything cached is not answered with a partial list.
   auto wider = serve("/api/v1/pods");
   EXPECT_EQ(wider.status, 404u);
@@ -137,7 +134,8 @@ TEST_F(OfflineTest, TwoSelectorsOnOneResourceAreBothKept) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   cache("/api/v1/namespaces/default/pods?limit=500", fixture("pods-list-page2.body"));
   EXPECT_EQ(
-      parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["items"].Size(),
+      parse_json(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1").body)["items"]
+          .Size(),
       1u);
   auto page = serve("/api/v1/namespaces/default/pods?limit=500");
   EXPECT_EQ(page.status, 200u);
@@ -158,7 +156,7 @@ TEST_F(OfflineTest, AListOfAnOlderResourceVersionNeverRollsTheCachedSetBack) {
       old_snapshot);
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=100&limit=500",
         old_snapshot);
-  auto kept = parse(serve(kNode).body);
+  auto kept = parse_json(serve(kNode).body);
   EXPECT_STREQ(kept["metadata"]["resourceVersion"].GetString(), "229");
   ASSERT_EQ(kept["items"].Size(), 1u);
   EXPECT_STREQ(kept["items"][0]["metadata"]["name"].GetString(), "web-0");
@@ -168,7 +166,7 @@ TEST_F(OfflineTest, AListOfAnOlderResourceVersionNeverRollsTheCachedSetBack) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&resourceVersion=229",
         R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"300"},"items":[)"
         R"({"metadata":{"name":"web-1","namespace":"default","resourceVersion":"290"}}]})");
-  auto newer = parse(serve(kNode).body);
+  auto newer = parse_json(serve(kNode).body);
   EXPECT_STREQ(newer["metadata"]["resourceVersion"].GetString(), "300");
   ASSERT_EQ(newer["items"].Size(), 1u);
   EXPECT_STREQ(newer["items"][0]["metadata"]["name"].GetString(), "web-1");
@@ -317,7 +315,7 @@ TEST_F(OfflineTest, ASlowClientGetsTheRestFromACopyAndTheSnapshotIsReleased) {
   for (int i = 0; i < 40; ++i) names.push_back("web-" + std::to_string(i));
   cache(target, pod_list(names, 7));
   const std::string expected = serve(target).body;
-  ASSERT_EQ(parse(expected)["items"].Size(), 40u);
+  ASSERT_EQ(parse_json(expected)["items"].Size(), 40u);
   CountingStore counting(*store_);
   base::TestClock clock;  // the snapshot hold is timed on it
   LocalProxy::Options options{std::chrono::seconds(1800), std::chrono::seconds(60), 64};
@@ -346,7 +344,7 @@ TEST_F(OfflineTest, GetFindsObjectsFromListsWithKindAdded) {
   cache("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1", fixture("pods-list-node.body"));
   auto out = serve("/api/v1/namespaces/default/pods/web-0");
   ASSERT_EQ(out.status, 200u);
-  auto doc = parse(out.body);
+  auto doc = parse_json(out.body);
   ASSERT_FALSE(doc.HasParseError());
   EXPECT_STREQ(doc["kind"].GetString(), "Pod");  // list items carry no kind; a GET answer does
   EXPECT_STREQ(doc["apiVersion"].GetString(), "v1");
@@ -357,7 +355,7 @@ TEST_F(OfflineTest, NodeFromAGetIsServedAsIs) {
   cache("/api/v1/nodes/edge-node-1", fixture("node-get.body"));
   auto out = serve("/api/v1/nodes/edge-node-1");
   ASSERT_EQ(out.status, 200u);
-  EXPECT_EQ(parse(out.body)["metadata"]["name"], "edge-node-1");
+  EXPECT_EQ(parse_json(out.body)["metadata"]["name"], "edge-node-1");
 }
 
 TEST_F(OfflineTest, WatchEventsUpdateTheCachedList) {
@@ -367,7 +365,7 @@ TEST_F(OfflineTest, WatchEventsUpdateTheCachedList) {
   // The fixture's watch modifies web-0 three times, deletes it (rv 233), then bookmarks 233.
   auto out = serve("/api/v1/namespaces/default/pods?labelSelector=app%3Dweb");
   ASSERT_EQ(out.status, 200u) << out.body;
-  auto doc = parse(out.body);
+  auto doc = parse_json(out.body);
   EXPECT_STREQ(doc["metadata"]["resourceVersion"].GetString(), "233");
   EXPECT_EQ(doc["items"].Size(), 0u);
 }
@@ -379,7 +377,7 @@ TEST_F(OfflineTest, LimitAndContinuePageThroughTheCache) {
   for (int page = 0; page < 3; ++page) {
     auto out = serve(target.c_str());
     ASSERT_EQ(out.status, 200u) << out.body;
-    auto doc = parse(out.body);
+    auto doc = parse_json(out.body);
     for (const auto& item : doc["items"].GetArray())
       seen.push_back(item["metadata"]["name"].GetString());
     if (!doc["metadata"].HasMember("continue")) break;
@@ -434,8 +432,8 @@ TEST_F(OfflineTest, MalformedListIsNotCachedAndMarksTheListStale) {
   EXPECT_TRUE(tap->failed());
   EXPECT_TRUE(store_->read()->list(id->key())->stale);
   // The previous complete list is still what is served.
-  EXPECT_STREQ(parse(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1")
-                         .body)["metadata"]["resourceVersion"]
+  EXPECT_STREQ(parse_json(serve("/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1")
+                              .body)["metadata"]["resourceVersion"]
                    .GetString(),
                "229");
   EXPECT_EQ(metrics_->failures.with({"framing"}).value(), 1u);

@@ -5,18 +5,15 @@
 #include <rapidjson/document.h>
 
 #include "cache/replay_rebase.h"
+#include "test/base/json_test_support.h"
 
 namespace yurthub::cache {
 namespace {
 
+using ::yurthub::test_support::parse_json;
+
 const char* kBase =
     R"({"metadata":{"name":"web-0","resourceVersion":"40","labels":{"app":"web"}},"spec":{"x":1},"status":{"phase":"Pending"}})";
-
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document d;
-  d.Parse(json.c_str());
-  return d;
-}
 
 TEST(ReplayRebase, DisjointChangesAreCombinedOnTheCloudsVersion) {
   auto r = rebase_update(
@@ -25,7 +22,7 @@ TEST(ReplayRebase, DisjointChangesAreCombinedOnTheCloudsVersion) {
       R"({"metadata":{"name":"web-0","resourceVersion":"57","labels":{"app":"web","cloud":"1"}},"spec":{"x":1},"status":{"phase":"Running"}})",
       false);
   ASSERT_EQ(r.kind, Rebase::Kind::Put) << r.detail;
-  auto put = parse(r.body);
+  auto put = parse_json(r.body);
   EXPECT_STREQ(put["metadata"]["resourceVersion"].GetString(),
                "57");  // the cloud's: still optimistic
   EXPECT_STREQ(put["metadata"]["labels"]["edge"].GetString(), "1");
@@ -65,7 +62,7 @@ TEST(ReplayRebase, AStatusUpdateCountsOnlyStatus) {
       R"({"metadata":{"name":"web-0","resourceVersion":"57","labels":{"app":"cloud"}},"spec":{"x":1},"status":{"phase":"Pending"}})",
       true);
   ASSERT_EQ(r.kind, Rebase::Kind::Put) << r.detail;
-  auto put = parse(r.body);
+  auto put = parse_json(r.body);
   EXPECT_STREQ(put["status"]["phase"].GetString(), "Running");
   EXPECT_STREQ(put["metadata"]["labels"]["app"].GetString(), "cloud");
   EXPECT_EQ(rebase_update(kBase, "not json", kBase, false).kind, Rebase::Kind::Unreadable);

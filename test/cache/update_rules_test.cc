@@ -9,9 +9,12 @@
 
 #include "base/json_parse.h"
 #include "cache/offline_apply.h"
+#include "test/base/json_test_support.h"
 
 namespace yurthub::cache {
 namespace {
+
+using ::yurthub::test_support::parse_json;
 
 using ::testing::HasSubstr;
 
@@ -43,16 +46,10 @@ std::string apply(const char* base, std::uint64_t rv, const kube::RequestInfo& i
   return std::get<std::string>(out);
 }
 
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document doc;
-  EXPECT_TRUE(base::parse_json(json, doc)) << json;
-  return doc;
-}
-
 TEST(UpdateRules, APodsImageMayChangeItsPrivilegesMayNot) {
   const auto image =
-      parse(apply(kPod, 40, write("PATCH", kPodPath), kStrategic,
-                  R"({"spec":{"containers":[{"name":"web","image":"nginx:1.26"}]}})"));
+      parse_json(apply(kPod, 40, write("PATCH", kPodPath), kStrategic,
+                       R"({"spec":{"containers":[{"name":"web","image":"nginx:1.26"}]}})"));
   ASSERT_TRUE(image.IsObject());
   EXPECT_STREQ(image["spec"]["containers"][0]["image"].GetString(), "nginx:1.26");
 
@@ -75,10 +72,10 @@ TEST(UpdateRules, APodsImageMayChangeItsPrivilegesMayNot) {
 }
 
 TEST(UpdateRules, AStatusWriteNeverChangesTheSpec) {
-  const auto out =
-      parse(apply(kPod, 40, write("PATCH", "/api/v1/namespaces/default/pods/web-0/status"), kMerge,
-                  R"({"spec":{"containers":[{"name":"web","image":"attacker.example/x"}]},)"
-                  R"("status":{"phase":"Failed"}})"));
+  const auto out = parse_json(
+      apply(kPod, 40, write("PATCH", "/api/v1/namespaces/default/pods/web-0/status"), kMerge,
+            R"({"spec":{"containers":[{"name":"web","image":"attacker.example/x"}]},)"
+            R"("status":{"phase":"Failed"}})"));
   ASSERT_TRUE(out.IsObject());
   EXPECT_STREQ(out["spec"]["containers"][0]["image"].GetString(), "nginx:1.25");
   EXPECT_STREQ(out["status"]["phase"].GetString(), "Failed");
@@ -86,9 +83,9 @@ TEST(UpdateRules, AStatusWriteNeverChangesTheSpec) {
 
 TEST(UpdateRules, SystemMetadataIsKeptFromTheStoredObject) {
   const auto out =
-      parse(apply(kPod, 40, write("PATCH", kPodPath), kMerge,
-                  R"({"metadata":{"generation":9,"creationTimestamp":"2030-01-01T00:00:00Z",)"
-                  R"("deletionTimestamp":"2030-01-01T00:00:00Z","labels":{"a":"b"}}})"));
+      parse_json(apply(kPod, 40, write("PATCH", kPodPath), kMerge,
+                       R"({"metadata":{"generation":9,"creationTimestamp":"2030-01-01T00:00:00Z",)"
+                       R"("deletionTimestamp":"2030-01-01T00:00:00Z","labels":{"a":"b"}}})"));
   ASSERT_TRUE(out.IsObject());
   EXPECT_EQ(out["metadata"]["generation"].GetInt(), 1);
   EXPECT_STREQ(out["metadata"]["creationTimestamp"].GetString(), "2026-01-01T00:00:00Z");

@@ -13,23 +13,21 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "test/base/json_test_support.h"
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
 
 namespace yurthub::test {
 namespace {
 
+using ::yurthub::test_support::parse_json;
+using ::yurthub::test_support::to_json;
+
 using testing::HasSubstr;
 
 const std::string kNodePods = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1";
 const std::string kPod = "/api/v1/namespaces/default/pods/web-0";
 constexpr const char* kUid = "5f0c2f4e-8a51-4c3e-9d62-2b7f0e1a0c01";  // demo-objects.json
-
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  return doc;
-}
 
 // A status patch as kubelet's status manager sends it: a strategic merge patch with the uid
 // precondition, $setElementOrder for conditions, and nulls for what went away.
@@ -84,14 +82,7 @@ PodState pod_state(const rapidjson::Value& pod) {
   return s;
 }
 
-PodState pod_state(const std::string& json) { return pod_state(parse(json)); }
-
-std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  value.Accept(w);
-  return buffer.GetString();
-}
+PodState pod_state(const std::string& json) { return pod_state(parse_json(json)); }
 
 const PodState kWritten{"True", "running", "containerd://after-reboot", "192.0.2.11", 1};
 
@@ -163,7 +154,7 @@ TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
 
   // The node's own view has it: get, list, and a MODIFIED event on the open offline watch.
   EXPECT_EQ(pod_state(kubelet_get(port, kPod).body), kWritten);
-  auto list = parse(kubelet_get(port, kNodePods).body);
+  auto list = parse_json(kubelet_get(port, kNodePods).body);
   ASSERT_TRUE(list.IsObject() && list.HasMember("items")) << "offline list failed";
   bool listed = false;
   for (const auto& item : list["items"].GetArray()) {
@@ -172,7 +163,7 @@ TEST_F(Journal, PodStatusWrittenThroughAnOfflineRebootReachesTheCloudInOrder) {
   }
   EXPECT_TRUE(listed);
   ASSERT_TRUE(watch.wait_for_events(1, std::chrono::seconds(5)));
-  auto event = parse(watch.events()[0]);
+  auto event = parse_json(watch.events()[0]);
   EXPECT_STREQ(event["type"].GetString(), "MODIFIED");
   EXPECT_EQ(pod_state(event["object"]), kWritten);
 
@@ -204,7 +195,7 @@ TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndU
   ASSERT_EQ(kubelet_patch(port, kPod + "/status", kubelet_status_patch(true, kRunning)).status,
             200);
   // A whole-object update, based on the pod as the node last saw it.
-  auto seen = parse(pod_.body);
+  auto seen = parse_json(pod_.body);
   seen["metadata"]["labels"].AddMember("edge", "set-offline", seen.GetAllocator());
   const std::string body = to_json(seen);
   // The node's own identity may not update a pod (the apiserver's Node authorizer): refused now,
@@ -228,7 +219,7 @@ TEST_F(Journal, ALabelChangedInTheCloudWhileOfflineSurvivesTheReplayedStatusAndU
 
   set_link(true);
   wait_journal_replayed();
-  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  auto cloud = parse_json(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
   const auto& labels = cloud["metadata"]["labels"];
   EXPECT_STREQ(labels["cloud"].GetString(), "changed");
@@ -245,7 +236,7 @@ TEST_F(Journal, AConflictingStaleUpdateIsDroppedAndAlertedNotForced) {
   const int port = this->port();
   read_pod_with_its_token();
   set_link(false);
-  auto seen = parse(pod_.body);
+  auto seen = parse_json(pod_.body);
   seen["metadata"]["labels"]["app"].SetString("set-offline");
   const std::string body = to_json(seen);
   auto update = http_request(port, "PUT", kPod,
@@ -259,7 +250,7 @@ TEST_F(Journal, AConflictingStaleUpdateIsDroppedAndAlertedNotForced) {
             0);
   set_link(true);
   wait_journal_replayed();
-  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  auto cloud = parse_json(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
   EXPECT_STREQ(cloud["metadata"]["labels"]["app"].GetString(), "set-in-cloud");
   EXPECT_EQ(cluster_.metric(R"(node_yurthub_journal_removed_total{outcome="conflict"})"), 1);
@@ -298,7 +289,7 @@ TEST_F(Journal, DeletesAndOtherCreatesWhileOfflineAre503AndAWriteWaitsForTheRepl
       R"({"status":{"message":"online again",)"
       R"("conditions":[{"type":"Ready","status":"False"}]}})");
   EXPECT_EQ(later.status, 200) << later.body;
-  auto cloud = parse(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
+  auto cloud = parse_json(cluster_.kubectl_direct({"get", "pod", "web-0", "-o", "json"}).out);
   ASSERT_TRUE(cloud.IsObject());
   // Had the new write overtaken the offline one, the replay would have set Ready back to True.
   PodState expected = kWritten;

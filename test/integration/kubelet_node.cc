@@ -11,12 +11,6 @@
 
 namespace yurthub::test {
 
-rapidjson::Document parse_json(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  return doc;
-}
-
 std::string protobuf_fixture(const std::string& name) {
   std::ifstream in(std::string(YURTHUB_TESTDATA_DIR) + "/protobuf/" + name, std::ios::binary);
   std::stringstream ss;

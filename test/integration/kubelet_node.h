@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "test/base/json_test_support.h"
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
 
@@ -28,7 +29,7 @@ inline const std::string kLease = kLeases + "/edge-node-1";
 inline const std::string kCSINode = "/apis/storage.k8s.io/v1/csinodes/edge-node-1";
 inline const std::string kWebToken = "/api/v1/namespaces/default/serviceaccounts/default/token";
 
-rapidjson::Document parse_json(const std::string& json);
+using ::yurthub::test_support::parse_json;
 // A file of test/testdata/protobuf (kubelet's bodies as protoc encoded them).
 std::string protobuf_fixture(const std::string& name);
 // The number of items of a list response (0 when it is not one).

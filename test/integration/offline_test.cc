@@ -14,26 +14,23 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "test/base/json_test_support.h"
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
 
 namespace yurthub::test {
 namespace {
 
+using ::yurthub::test_support::parse_json;
+
 using testing::HasSubstr;
 
 const std::string kNodePods = "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1";
 
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  return doc;
-}
-
 // "namespace/name@resourceVersion" of every item of a list, sorted, or of one object.
 std::set<std::string> identities(const std::string& json) {
   std::set<std::string> out;
-  auto doc = parse(json);
+  auto doc = parse_json(json);
   if (doc.HasParseError() || !doc.IsObject()) return out;
   auto add = [&](const rapidjson::Value& o) {
     const auto& m = o["metadata"];
@@ -80,7 +77,7 @@ TEST_F(OfflineHub, KubeletKeepsReadingWhileTheCloudIsGone) {
   }
   // A watch, as kubelet keeps on its pods: a change made now must be in the cache offline.
   const std::string list_rv =
-      parse(kubelet_get(port(), kNodePods).body)["metadata"]["resourceVersion"].GetString();
+      parse_json(kubelet_get(port(), kNodePods).body)["metadata"]["resourceVersion"].GetString();
   WatchStream watch(port(),
                     kNodePods + "&watch=true&allowWatchBookmarks=true&resourceVersion=" + list_rv);
   const double ops_before = cluster_.cache_ops();
@@ -164,7 +161,7 @@ TEST_F(OfflineHub, KillNineDuringTenThousandWatchEventsLeavesAConsistentCache) {
   const std::string list = "/api/v1/namespaces/churn/configmaps";
   auto listed = kubelet_get(port(), list);
   ASSERT_EQ(listed.status, 200);
-  const std::string rv = parse(listed.body)["metadata"]["resourceVersion"].GetString();
+  const std::string rv = parse_json(listed.body)["metadata"]["resourceVersion"].GetString();
   WatchStream watch(port(), list + "?watch=true&resourceVersion=" + rv);
   auto churn = cluster_.kubectl_direct(
       {"create", "--raw", "/_fake/churn?objects=100&events=10000", "-f", "-"},
@@ -190,7 +187,7 @@ TEST_F(OfflineHub, KillNineDuringTenThousandWatchEventsLeavesAConsistentCache) {
   cluster_.start_hub();  // restarted offline
   auto offline = kubelet_get(port(), list);
   ASSERT_EQ(offline.status, 200) << offline.body;
-  auto doc = parse(offline.body);
+  auto doc = parse_json(offline.body);
   ASSERT_FALSE(doc.HasParseError());
   ASSERT_GT(doc["items"].Size(), 0u);
   for (const auto& item : doc["items"].GetArray()) {
@@ -245,7 +242,7 @@ TEST(CacheFailure, AFullDiskMakesTheClientRelistInsteadOfLosingWritesSilently) {
   EXPECT_THAT(cluster.hub().log(), HasSubstr("marked stale"));
   // kubelet's watch on that list is told at once to list again (410 Expired), as the apiserver
   // would, so the cache is rebuilt rather than left missing writes.
-  const std::string rv = parse(listed.body)["metadata"]["resourceVersion"].GetString();
+  const std::string rv = parse_json(listed.body)["metadata"]["resourceVersion"].GetString();
   WatchStream watch(cluster.proxy_port(), list + "?watch=true&resourceVersion=" + rv);
   EXPECT_TRUE(watch.wait_ended(std::chrono::seconds(10)));
   ASSERT_EQ(watch.event_count(), 1u);

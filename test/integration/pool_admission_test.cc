@@ -12,10 +12,13 @@
 #include "base/json_member.h"
 #include "base/json_parse.h"
 #include "kube/json_patch.h"
+#include "test/base/json_test_support.h"
 #include "test/integration/cluster.h"
 
 namespace yurthub::test {
 namespace {
+
+using ::yurthub::test_support::parse_json;
 
 constexpr auto kWait = std::chrono::seconds(20);
 
@@ -74,12 +77,6 @@ std::string testdata(const std::string& name) {
   return read_file(std::string(YURTHUB_TESTDATA_DIR) + "/admission/" + name + ".review.json");
 }
 
-rapidjson::Document parse(const std::string& text) {
-  rapidjson::Document doc;
-  EXPECT_TRUE(base::parse_json(text, doc).ok()) << text;
-  return doc;
-}
-
 TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsThem) {
   Cluster cluster(demo_cluster());
   cluster.start_apiserver();
@@ -91,7 +88,7 @@ TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsT
   const std::string review = testdata("pod-several-terms");
   std::string reply;
   ASSERT_EQ(admission.post("/mutate-pods", review, &reply), 200) << reply;
-  rapidjson::Document answer = parse(reply);
+  rapidjson::Document answer = parse_json(reply);
   const rapidjson::Value& response = answer["response"];
   EXPECT_EQ(base::string_member(response, "uid"), "a1b2c3d4-0000-4000-8000-000000000003");
   EXPECT_TRUE(response["allowed"].GetBool());
@@ -99,8 +96,8 @@ TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsT
   auto patch_text = base::decode_base64(base::string_member(response, "patch"));
   ASSERT_TRUE(patch_text.ok());
   rapidjson::Document pod;
-  pod.CopyFrom(parse(review)["request"]["object"], pod.GetAllocator());
-  ASSERT_TRUE(kube::apply_json_patch(pod, parse(*patch_text)).ok()) << *patch_text;
+  pod.CopyFrom(parse_json(review)["request"]["object"], pod.GetAllocator());
+  ASSERT_TRUE(kube::apply_json_patch(pod, parse_json(*patch_text)).ok()) << *patch_text;
   const auto& terms = pod["spec"]["affinity"]["nodeAffinity"]
                          ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
   ASSERT_EQ(terms.Size(), 2u);
@@ -112,15 +109,15 @@ TEST(PoolAdmissionWebhook, AnswersAdmissionReviewsOverHttpsAsKubeApiserverReadsT
 
   // A hostNetwork pod is admitted unchanged; a hand change of the node label is refused.
   ASSERT_EQ(admission.post("/mutate-pods", testdata("pod-host-network"), &reply), 200);
-  EXPECT_FALSE(parse(reply)["response"].HasMember("patch")) << reply;
+  EXPECT_FALSE(parse_json(reply)["response"].HasMember("patch")) << reply;
   ASSERT_EQ(admission.post("/validate-nodes", testdata("node-label-changed"), &reply), 200);
-  rapidjson::Document refused = parse(reply);
+  rapidjson::Document refused = parse_json(reply);
   EXPECT_FALSE(refused["response"]["allowed"].GetBool());
   EXPECT_EQ(refused["response"]["status"]["code"].GetInt(), 403);
 
   // Bad input: a Status, and the webhook still answers afterwards.
   EXPECT_EQ(admission.post("/mutate-pods", "{\"kind\":", &reply), 400);
-  EXPECT_EQ(base::string_member(parse(reply), "kind"), "Status");
+  EXPECT_EQ(base::string_member(parse_json(reply), "kind"), "Status");
   EXPECT_EQ(admission.post("/mutate-pods", review, &reply, "text/plain"), 415);
   EXPECT_EQ(admission.post("/mutate-pods", std::string(9u << 20, ' '), &reply), 413);
   EXPECT_EQ(admission.post("/nope", review, &reply), 404);

@@ -4,6 +4,7 @@
 // JSON Merge Patch (every example of the RFC's appendix A). Results are compared as compact JSON
 // text, so member order and duplicates are checked too.
 #include "kube/json_patch.h"
+#include "test/base/json_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,19 +18,8 @@
 namespace yurthub::kube {
 namespace {
 
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  EXPECT_FALSE(doc.HasParseError()) << "bad test JSON: " << text;
-  return doc;
-}
-
-std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return buffer.GetString();
-}
+using ::yurthub::test_support::parse_json;
+using ::yurthub::test_support::to_json;
 
 // Re-serializes test JSON so expectations can be written with spaces.
 std::string compact(const std::string& text) { return to_json(parse_json(text)); }

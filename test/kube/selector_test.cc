@@ -5,6 +5,7 @@
 // against pods (missing fields, null, booleans, numbers), the apiserver's per-kind field sets
 // (nodes' spec.unschedulable, pods' status.podIP), covers() and required_value().
 #include "kube/selector.h"
+#include "test/base/json_test_support.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -16,14 +17,9 @@
 namespace yurthub::kube {
 namespace {
 
-using Op = LabelRequirement::Op;
+using ::yurthub::test_support::parse_json;
 
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  EXPECT_FALSE(doc.HasParseError()) << "bad test JSON: " << text;
-  return doc;
-}
+using Op = LabelRequirement::Op;
 
 LabelSelector must_parse_labels(const std::string& text) {
   auto selector = LabelSelector::parse(text);

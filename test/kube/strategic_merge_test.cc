@@ -17,9 +17,12 @@
 #include "kube/json_patch.h"
 #include "kube/merge_patch_diff.h"
 #include "kube/strategic_merge.h"
+#include "test/base/json_test_support.h"
 
 namespace yurthub::kube {
 namespace {
+
+using ::yurthub::test_support::to_json;
 
 using ::testing::HasSubstr;
 
@@ -42,12 +45,6 @@ std::string_view string_member(const rapidjson::Value& object, const char* name)
 }
 
 // Compact JSON, for failure messages.
-std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  return value.Accept(writer) ? std::string(out.GetString(), out.GetSize()) : "<unwritable>";
-}
-
 rapidjson::Document copy_of(const rapidjson::Value& value) {
   rapidjson::Document doc;
   doc.CopyFrom(value, doc.GetAllocator());

@@ -5,22 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "base/json_parse.h"
+#include "test/base/json_test_support.h"
 
 namespace yurthub::ota {
 namespace {
 
-rapidjson::Document parse(const std::string& json) {
-  rapidjson::Document doc;
-  EXPECT_TRUE(base::parse_json(json, doc).ok()) << json;
-  return doc;
-}
+using ::yurthub::test_support::parse_json;
 
 // A pod of default/web on `node` with `conditions` (JSON array text) and `extra_metadata`.
 rapidjson::Document pod(const std::string& conditions, const std::string& node = "n1",
                         const std::string& extra_metadata = "") {
-  return parse(R"({"metadata":{"namespace":"default","name":"web")" + extra_metadata +
-               R"(},"spec":{"nodeName":")" + node + R"("},"status":{"conditions":)" + conditions +
-               "}}");
+  return parse_json(R"({"metadata":{"namespace":"default","name":"web")" + extra_metadata +
+                    R"(},"spec":{"nodeName":")" + node + R"("},"status":{"conditions":)" +
+                    conditions + "}}");
 }
 
 const std::string kNeedUpgrade =
@@ -45,8 +42,8 @@ TEST(PodStatusProblem, TableOfUpstreamChecks) {
       {"condition False", pod(R"([{"type":"PodNeedUpgrade","status":"False"}])"),
        "Pod: default/web update status is False, can not be updated"},
       {"no status at all",
-       parse(R"({"metadata":{"namespace":"default","name":"web"},)"
-             R"("spec":{"nodeName":"n1"}})"),
+       parse_json(R"({"metadata":{"namespace":"default","name":"web"},)"
+                  R"("spec":{"nodeName":"n1"}})"),
        "Pod: default/web update status is False, can not be updated"},
   };
   for (const auto& c : cases) {
@@ -102,7 +99,8 @@ TEST(StaticSetName, PodNameWithoutTheNodeSuffix) {
 }
 
 TEST(ImagePullPatch, AddsTheConditionBesideTheOthers) {
-  const auto patch = parse(image_pull_patch(pod("[" + kNeedUpgrade + "]"), "2026-11-27T03:00:00Z"));
+  const auto patch =
+      parse_json(image_pull_patch(pod("[" + kNeedUpgrade + "]"), "2026-11-27T03:00:00Z"));
   const auto& conditions = patch["status"]["conditions"];
   ASSERT_EQ(conditions.Size(), 2u);
   EXPECT_EQ(base::to_json(conditions[0]), kNeedUpgrade);
@@ -114,7 +112,7 @@ TEST(ImagePullPatch, AddsTheConditionBesideTheOthers) {
 }
 
 TEST(ImagePullPatch, ReplacesTheConditionKeepingItsTransitionTimeWhenStillFalse) {
-  const auto patch = parse(image_pull_patch(
+  const auto patch = parse_json(image_pull_patch(
       pod("[" + kNeedUpgrade +
           R"(,{"type":"PodImageReady","status":"False","reason":"PullImageFail",)"
           R"("lastTransitionTime":"2026-01-01T00:00:00Z","message":"controllerrevision: v1"}])"),
@@ -129,7 +127,7 @@ TEST(ImagePullPatch, ReplacesTheConditionKeepingItsTransitionTimeWhenStillFalse)
 
 // Found by test/fuzz/ota_pod_fuzz: a version holding an escaped NUL was cut short at it.
 TEST(ImagePullPatch, AVersionWithAnEscapedNulIsKeptWhole) {
-  const auto patch = parse(image_pull_patch(
+  const auto patch = parse_json(image_pull_patch(
       pod(R"([{"type":"PodNeedUpgrade","status":"True","message":"controllerrevision: a\u0000b"}])"),
       "2026-11-27T03:00:00Z"));
   const auto& message = patch["status"]["conditions"][1]["message"];
@@ -138,7 +136,7 @@ TEST(ImagePullPatch, AVersionWithAnEscapedNulIsKeptWhole) {
 }
 
 TEST(ImagePullPatch, ATrueConditionTurnsFalseNow) {
-  const auto patch = parse(image_pull_patch(
+  const auto patch = parse_json(image_pull_patch(
       pod(R"([{"type":"PodImageReady","status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"},)" +
           kNeedUpgrade + "]"),
       "2026-11-27T03:00:00Z"));
