@@ -23,6 +23,7 @@
 #include "cache/journal.h"
 #include "cache/journal_replay.h"
 #include "net/http_io.h"
+#include "test/base/poll.h"
 #include "test/cache/cache_test_support.h"
 
 namespace yurthub::cache {
@@ -175,12 +176,7 @@ class JournalReplayTest : public test_support::StoreFixture {
 
   // Waits (bounded) for `condition`; the replay's periods are milliseconds.
   bool eventually(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
+    return ::yurthub::test_support::eventually(condition, std::chrono::seconds(20));
   }
   bool replayed_all() {
     return eventually([&] { return journal_->empty(); });

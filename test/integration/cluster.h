@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "test/base/poll.h"
 #include "test/integration/process.h"
 #include "test/integration/tcp_relay.h"
 
@@ -163,12 +164,7 @@ class Cluster {
 // Polls `done` every 100 ms until it holds (true) or `limit` passes (false).
 template <class Done>
 bool eventually(Done done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return true;
+  return test_support::eventually(done, limit, std::chrono::milliseconds(100));
 }
 
 // One HTTP/1.1 exchange over a raw loopback socket: sends `request` bytes, reads until the peer

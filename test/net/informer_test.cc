@@ -13,6 +13,7 @@
 
 #include "base/url.h"
 #include "net/reflector.h"
+#include "test/base/poll.h"
 #include "test/net/scripted_apiserver.h"
 
 namespace yurthub::net {
@@ -82,13 +83,7 @@ class InformerTest : public ::testing::Test {
 
   // Runs the io_context until `done()` or 10 s have passed.
   bool wait_until(const std::function<bool()>& done) {
-    const auto deadline = Clock::now() + 10s;
-    while (!done()) {
-      if (Clock::now() > deadline) return false;
-      if (ioc_.stopped()) ioc_.restart();
-      ioc_.run_for(10ms);
-    }
-    return true;
+    return ::yurthub::test_support::run_until(ioc_, done);
   }
   bool wait_size(std::size_t n) {
     return wait_until([&] { return informer_->snapshot()->size() == n; });

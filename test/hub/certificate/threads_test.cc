@@ -20,6 +20,7 @@
 #include "kube/kubeconfig.h"
 #include "net/files.h"
 #include "net/tls.h"
+#include "test/base/poll.h"
 
 namespace yurthub::hub {
 namespace {
@@ -30,12 +31,7 @@ using std::chrono::milliseconds;
 // Polls `done` every millisecond until it holds or `limit` passes.
 template <class Done>
 bool within(milliseconds limit, Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
+  return ::yurthub::test_support::eventually(done, limit);
 }
 
 // The value of the series that `prefix` (name, labels and a space) starts in `registry`'s
