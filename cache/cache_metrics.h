@@ -33,6 +33,8 @@ struct CacheMetrics {
   base::HistogramFamily& commit_duration;
   // node_yurthub_cache_queue_bytes: bytes waiting for the writer.
   base::GaugeFamily& queue_bytes;
+  // node_yurthub_cache_tap_queue_bytes: relayed list bodies waiting to be digested (tap_queue.h).
+  base::GaugeFamily& tap_queue_bytes;
   // node_yurthub_cache_pending_ops: operations queued or being committed; 0 once everything
   // relayed so far is on disk.
   base::GaugeFamily& pending_ops;

@@ -53,7 +53,8 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const
     : store_(std::move(store)),
       metrics_(registry),
       writer_(std::make_unique<CacheWriter>(*store_, metrics_, options.writer)),
-      taps_(std::make_unique<TapQueue>(options.writer.max_queue_bytes)),
+      taps_(std::make_unique<TapQueue>(options.writer.max_queue_bytes,
+                                       &metrics_.tap_queue_bytes.with({}))),
       journal_(registry, options.journal),
       local_(*store_, metrics_, events_, options.offline),
       authority_(options.node_name.empty() ? std::nullopt

@@ -10,7 +10,12 @@
 
 namespace yurthub::cache {
 
-TapQueue::TapQueue(std::size_t max_bytes) : max_bytes_(max_bytes), thread_([this] { run(); }) {}
+TapQueue::TapQueue(std::size_t max_bytes, base::Gauge* queued)
+    : max_bytes_(max_bytes), queued_gauge_(queued), thread_([this] { run(); }) {}
+
+void TapQueue::show_queued() {
+  if (queued_gauge_) queued_gauge_->set(static_cast<std::int64_t>(queued_bytes_));
+}
 
 TapQueue::~TapQueue() {
   {
@@ -28,6 +33,7 @@ bool TapQueue::post(Job job, std::size_t bytes) {
     jobs_.emplace_back(std::move(job), bytes);
     queued_bytes_ += bytes;
     outstanding_.fetch_add(1, std::memory_order_relaxed);
+    if (bytes > 0) show_queued();
   }
   wake_.notify_one();
   return true;
@@ -56,6 +62,7 @@ void TapQueue::run() {
     job = nullptr;  // its piece is freed before it stops counting against the bound
     lock.lock();
     queued_bytes_ -= bytes;
+    if (bytes > 0) show_queued();
     // Release: what the job did happens before a worker that sees idle() feeds a tap itself.
     if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) drained_.notify_all();
   }

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/metrics.h"
 #include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::cache {
@@ -32,8 +33,9 @@ class TapQueue {
  public:
   using Job = std::function<void()>;
 
-  // `max_bytes`: the body bytes that may wait to be digested, across every tap.
-  explicit TapQueue(std::size_t max_bytes = 64u << 20);
+  // `max_bytes`: the body bytes that may wait to be digested, across every tap; `queued`, if
+  // given, shows how many do (node_yurthub_cache_tap_queue_bytes).
+  explicit TapQueue(std::size_t max_bytes = 64u << 20, base::Gauge* queued = nullptr);
   ~TapQueue();  // digests what is queued (it submits to the CacheWriter), then stops the thread
   TapQueue(const TapQueue&) = delete;
   TapQueue& operator=(const TapQueue&) = delete;
@@ -52,8 +54,10 @@ class TapQueue {
 
  private:
   void run();
+  void show_queued();  // REQUIRES: mutex_ held
 
   const std::size_t max_bytes_;
+  base::Gauge* const queued_gauge_;
   std::atomic<std::size_t> outstanding_{0};  // jobs queued or running
   mutable std::mutex mutex_;                 // guards the members below
   std::condition_variable wake_;             // a job was queued, or stopping

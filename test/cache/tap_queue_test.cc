@@ -57,13 +57,19 @@ class TapQueueTest : public StoreFixture {
 };
 
 TEST_F(TapQueueTest, ADeferredListIsCachedAsTheClientGotIt) {
-  TapQueue queue;
+  base::Gauge& queued = metrics_->tap_queue_bytes.with({});
+  TapQueue queue(64u << 20, &queued);
   const auto info = kubelet(kPods);
   auto tap = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
   std::vector<std::string> names;
   for (int i = 0; i < 400; ++i) names.push_back("pod-" + std::to_string(i));
-  feed_list(*tap, pod_list(names, 100, 2000));  // 0.8 MB: several pieces
+  const std::string body = pod_list(names, 100, 2000);  // 0.8 MB: several pieces
+  Blocker blocker(queue);
+  feed_list(*tap, body);
+  EXPECT_EQ(queued.value(), static_cast<std::int64_t>(body.size()));  // the gauge shows them
+  blocker.release();
   settle(queue);
+  EXPECT_EQ(queued.value(), 0);
   EXPECT_FALSE(tap->failed());
   EXPECT_EQ(names.size(), this->names(key()).size());
   EXPECT_EQ(*object_json(key(), "default", "pod-399"), pod("pod-399", 100, 2000));
