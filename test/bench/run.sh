@@ -12,7 +12,8 @@
 #   5. pool sharing (issue 32): test/bench/pool_sharing.sh, run at the end.
 # Each figure is a median of several runs. Prints markdown tables (also left in the work dir).
 # Usage: test/bench/run.sh   (as root on Debian 12; installs wrk and nginx-light if missing)
-# Env: BENCH_SECONDS, BENCH_RUNS (wrk), BENCH_LIST_RUNS, BENCH_*_PORT.
+# Env: BENCH_SECONDS, BENCH_RUNS (wrk), BENCH_LIST_RUNS, BENCH_*_PORT; BENCH_SKIP_BUILD=1 with
+# BENCH_BUILD_DIR to measure a build at hand (its yurthub, fake_apiserver and benches built).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -26,9 +27,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-bash scripts/build.sh release >/dev/null
+[ -n "${BENCH_SKIP_BUILD:-}" ] || bash scripts/build.sh release >/dev/null
 
-bin=$root/build/release
+bin=${BENCH_BUILD_DIR:-$root/build/release}
 work=$(mktemp -d /tmp/yurthub-bench.XXXXXX)
 duration=${BENCH_SECONDS:-3}
 runs=${BENCH_RUNS:-5}
@@ -267,4 +268,4 @@ echo
 echo "bench: logs and results in $work"
 echo
 # 5. Pool sharing (issue 32): its own servers, after these are stopped.
-BENCH_SKIP_BUILD=1 bash test/bench/pool_sharing.sh
+BENCH_SKIP_BUILD=1 BENCH_BUILD_DIR=$bin bash test/bench/pool_sharing.sh
