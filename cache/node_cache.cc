@@ -75,8 +75,7 @@ NodeCache::~NodeCache() {
 }
 
 void NodeCache::flush() {
-  while (!taps_->drain(std::chrono::seconds(1))) {
-  }
+  if (!taps_->drain(std::chrono::seconds(60))) YH_LOG(Warning) << "cache: lists still being read";
   writer_->flush();
 }
 

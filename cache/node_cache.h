@@ -48,7 +48,8 @@ class NodeCache : public hub::CacheHooks {
 
   CachePolicy& policy() { return policy_; }
   CacheWriter& writer() { return *writer_; }
-  // Waits until the lists relayed so far are digested and everything submitted is committed.
+  // Waits until the lists relayed so far are digested (at most 60 s) and everything submitted is
+  // committed.
   void flush();
   TapQueue& taps() { return *taps_; }
   Store& store() { return *store_; }
