@@ -134,51 +134,62 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
   // apiserver has now accepted.
   const std::string owner = callers_.owner_of(info);
   if (info.bearer_token && status >= 200 && status < 300) callers_.accepted(info);
-  if (keeps_answer(info)) {
-    // The answers to what the node writes (so that an offline restart finds its Node, its
-    // CSINode, its lease and its pods' last status, although kubelet never reads some of them
-    // back) and TokenRequest answers (so pods mount their tokens after an offline reboot). Each
-    // answer is the object as the apiserver stored it, kept in the resource's "get" set as a GET
-    // of it would be.
-    if (status != 200 && status != 201) return nullptr;
-    if (agent_token_request(info)) {
-      if (!wants_request_body(info)) return nullptr;  // a caller's own TokenRequest
-      auto key = read_token_request(info, std::string_view(info.content_type), request_body);
-      if (!key || status != 201) return nullptr;
-      // A token for the apiserver's own audience (none asked) is what a pod's projected volume
-      // holds: offline, the pod may read its service account's data with it.
-      std::function<void(std::string_view)> issued;
-      if (key->audiences.empty()) issued = [this](std::string_view t) { callers_.issued(t); };
-      return tokens_.tap(*key, std::move(issued));
-    }
-    return make_object_tap(*writer_, metrics_,
-                           ListIdentity{info.component, info.api_group, info.api_version,
-                                        info.resource, "", "", "", owner}
-                               .get_set());
-  }
+  if (keeps_answer(info)) return kept_answer_tap(info, status, request_body, owner);
   if (status != 200) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
   auto identity = policy_.identity(info);
   if (!identity) return nullptr;
   identity->owner = owner;
-  if (identity->key().size() > kMaxIdentityKeyBytes) {
+  const std::string key = identity->key();
+  if (key.size() > kMaxIdentityKeyBytes) {
     metrics_.failures.with({"identity_too_long"}).inc();
     return nullptr;
   }
   if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, *identity);
   if (info.verb == kube::Verb::List) {
-    {
-      std::lock_guard lock(listed_mutex_);
-      if (listed_.size() >= kMaxListedRemembered) listed_.clear();
-      listed_.insert(identity->key());
-    }
+    remember_listed(key);
     return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());
   }
+  return make_watch_tap(*writer_, metrics_, *identity, watch_starts_stale(info, key), taps_.get());
+}
+
+std::unique_ptr<hub::ResponseTap> NodeCache::kept_answer_tap(const kube::RequestInfo& info,
+                                                             unsigned status,
+                                                             std::string_view request_body,
+                                                             const std::string& owner) {
+  // The answers to what the node writes (so that an offline restart finds its Node, its
+  // CSINode, its lease and its pods' last status, although kubelet never reads some of them
+  // back) and TokenRequest answers (so pods mount their tokens after an offline reboot). Each
+  // answer is the object as the apiserver stored it, kept in the resource's "get" set as a GET
+  // of it would be.
+  if (status != 200 && status != 201) return nullptr;
+  if (!agent_token_request(info)) {
+    return make_object_tap(*writer_, metrics_,
+                           ListIdentity{info.component, info.api_group, info.api_version,
+                                        info.resource, "", "", "", owner}
+                               .get_set());
+  }
+  if (!wants_request_body(info)) return nullptr;  // a caller's own TokenRequest
+  auto key = read_token_request(info, std::string_view(info.content_type), request_body);
+  if (!key || status != 201) return nullptr;
+  // A token for the apiserver's own audience (none asked) is what a pod's projected volume
+  // holds: offline, the pod may read its service account's data with it.
+  std::function<void(std::string_view)> issued;
+  if (key->audiences.empty()) issued = [this](std::string_view t) { callers_.issued(t); };
+  return tokens_.tap(*key, std::move(issued));
+}
+
+void NodeCache::remember_listed(const std::string& key) {
+  std::lock_guard lock(listed_mutex_);
+  if (listed_.size() >= kMaxListedRemembered) listed_.clear();
+  listed_.insert(key);
+}
+
+bool NodeCache::watch_starts_stale(const kube::RequestInfo& info, const std::string& key) {
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
   // Expired at once, so the client re-lists and the cache is rebuilt. So does a watch that
   // resumes (from a resourceVersion) a list the cache does not have: evicted, or written before
   // the cache recorded owners; a watch from now (no resourceVersion, or "0") just starts.
-  const std::string key = identity->key();
   auto record = store_->read()->list(key);
   const bool resumes = !info.resource_version.empty() && info.resource_version != "0";
   bool unknown = !record && resumes;
@@ -186,8 +197,7 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     std::lock_guard lock(listed_mutex_);
     unknown = listed_.count(key) == 0;
   }
-  const bool stale = (record && record->stale) || writer_->known_stale(key) || unknown;
-  return make_watch_tap(*writer_, metrics_, *identity, stale, taps_.get());
+  return (record && record->stale) || writer_->known_stale(key) || unknown;
 }
 
 bool NodeCache::serves_offline(const kube::RequestInfo& info) const {

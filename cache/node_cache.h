@@ -80,6 +80,13 @@ class NodeCache : public hub::CacheHooks {
   NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
             base::MetricsRegistry& registry);
   bool is_discovery(const kube::RequestInfo& info) const;
+  // tap() for the answer to a write the cache keeps (keeps_answer), and a TokenRequest's.
+  std::unique_ptr<hub::ResponseTap> kept_answer_tap(const kube::RequestInfo& info, unsigned status,
+                                                    std::string_view request_body,
+                                                    const std::string& owner);
+  // A list relayed in this run (its key), and whether a watch of `key` must start failed.
+  void remember_listed(const std::string& key);
+  bool watch_starts_stale(const kube::RequestInfo& info, const std::string& key);
   // Before an offline write: the lists relayed before it are digested (bounded, 2 s).
   boost::asio::awaitable<void> wait_for_lists();
   // A cache agent's write of the node's own objects, or its TokenRequest: the cache keeps the
