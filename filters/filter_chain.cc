@@ -193,44 +193,52 @@ void FilterChain::count_parse_failure() {
     metrics_.parse_failures.with({std::string(f->name())}).inc();
 }
 
-Status FilterChain::feed(std::string_view bytes, std::string* out) {
+hub::FilterStatus FilterChain::cut(std::string why) {
+  metrics_.framing_failures.with({}).inc();
+  cut_reason_ = std::move(why);
+  return hub::FilterStatus::Cut;
+}
+
+hub::FilterStatus FilterChain::feed(std::string_view bytes, std::string* out) {
   switch (shape_) {
     case Shape::Object:
       if (object_.size() + bytes.size() > base::kMaxFramedValueBytes) {
-        metrics_.framing_failures.with({}).inc();
-        return make_error("object larger than " + std::to_string(base::kMaxFramedValueBytes >> 20) +
-                          " MiB");
+        return cut("object larger than " + std::to_string(base::kMaxFramedValueBytes >> 20) +
+                   " MiB");
       }
       object_.append(bytes);
-      return {};
+      return hub::FilterStatus::Hold;  // sent whole by finish()
     case Shape::List: {
       list_->out = out;
       list_->view = view_();
-      Status s = list_->framer.feed(bytes);
-      if (!s) metrics_.framing_failures.with({}).inc();
-      return s;
+      const std::size_t before = out->size();
+      if (Status s = list_->framer.feed(bytes); !s) return cut(s.error().message);
+      // Nothing appended: the bytes so far are inside one item (or all dropped).
+      return out->size() > before ? hub::FilterStatus::Send : hub::FilterStatus::Hold;
     }
-    case Shape::Watch:
-      return make_error("a watch is filtered by event, as the hub frames it");
+    case Shape::Watch:  // a misuse, not a framing failure: not counted
+      cut_reason_ = "a watch is filtered by event, as the hub frames it";
+      return hub::FilterStatus::Cut;
   }
-  return {};
+  return hub::FilterStatus::Cut;
 }
 
-void FilterChain::event(std::string_view raw, std::string* out) { on_event(raw, view_(), out); }
+hub::FilterStatus FilterChain::event(std::string_view raw, std::string* out) {
+  on_event(raw, view_(), out);
+  return hub::FilterStatus::Send;  // a dropped object still goes out, as DELETED
+}
 
 void FilterChain::unframeable(std::string_view) { metrics_.framing_failures.with({}).inc(); }
 
-Status FilterChain::finish(std::string* out) {
-  if (shape_ == Shape::List && !list_->framer.done()) {
-    metrics_.framing_failures.with({}).inc();
-    return make_error("the list ended before its closing brace");
-  }
-  if (shape_ != Shape::Object) return {};
+hub::FilterStatus FilterChain::finish(std::string* out) {
+  if (shape_ == Shape::List && !list_->framer.done())
+    return cut("the list ended before its closing brace");
+  if (shape_ != Shape::Object) return hub::FilterStatus::Send;
   const View view = view_();
   if (pass_unparsed(object_, *view)) {
     out->append(object_);
     object_.clear();
-    return {};
+    return hub::FilterStatus::Send;
   }
   rapidjson::Document doc;
   const bool parsed = base::parse_insitu(object_, scratch_, doc) && doc.IsObject();
@@ -247,7 +255,7 @@ Status FilterChain::finish(std::string* out) {
   else
     out->append(object_);
   object_.clear();
-  return {};
+  return hub::FilterStatus::Send;
 }
 
 void FilterChain::on_event(std::string_view raw, const View& view, std::string* out) {
@@ -290,8 +298,9 @@ void FilterChain::on_event(std::string_view raw, const View& view, std::string* 
   if (!key.empty()) client_view_->put(key, raw, outcome.seen(), outcome.digest(), view);
 }
 
-bool FilterChain::correct(std::string* out) {
-  if (!reactive_) return true;
+hub::FilterStatus FilterChain::correct(std::string* out) {
+  if (!reactive_) return hub::FilterStatus::Hold;
+  const std::size_t before = out->size();
   const auto view = view_();
   const bool ok = client_view_->for_each_stale(view, [&](ClientView::Entry& e) {
     rapidjson::Document event;
@@ -315,8 +324,11 @@ bool FilterChain::correct(std::string* out) {
     e.digest = digest;
     metrics_.corrections.with({"event"}).inc();
   });
-  if (!ok) metrics_.corrections.with({"relist"}).inc();
-  return ok;
+  if (!ok) {
+    metrics_.corrections.with({"relist"}).inc();
+    return hub::FilterStatus::Relist;
+  }
+  return out->size() > before ? hub::FilterStatus::Send : hub::FilterStatus::Hold;
 }
 
 }  // namespace yurthub::filters

@@ -47,12 +47,13 @@ class FilterChain final : public hub::ResponseFilter {
               bool first_page = true);
   ~FilterChain() override;
 
-  Status feed(std::string_view bytes, std::string* out) override;  // Object and List
-  void event(std::string_view raw, std::string* out) override;     // Watch
+  hub::FilterStatus feed(std::string_view bytes, std::string* out) override;  // Object and List
+  hub::FilterStatus event(std::string_view raw, std::string* out) override;   // Watch
   void unframeable(std::string_view why) override;
-  Status finish(std::string* out) override;
+  hub::FilterStatus finish(std::string* out) override;
+  std::string_view cut_reason() const override { return cut_reason_; }
   bool reactive() const override { return reactive_; }
-  bool correct(std::string* out) override;
+  hub::FilterStatus correct(std::string* out) override;
 
  private:
   class ListWriter;  // a ListSink re-emitting the list (filter_chain.cc)
@@ -65,6 +66,8 @@ class FilterChain final : public hub::ResponseFilter {
   // an object that every filter keeps.
   bool pass_unparsed(std::string_view raw, const ClusterView& view);
   void count_parse_failure();
+  // Counts a framing failure and records why: the body is cut.
+  hub::FilterStatus cut(std::string why);
   void on_event(std::string_view raw, const View& view, std::string* out);
 
   // node_yurthub_filter_objects_total's series of each filter, looked up once per response.
@@ -87,6 +90,7 @@ class FilterChain final : public hub::ResponseFilter {
   std::string object_;                // Shape::Object: the body so far
   std::unique_ptr<ListWriter> list_;  // Shape::List
   std::string scratch_;               // the in-situ parse of the object or event being filtered
+  std::string cut_reason_;            // why feed() or finish() returned Cut
 };
 
 }  // namespace yurthub::filters

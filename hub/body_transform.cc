@@ -11,54 +11,76 @@ BodyTransform::BodyTransform(ResponseTap* tap, ResponseFilter* filter, bool gzip
   if ((tap_ || filter_) && watch) watch_.emplace();
 }
 
-bool BodyTransform::feed(std::string_view piece) {
+FilterStatus BodyTransform::feed(std::string_view piece) {
   out_.clear();
-  if (broken_) return !filter_;
-  if (!tap_ && !filter_) return true;
-  std::string_view plain = piece;
-  if (gzip_) {
-    decoded_.clear();
-    if (Status s = gzip_->feed(piece, decoded_); !s)
-      return fail("cannot decompress: " + s.error().message);
-    plain = decoded_;
-  }
-  if (watch_) return feed_events(plain);
   if (!filter_) {
-    tap_->body(plain);
-    return true;
+    if (tap_ && !broken_) tap_unfiltered(piece);
+    return piece.empty() ? FilterStatus::Hold : FilterStatus::Send;
   }
-  if (Status s = filter_->feed(plain, &out_); !s) return fail(s.error().message);
-  if (tap_ && !out_.empty()) tap_->body(out_);
+  if (broken_) return FilterStatus::Cut;  // nothing after a break can be framed
+  std::string_view plain = piece;
+  if (!decode(piece, &plain)) return FilterStatus::Cut;
+  if (watch_) return feed_events(plain);
+  const FilterStatus status = filter_->feed(plain, &out_);
+  if (status == FilterStatus::Cut) return fail(std::string(filter_->cut_reason()));
+  if (status == FilterStatus::Send && tap_) tap_->body(out_);
+  return status;
+}
+
+bool BodyTransform::decode(std::string_view piece, std::string_view* plain) {
+  if (!gzip_) return true;
+  decoded_.clear();
+  if (Status s = gzip_->feed(piece, decoded_); !s) {
+    (void)fail("cannot decompress: " + s.error().message);
+    return false;
+  }
+  *plain = decoded_;
   return true;
 }
 
-bool BodyTransform::feed_events(std::string_view plain) {
-  const Status framed = watch_->feed(plain, [this](std::string_view raw) { on_event(raw); });
-  if (tap_) tap_->events_done();
-  if (framed) return true;
-  const std::string& why = framed.error().message;
-  if (filter_) filter_->unframeable(why);
-  if (tap_) tap_->unframeable(why);
-  return fail(why);
-}
-
-void BodyTransform::on_event(std::string_view raw) {
-  if (!filter_) {
-    tap_->event(raw);
+void BodyTransform::tap_unfiltered(std::string_view piece) {
+  std::string_view plain = piece;
+  if (!decode(piece, &plain)) return;  // the tap ends incomplete; the client is not affected
+  if (watch_) {
+    (void)feed_events(plain);  // the client gets the piece as relayed, whatever the tap makes of it
     return;
   }
+  tap_->body(plain);
+}
+
+FilterStatus BodyTransform::feed_events(std::string_view plain) {
+  bool sent = false;
+  const Status framed =
+      watch_->feed(plain, [this, &sent](std::string_view raw) { sent = on_event(raw) || sent; });
+  if (tap_) tap_->events_done();
+  if (!framed) {
+    const std::string& why = framed.error().message;
+    if (filter_) filter_->unframeable(why);
+    if (tap_) tap_->unframeable(why);
+    return fail(why);
+  }
+  return sent ? FilterStatus::Send : FilterStatus::Hold;
+}
+
+bool BodyTransform::on_event(std::string_view raw) {
+  if (!filter_) {
+    tap_->event(raw);
+    return true;
+  }
   const std::size_t before = out_.size();
-  filter_->event(raw, &out_);
-  if (!tap_ || out_.size() == before) return;
+  // An event is sent (Send) or left out (Hold); a filter cuts only what it cannot frame.
+  if (filter_->event(raw, &out_) != FilterStatus::Send || out_.size() == before) return false;
+  if (!tap_) return true;
   std::string_view sent = std::string_view(out_).substr(before);
   if (sent.back() == '\n') sent.remove_suffix(1);
   tap_->event(sent);
+  return true;
 }
 
-bool BodyTransform::correct(std::string* corrections) {
+FilterStatus BodyTransform::correct(std::string* corrections) {
   const std::size_t before = corrections->size();
-  if (!filter_->correct(corrections)) return false;
-  if (!tap_ || broken_) return true;
+  const FilterStatus status = filter_->correct(corrections);
+  if (status == FilterStatus::Relist || !tap_ || broken_) return status;
   // One compact event per line (ResponseFilter::correct).
   std::string_view events = std::string_view(*corrections).substr(before);
   while (!events.empty()) {
@@ -68,27 +90,28 @@ bool BodyTransform::correct(std::string* corrections) {
     events.remove_prefix(newline == std::string_view::npos ? events.size() : newline + 1);
   }
   tap_->events_done();
-  return true;
+  return status;
 }
 
-bool BodyTransform::finish() {
-  if (!filter_ || broken_) return !broken_ || !filter_;
+FilterStatus BodyTransform::finish() {
+  if (!filter_) return FilterStatus::Send;
+  if (broken_) return FilterStatus::Cut;
   if (gzip_ && !gzip_->done()) return fail("the gzip stream ended early");
   const std::size_t before = out_.size();
-  if (Status s = filter_->finish(&out_); !s) return fail(s.error().message);
+  if (filter_->finish(&out_) == FilterStatus::Cut) return fail(std::string(filter_->cut_reason()));
   if (tap_ && !watch_ && out_.size() > before) tap_->body(std::string_view(out_).substr(before));
-  return true;
+  return FilterStatus::Send;  // the body is complete: its end goes out, never held
 }
 
 void BodyTransform::end(bool complete) {
   if (tap_) tap_->end(complete && !broken_ && (!gzip_ || gzip_->done()));
 }
 
-bool BodyTransform::fail(std::string why) {
+FilterStatus BodyTransform::fail(std::string why) {
   YH_LOG(Warning) << (filter_ ? "filters" : "cache") << ": a response cannot be read: " << why;
   error_ = std::move(why);
   broken_ = true;
-  return !filter_;
+  return FilterStatus::Cut;
 }
 
 }  // namespace yurthub::hub

@@ -16,6 +16,7 @@
 #include "base/json_frames.h"
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
+#include "hub/hooks/filter_status.h"
 
 namespace yurthub::hub {
 
@@ -25,26 +26,39 @@ class BodyTransform {
   // `watch`: the body is a watch stream (framed here into events).
   BodyTransform(ResponseTap* tap, ResponseFilter* filter, bool gzip, bool watch = false);
 
-  // The next piece of the body. False when the filter cannot go on (bad gzip, malformed JSON):
-  // the response must be cut. out() is then what the client gets of it when filtered.
-  bool feed(std::string_view piece);
+  // The next piece of the body. Filtered, out() is then what the client gets of it: Send, bytes
+  // for the client now; Hold, none yet (the filter keeps them, or left them out); Cut, the body
+  // cannot be filtered (bad gzip, malformed JSON, a watch that cannot be framed): the response
+  // must be cut, error() says why, and out() holds the whole events framed before the break.
+  // Once cut, every later piece is Cut. Unfiltered, the client gets the piece itself: Send, or
+  // Hold for an empty piece; never Cut, as what the tap cannot read ends only the tap.
+  FilterStatus feed(std::string_view piece);
   // The body is complete: appends the filter's last output (a get's whole object) to out().
-  bool finish();
+  // Send (the body's end goes out, with whatever was appended) or Cut.
+  FilterStatus finish();
   // A filtered watch's corrections (ResponseFilter::correct): appends them to *events for the
-  // client, and the tap gets them as it gets the events of the stream. False when the filter
-  // cannot correct (the client must re-list). REQUIRES: a filter.
-  bool correct(std::string* events);
+  // client, and the tap gets them as it gets the events of the stream. Send, Hold (nothing to
+  // correct) or Relist (the filter cannot correct: the client must re-list). REQUIRES: a filter.
+  FilterStatus correct(std::string* events);
   std::string& out() { return out_; }
   const std::string& error() const { return error_; }
   // The response ended: ends the tap, as complete only if the whole body reached it.
   void end(bool complete);
-  // The cache failed a write for this response (the client must re-list).
+  // The cache failed a write for this response (the client must re-list). Not a FilterStatus:
+  // the cache's writer thread sets it at any time, not as an answer about a piece, and the relay
+  // acts on it only where it can still tell the client (a stream it has not encoded).
   bool failed() const { return tap_ && tap_->failed(); }
 
  private:
-  bool feed_events(std::string_view plain);
-  void on_event(std::string_view raw);
-  bool fail(std::string why);
+  // Decodes `piece` into *plain when the body is gzipped. False (after fail()) on bad gzip.
+  bool decode(std::string_view piece, std::string_view* plain);
+  void tap_unfiltered(std::string_view piece);
+  // Frames a watch's events for the filter and the tap: Send if the client gets any of them.
+  FilterStatus feed_events(std::string_view plain);
+  // One event: whether the client gets something of it.
+  bool on_event(std::string_view raw);
+  // Logs why the body cannot be read and ends the tap as incomplete; returns Cut.
+  FilterStatus fail(std::string why);
 
   ResponseTap* tap_;
   ResponseFilter* filter_;
@@ -53,7 +67,7 @@ class BodyTransform {
   std::string decoded_;
   std::string out_;
   std::string error_;
-  bool broken_ = false;
+  bool broken_ = false;  // fail() was called: the filter and the tap get nothing more
 };
 
 }  // namespace yurthub::hub

@@ -12,6 +12,7 @@
 #include "hub/client_connection.h"
 #include "hub/hooks/cache_hooks.h"
 #include "hub/hooks/filter_hooks.h"
+#include "hub/hooks/filter_status.h"
 #include "kube/status.h"
 
 namespace yurthub::hub {
@@ -33,23 +34,36 @@ class FilteringWriter final : public ResponseWriter {
 
   boost::asio::awaitable<bool> write(std::string_view bytes) override {
     out_.clear();
-    if (watch_) {
-      filter_.event(bytes, &out_);
-    } else if (Status fed = filter_.feed(bytes, &out_); !fed) {
-      cut_ = true;  // cannot be filtered: the client must not get it unfiltered
-      co_return false;
+    FilterStatus status = FilterStatus::Hold;
+    if (watch_)
+      status = filter_.event(bytes, &out_);
+    else
+      status = filter_.feed(bytes, &out_);
+    switch (status) {  // plain statements only: see finish() on g++ 12
+      case FilterStatus::Send:
+        break;
+      case FilterStatus::Hold:  // nothing for the client yet (or the event is left out)
+        out_.clear();
+        break;
+      case FilterStatus::Relist:  // not an answer feed() gives: the list cannot go on either
+      case FilterStatus::Cut:
+        cut_ = true;  // cannot be filtered: the client must not get it unfiltered
+        break;
     }
+    if (cut_) co_return false;
     if (out_.empty()) co_return true;
     co_return co_await inner_.write(out_);
   }
 
   boost::asio::awaitable<bool> finish() override {
-    if (cut_) co_return false;
     out_.clear();
-    if (!watch_) {
-      if (Status done = filter_.finish(&out_); !done) co_return false;
-      if (!out_.empty() && !co_await inner_.write(out_)) co_return false;
-    }
+    // A plain local, not a call in the condition: g++ 12 laid this coroutine's frame out wrong
+    // with `if (filter_.finish(&out_) == FilterStatus::Cut) co_return false;` (its `this` was
+    // read from where it was not stored: the hub crashed on a filtered list from the pool).
+    FilterStatus finished = FilterStatus::Send;
+    if (!watch_ && !cut_) finished = filter_.finish(&out_);
+    if (cut_ || finished == FilterStatus::Cut) co_return false;
+    if (!out_.empty() && !co_await inner_.write(out_)) co_return false;
     co_return co_await inner_.finish();
   }
 
@@ -59,13 +73,22 @@ class FilteringWriter final : public ResponseWriter {
     if (reason || !active_.correction_pending) co_return reason;
     active_.correction_pending = false;
     out_.clear();
-    if (!filter_.correct(&out_)) {
-      // The filter no longer knows what the client was sent: it must re-list.
-      static const std::string relist = kube::watch_error_event(kube::api_error(
-          kube::Failure::Expired, "what the hub's filters read changed; list again"));
-      co_await inner_.write(relist);
-      co_return StreamEnd::FilterRelist;
+    std::optional<StreamEnd> end;
+    switch (filter_.correct(&out_)) {  // plain statements only: see finish() on g++ 12
+      case FilterStatus::Relist:       // the filter no longer knows what the client was sent
+        end = StreamEnd::FilterRelist;
+        break;
+      case FilterStatus::Cut:  // not an answer correct() gives; a filter that cannot go on
+        end = StreamEnd::FilterError;
+        break;
+      case FilterStatus::Hold:  // nothing to correct
+        out_.clear();
+        break;
+      case FilterStatus::Send:
+        break;
     }
+    if (end == StreamEnd::FilterRelist) co_await inner_.write(relist_event());
+    if (end) co_return end;
     if (!out_.empty() && !co_await inner_.write(out_)) co_return StreamEnd::ClientGone;
     co_return std::nullopt;
   }
@@ -73,6 +96,13 @@ class FilteringWriter final : public ResponseWriter {
   std::function<void()> waker() override { return inner_.waker(); }
 
  private:
+  // What a client that must re-list gets: the apiserver's own way of saying "start over".
+  static const std::string& relist_event() {
+    static const std::string relist = kube::watch_error_event(
+        kube::api_error(kube::Failure::Expired, "what the hub's filters read changed; list again"));
+    return relist;
+  }
+
   ResponseWriter& inner_;
   ResponseFilter& filter_;
   ActiveUpstream& active_;

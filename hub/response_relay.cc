@@ -83,31 +83,59 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
     if (corrections_due()) end = co_await send_corrections();
     if (end) co_return co_await end_early(*end);
     std::string_view piece;
+    FilterStatus status = FilterStatus::Hold;
     if (!rp_.is_done()) {
       boost::system::error_code ec = take_ready_body();
       if (!ec && needs_read()) ec = co_await read_body();
-      if (!ec) {
-        end = take_piece(piece);
-      } else {
+      if (ec) {
         end = read_failure(ec);
         if (plan_.streaming) end = co_await forward_received(*end);
+        co_return co_await end_early(*end);
       }
+      status = take_piece(piece);
     } else {
-      end = last_piece(piece);  // no body, or it ended with the last piece
+      status = last_piece(piece);  // no body, or it ended with the last piece
+    }
+    const bool body_done = rp_.is_done();
+    // Plain statements in the switch, the awaits after it: g++ 12 has laid out a coroutine's
+    // frame wrong around a co_return in a condition (hub/filtering_writer.h).
+    bool hold = false;
+    switch (status) {
+      case FilterStatus::Cut:
+        end = StreamEnd::FilterError;
+        break;
+      case FilterStatus::Relist:
+        end = StreamEnd::FilterRelist;
+        break;
+      case FilterStatus::Hold:  // nothing for the client yet: read on
+        hold = true;
+        break;
+      case FilterStatus::Send:
+        break;
     }
     if (end) co_return co_await end_early(*end);
-    const bool body_done = rp_.is_done();
-    if (plan_.streaming && feed_->failed() && !plan_.client_encoded && !body_done) {
-      // The cache missed a write for this list: send what arrived, then make the client re-list.
-      const bool sent = co_await write_to_client(client_, framer_->frame(piece, false), true);
-      co_return co_await end_early(sent ? StreamEnd::CacheRelist : StreamEnd::ClientGone);
-    }
-    if (piece.empty() && !body_done) continue;  // the filter holds the bytes so far
+    if (cache_failed(body_done)) co_return co_await relist_for_cache(piece);
+    if (hold) continue;
     if (!co_await write_to_client(client_, framer_->frame(piece, body_done), plan_.streaming)) {
       co_return co_await end_early(StreamEnd::ClientGone);
     }
     if (framer_->done()) co_return complete(upstream_keep_alive);
   }
+}
+
+template <class Stream>
+bool ResponseRelay<Stream>::cache_failed(bool body_done) const {
+  // Asked of the tap, not answered by the filter: the cache's writer thread may fail a write at
+  // any time, whatever the piece was. A client that gets the body as the apiserver encoded it
+  // cannot be sent an event, and a body that is done is complete for the client.
+  return plan_.streaming && feed_->failed() && !plan_.client_encoded && !body_done;
+}
+
+template <class Stream>
+asio::awaitable<ForwardResult> ResponseRelay<Stream>::relist_for_cache(std::string_view piece) {
+  // The cache missed a write for this list: send what arrived, then make the client re-list.
+  const bool sent = co_await write_to_client(client_, framer_->frame(piece, false), true);
+  co_return co_await end_early(sent ? StreamEnd::CacheRelist : StreamEnd::ClientGone);
 }
 
 void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version) {
@@ -176,8 +204,21 @@ template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_corrections() {
   client_->active.correction_pending = false;
   std::string events;
-  if (!feed_->correct(&events)) co_return StreamEnd::FilterRelist;
-  if (events.empty()) co_return std::nullopt;
+  std::optional<StreamEnd> end;
+  switch (feed_->correct(&events)) {
+    case FilterStatus::Relist:
+      end = StreamEnd::FilterRelist;
+      break;
+    case FilterStatus::Cut:  // not an answer correct() gives; a filter that cannot go on
+      end = StreamEnd::FilterError;
+      break;
+    case FilterStatus::Hold:  // nothing to correct
+      events.clear();
+      break;
+    case FilterStatus::Send:
+      break;
+  }
+  if (end || events.empty()) co_return end;
   const bool sent = co_await write_to_client(client_, framer_->frame(events, false), true);
   co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
 }
@@ -235,7 +276,21 @@ template <class Stream>
 asio::awaitable<StreamEnd> ResponseRelay<Stream>::forward_received(StreamEnd end) {
   if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
   std::string_view piece;
-  if (auto filter_end = take_piece(piece)) co_return *filter_end;
+  std::optional<StreamEnd> filter_end;
+  switch (take_piece(piece)) {
+    case FilterStatus::Cut:
+      filter_end = StreamEnd::FilterError;
+      break;
+    case FilterStatus::Relist:
+      filter_end = StreamEnd::FilterRelist;
+      break;
+    case FilterStatus::Hold:  // nothing whole for the client in what arrived
+      piece = {};
+      break;
+    case FilterStatus::Send:
+      break;
+  }
+  if (filter_end) co_return *filter_end;
   if (!piece.empty() && !co_await write_to_client(client_, framer_->frame(piece, false), true)) {
     co_return StreamEnd::ClientGone;
   }
@@ -243,22 +298,23 @@ asio::awaitable<StreamEnd> ResponseRelay<Stream>::forward_received(StreamEnd end
 }
 
 template <class Stream>
-std::optional<StreamEnd> ResponseRelay<Stream>::take_piece(std::string_view& piece) {
+FilterStatus ResponseRelay<Stream>::take_piece(std::string_view& piece) {
   const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
   result_.response_bytes += received.size();
-  if (!feed_->feed(received) || (rp_.is_done() && !feed_->finish())) {
-    return StreamEnd::FilterError;
-  }
+  FilterStatus status = feed_->feed(received);
+  // The body's last bytes: the filter's last output (a get's object) joins them.
+  const bool goes_on = status == FilterStatus::Send || status == FilterStatus::Hold;
+  if (goes_on && rp_.is_done()) status = feed_->finish();
   piece = filter_ ? std::string_view(feed_->out()) : received;
-  return std::nullopt;
+  return status;
 }
 
 template <class Stream>
-std::optional<StreamEnd> ResponseRelay<Stream>::last_piece(std::string_view& piece) {
+FilterStatus ResponseRelay<Stream>::last_piece(std::string_view& piece) {
   feed_->out().clear();
-  if (!feed_->finish()) return StreamEnd::FilterError;
+  const FilterStatus status = feed_->finish();
   if (filter_) piece = feed_->out();
-  return std::nullopt;
+  return status;
 }
 
 template <class Stream>

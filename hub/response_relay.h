@@ -17,6 +17,7 @@
 #include "hub/body_transform.h"
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
+#include "hub/hooks/filter_status.h"
 #include "hub/response_plan.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
@@ -67,9 +68,13 @@ class ResponseRelay {
   // broken chunk or a closed connection) still goes to the client. The reason to end.
   boost::asio::awaitable<StreamEnd> forward_received(StreamEnd end);
   // The next piece for the client, from the bytes read (or, when the body is done without them,
-  // the filter's last output). Empty while the filter holds the bytes so far.
-  std::optional<StreamEnd> take_piece(std::string_view& piece);
-  std::optional<StreamEnd> last_piece(std::string_view& piece);
+  // the filter's last output), and what the relay does with it (BodyTransform::feed, finish).
+  FilterStatus take_piece(std::string_view& piece);
+  FilterStatus last_piece(std::string_view& piece);
+  // A stream whose cache missed a write: whether the client must still be told to re-list, and
+  // telling it (the piece, then a 410 Expired event).
+  bool cache_failed(bool body_done) const;
+  boost::asio::awaitable<ForwardResult> relist_for_cache(std::string_view piece);
   void arm_upstream_timer();
   // Ends the response early: tells the client as the reason requires (a 410 event, a clean last
   // chunk, or a cut) and reports it. When nothing reached the client yet, the result's status is

@@ -20,6 +20,7 @@
 #include "hub/body_transform.h"
 #include "hub/client_connection.h"
 #include "hub/client_stream.h"
+#include "hub/hooks/filter_status.h"
 #include "net/http_framing.h"
 #include "net/spawn.h"
 
@@ -33,11 +34,14 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
   while (a.correction_pending && !a.stop_reason && a.filter != nullptr) {
     a.correction_pending = false;
     events.clear();
-    if (!a.body->correct(&events)) {
-      a.stop(StreamEnd::FilterRelist);  // the relay sends the 410 event once its read is aborted
+    const FilterStatus status = a.body->correct(&events);
+    if (status == FilterStatus::Relist || status == FilterStatus::Cut) {
+      // The relay sends the 410 event (or cuts the stream) once its read is aborted.
+      a.stop(status == FilterStatus::Relist ? StreamEnd::FilterRelist : StreamEnd::FilterError);
       break;
     }
-    if (events.empty()) continue;
+    // Hold: nothing to correct. (An empty chunk would end the stream for the client.)
+    if (status == FilterStatus::Hold || events.empty()) continue;
     const std::string framed = a.chunked ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
       a.stop(StreamEnd::ClientGone);

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/result.h"
+#include "hub/hooks/filter_status.h"
 #include "kube/request_info.h"
 
 namespace yurthub::hub {
@@ -25,25 +25,31 @@ class ResponseFilter {
  public:
   virtual ~ResponseFilter() = default;
   // Gets and lists: transforms the next bytes of the (decoded) body, appending what the client
-  // gets to *out. An error means the body cannot be framed (malformed JSON, an object over the
-  // size bound): the response must be cut short, since what follows cannot be filtered.
-  virtual Status feed(std::string_view bytes, std::string* out) = 0;
+  // gets to *out. Send: bytes were appended. Hold: none (a get's object is kept until finish(),
+  // a list item until its end arrives). Cut: the body cannot be framed (malformed JSON, an object
+  // over the size bound), so what follows cannot be filtered.
+  virtual FilterStatus feed(std::string_view bytes, std::string* out) = 0;
   // Watches: one whole event, as the hub framed it from the stream (the exact text of one JSON
   // value). Appends what the client gets of it to *out: at most one event, ending in a newline.
-  // An event the filters cannot read passes as sent.
-  virtual void event(std::string_view raw, std::string* out) = 0;
+  // Send: an event was appended; Hold: the event is left out. An event the filters cannot read
+  // passes as sent.
+  virtual FilterStatus event(std::string_view raw, std::string* out) = 0;
   // Watches: the stream cannot be framed (malformed JSON between events, an event over the size
   // bound); nothing more comes and the response is cut short.
   virtual void unframeable(std::string_view why) = 0;
-  // The whole body was fed; appends whatever is left (a get's object is only sent here).
-  virtual Status finish(std::string* out) = 0;
+  // The whole body was fed; appends whatever is left (a get's object is only sent here). Send
+  // (even with nothing left: the body is complete) or Cut (a list that ended unclosed).
+  virtual FilterStatus finish(std::string* out) = 0;
+  // Why the last call returned Cut, for the log.
+  virtual std::string_view cut_reason() const = 0;
   // Watches: whether this response's filters depend on state that changes while it is open.
   virtual bool reactive() const = 0;
   // Watches: the filters' inputs changed. Appends events that correct what the client was sent
   // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed), each
-  // compact JSON on a line of its own (so a newline is where one ends).
-  // False when it cannot (too many objects were sent to keep them): the client must re-list.
-  virtual bool correct(std::string* out) = 0;
+  // compact JSON on a line of its own (so a newline is where one ends). Send: events were
+  // appended; Hold: nothing needed correcting; Relist: it cannot (too many objects were sent to
+  // keep them), the client must re-list.
+  virtual FilterStatus correct(std::string* out) = 0;
 };
 
 class FilterHooks {

@@ -19,6 +19,7 @@ std::shared_ptr<ClientView::Budget> unbounded_budget() {
 }
 
 using test_support::parse_json;
+using enum hub::FilterStatus;
 using test_support::to_json;
 
 std::string name_of(const rapidjson::Value& o) { return o["metadata"]["name"].GetString(); }
@@ -73,7 +74,7 @@ class FilterChainTest : public ::testing::Test {
     view_ = v;
   }
   std::unique_ptr<FilterChain> chain(FilterChain::Shape shape, const ObjectFilter& f,
-                                     std::shared_ptr<ClientView> cv = nullptr,
+                                     const std::shared_ptr<ClientView>& cv = nullptr,
                                      bool first_page = true) {
     return std::make_unique<FilterChain>(
         shape, std::vector<const ObjectFilter*>{&f}, [this] { return view_; }, metrics_, cv,
@@ -83,17 +84,17 @@ class FilterChainTest : public ::testing::Test {
   static std::string run(FilterChain& c, std::string_view body, std::size_t step = 1 << 20) {
     std::string out;
     for (std::size_t i = 0; i < body.size(); i += step) {
-      EXPECT_TRUE(c.feed(body.substr(i, step), &out).ok());
+      EXPECT_NE(c.feed(body.substr(i, step), &out), hub::FilterStatus::Cut);
     }
-    EXPECT_TRUE(c.finish(&out).ok());
+    EXPECT_EQ(c.finish(&out), hub::FilterStatus::Send);
     return out;
   }
   // Feeds a watch stream in pieces of `step` bytes, framed into events as the hub does.
   static std::string watch(FilterChain& c, std::string_view stream, std::size_t step = 1 << 20) {
     std::string out;
     EXPECT_TRUE(yurthub::test_support::for_each_watch_event(
-        stream, step, [&](std::string_view raw) { c.event(raw, &out); }));
-    EXPECT_TRUE(c.finish(&out).ok());
+        stream, step, [&](std::string_view raw) { EXPECT_EQ(c.event(raw, &out), Send); }));
+    EXPECT_EQ(c.finish(&out), Send);
     return out;
   }
   void set_pool_nodes(std::set<std::string> nodes, std::string pool = "pool-a") {
@@ -146,7 +147,8 @@ TEST_F(FilterChainTest, NotReadyFilterPassesEverythingThrough) {
 TEST_F(FilterChainTest, MalformedListIsAnErrorUnparseableItemPassesThrough) {
   auto c = chain(FilterChain::Shape::List, standin_);
   std::string out;
-  EXPECT_FALSE(c->feed(R"({"items":[{"metadata":{"name":"a"}},{"bad" 1}]})", &out).ok());
+  EXPECT_EQ(c->feed(R"({"items":[{"metadata":{"name":"a"}},{"bad" 1}]})", &out), Cut);
+  EXPECT_FALSE(c->cut_reason().empty());
   EXPECT_EQ(metrics_.framing_failures.with({}).value(), 1u);
   auto d = chain(FilterChain::Shape::List, standin_);
   EXPECT_EQ(run(*d, R"({"items":["just a string",{"metadata":{"name":"drop-x"}}]})"),
@@ -154,8 +156,8 @@ TEST_F(FilterChainTest, MalformedListIsAnErrorUnparseableItemPassesThrough) {
   EXPECT_EQ(metrics_.parse_failures.with({"standin"}).value(), 1u);
   auto e = chain(FilterChain::Shape::List, standin_);
   out.clear();
-  ASSERT_TRUE(e->feed(R"({"items":[)", &out).ok());
-  EXPECT_FALSE(e->finish(&out).ok());  // the body ended inside the list
+  ASSERT_EQ(e->feed(R"({"items":[)", &out), Send);  // the list's opening goes out
+  EXPECT_EQ(e->finish(&out), Cut);                  // the body ended inside the list
 }
 
 TEST_F(FilterChainTest, WatchEventsAreFilteredAndDropsBecomeDeleted) {
@@ -196,7 +198,7 @@ TEST_F(FilterChainTest, AWatchIsFedByEventAndAnUnreadableEventPassesAsSent) {
   // a stream the hub cannot frame is counted here.
   auto c = chain(FilterChain::Shape::Watch, standin_);
   std::string out;
-  EXPECT_FALSE(c->feed(R"({"type":"ADDED","object":{}})", &out).ok());
+  EXPECT_EQ(c->feed(R"({"type":"ADDED","object":{}})", &out), Cut);
   c->unframeable("malformed JSON");
   EXPECT_EQ(metrics_.framing_failures.with({}).value(), 1u);
   auto d = chain(FilterChain::Shape::Watch, standin_);
@@ -214,7 +216,15 @@ TEST_F(FilterChainTest, GetIsFilteredWholeAndUnparseableBodiesPassUnchanged) {
   auto d = chain(FilterChain::Shape::Object, standin_);
   EXPECT_EQ(run(*d, R"({"metadata":{"name":"drop-x"}})"), R"({"metadata":{"name":"drop-x"}})");
   auto e = chain(FilterChain::Shape::Object, standin_);
-  EXPECT_EQ(run(*e, "{not json"), "{not json");
+  EXPECT_EQ(run(*e, "{not json"), "{not json");  // The object is held until the body is complete:
+                                                 // nothing goes out before finish().
+  auto f = chain(FilterChain::Shape::Object, standin_);
+  std::string out;
+  EXPECT_EQ(f->feed(R"({"metadata":)", &out), Hold);
+  EXPECT_EQ(f->feed(R"({"name":"mod-y"}})", &out), Hold);
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(f->finish(&out), Send);
+  EXPECT_EQ(out, R"({"metadata":{"name":"mod-y","labels":{"filtered":"yes"}}})");
 }
 
 constexpr std::string_view kSlices =
@@ -232,11 +242,11 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
   auto watch = chain(FilterChain::Shape::Watch, pool_only_, client);
   ASSERT_TRUE(watch->reactive());
   std::string out;
-  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(watch->correct(&out), Hold);
   EXPECT_EQ(out, "") << "nothing changed since the list";
 
   set_pool_nodes({"n1", "n2", "n3"});  // n3 joins the pool
-  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(watch->correct(&out), Send);
   EXPECT_EQ(
       out,
       R"({"type":"MODIFIED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})"
@@ -244,12 +254,14 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
 
   // A new event through the watch, then n2 leaves: both objects are corrected.
   out.clear();
-  watch->event(
-      R"({"type":"ADDED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":["n2"]}})",
-      &out);
+  EXPECT_EQ(
+      watch->event(
+          R"({"type":"ADDED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":["n2"]}})",
+          &out),
+      Send);
   out.clear();
   set_pool_nodes({"n1", "n3"});
-  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(watch->correct(&out), Send);
   EXPECT_EQ(
       out,
       R"({"type":"MODIFIED","object":{"metadata":{"name":"s2","namespace":"d"},"endpoints":[]}})"
@@ -260,12 +272,14 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
   // A later watch of the same client (a re-watch) corrects the same objects; deleted ones are gone.
   auto rewatch = chain(FilterChain::Shape::Watch, pool_only_, client);
   out.clear();
-  rewatch->event(
-      R"({"type":"DELETED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})",
-      &out);
+  EXPECT_EQ(
+      rewatch->event(
+          R"({"type":"DELETED","object":{"metadata":{"name":"s3","namespace":"d"},"endpoints":[]}})",
+          &out),
+      Send);
   out.clear();
   set_pool_nodes({}, "hidden");
-  EXPECT_TRUE(rewatch->correct(&out));
+  EXPECT_EQ(rewatch->correct(&out), Send);
   EXPECT_EQ(
       out,
       R"({"type":"DELETED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":["n1","n3"]}})"
@@ -274,7 +288,7 @@ TEST_F(FilterChainTest, CorrectionsCoverTheListAndEveryWatchOfTheClient) {
       "\n");
   out.clear();
   set_pool_nodes({"n2"});
-  EXPECT_TRUE(rewatch->correct(&out));
+  EXPECT_EQ(rewatch->correct(&out), Send);
   EXPECT_EQ(
       out,
       R"({"type":"ADDED","object":{"metadata":{"name":"s1","namespace":"d"},"endpoints":[]}})"
@@ -293,7 +307,7 @@ TEST_F(FilterChainTest, ANewFirstPageReplacesWhatTheClientHeld) {
   auto watch = chain(FilterChain::Shape::Watch, pool_only_, client);
   set_pool_nodes({"n3"});
   std::string out;
-  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(watch->correct(&out), Send);
   EXPECT_EQ(
       out,
       R"({"type":"MODIFIED","object":{"metadata":{"name":"s9","namespace":"d"},"endpoints":["n3"]}})"
@@ -305,7 +319,7 @@ TEST_F(FilterChainTest, ANonReactiveChainHasNothingToCorrect) {
       chain(FilterChain::Shape::Watch, standin_, std::make_shared<ClientView>(unbounded_budget()));
   EXPECT_FALSE(watch->reactive());
   std::string out;
-  EXPECT_TRUE(watch->correct(&out));
+  EXPECT_EQ(watch->correct(&out), Hold);
   EXPECT_EQ(out, "");
 }
 

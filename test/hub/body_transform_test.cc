@@ -36,38 +36,64 @@ class RecordingTap : public ResponseTap {
 // that keeps an incomplete object), and refuses a '!' as malformed input.
 class UpperFilter : public ResponseFilter {
  public:
-  Status feed(std::string_view bytes, std::string* out) override {
+  FilterStatus feed(std::string_view bytes, std::string* out) override {
     for (char c : bytes) {
-      if (c == '!') return make_error("malformed");
+      if (c == '!') return FilterStatus::Cut;
       held_ += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     }
-    out->append(held_, 0, held_.empty() ? 0 : held_.size() - 1);
-    held_ = held_.empty() ? "" : held_.substr(held_.size() - 1);
-    return {};
+    if (held_.size() < 2) return FilterStatus::Hold;
+    out->append(held_, 0, held_.size() - 1);
+    held_ = held_.substr(held_.size() - 1);
+    return FilterStatus::Send;
   }
-  Status finish(std::string* out) override {
+  FilterStatus finish(std::string* out) override {
     *out += held_;
     held_.clear();
-    return {};
+    return FilterStatus::Send;
   }
+  std::string_view cut_reason() const override { return "malformed"; }
   // A watch event: upper-cased on a line of its own; one whose object is "drop" is left out.
-  void event(std::string_view raw, std::string* out) override {
-    if (raw.find("\"drop\"") != std::string_view::npos) return;
+  FilterStatus event(std::string_view raw, std::string* out) override {
+    if (raw.find("\"drop\"") != std::string_view::npos) return FilterStatus::Hold;
     for (char c : raw)
       out->push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
     out->push_back('\n');
+    return FilterStatus::Send;
   }
   void unframeable(std::string_view why) override { unframed = why; }
   bool reactive() const override { return false; }
-  bool correct(std::string* out) override {
+  FilterStatus correct(std::string* out) override {
+    if (cannot_correct) return FilterStatus::Relist;
     *out += corrections;
-    return true;
+    return corrections.empty() ? FilterStatus::Hold : FilterStatus::Send;
   }
   std::string unframed;
-  std::string corrections;  // what correct() appends
+  std::string corrections;      // what correct() appends
+  bool cannot_correct = false;  // correct() says the client must re-list
 
  private:
   std::string held_;
+};
+
+// Keeps the whole body until finish(), as a get's filter keeps its object; says it cannot correct.
+class WholeObjectFilter : public ResponseFilter {
+ public:
+  FilterStatus feed(std::string_view bytes, std::string*) override {
+    object_ += bytes;
+    return FilterStatus::Hold;
+  }
+  FilterStatus finish(std::string* out) override {
+    *out += object_;
+    return FilterStatus::Send;
+  }
+  std::string_view cut_reason() const override { return ""; }
+  FilterStatus event(std::string_view, std::string*) override { return FilterStatus::Hold; }
+  void unframeable(std::string_view) override {}
+  bool reactive() const override { return true; }
+  FilterStatus correct(std::string*) override { return FilterStatus::Relist; }
+
+ private:
+  std::string object_;
 };
 
 std::string gzip(std::string_view data) {
@@ -86,9 +112,9 @@ std::string gzip(std::string_view data) {
 
 TEST(BodyTransformTest, WithNoReaderNothingIsTouched) {
   BodyTransform feed(nullptr, nullptr, true);
-  EXPECT_TRUE(feed.feed("not even gzip"));
+  EXPECT_EQ(feed.feed("not even gzip"), FilterStatus::Send);
   EXPECT_TRUE(feed.out().empty());
-  EXPECT_TRUE(feed.finish());
+  EXPECT_EQ(feed.finish(), FilterStatus::Send);
   EXPECT_FALSE(feed.failed());
 }
 
@@ -98,10 +124,10 @@ TEST(BodyTransformTest, TheTapGetsTheDecodedBodyWhileTheClientGetsItAsSent) {
   const std::string body = R"({"kind":"Pod","metadata":{"name":"web-0"}})";
   const std::string gz = gzip(body);
   // In two pieces, split inside the gzip stream.
-  EXPECT_TRUE(feed.feed(std::string_view(gz).substr(0, gz.size() / 2)));
+  EXPECT_EQ(feed.feed(std::string_view(gz).substr(0, gz.size() / 2)), FilterStatus::Send);
   EXPECT_TRUE(feed.out().empty());  // the client's piece is the relayed one, not out()
-  EXPECT_TRUE(feed.feed(std::string_view(gz).substr(gz.size() / 2)));
-  EXPECT_TRUE(feed.finish());
+  EXPECT_EQ(feed.feed(std::string_view(gz).substr(gz.size() / 2)), FilterStatus::Send);
+  EXPECT_EQ(feed.finish(), FilterStatus::Send);
   feed.end(true);
   EXPECT_EQ(tap.got, body);
   EXPECT_TRUE(tap.ended);
@@ -113,12 +139,12 @@ TEST(BodyTransformTest, TheFilteredOutputIsWhatTheClientAndTheTapGet) {
   UpperFilter filter;
   BodyTransform feed(&tap, &filter, false);
   std::string client;
-  ASSERT_TRUE(feed.feed("abc"));
+  ASSERT_EQ(feed.feed("abc"), FilterStatus::Send);
   client += feed.out();
-  ASSERT_TRUE(feed.feed("def"));
+  ASSERT_EQ(feed.feed("def"), FilterStatus::Send);
   client += feed.out();
   feed.out().clear();
-  ASSERT_TRUE(feed.finish());
+  ASSERT_EQ(feed.finish(), FilterStatus::Send);
   client += feed.out();
   EXPECT_EQ(client, "ABCDEF");
   EXPECT_EQ(tap.got, client);
@@ -127,10 +153,10 @@ TEST(BodyTransformTest, TheFilteredOutputIsWhatTheClientAndTheTapGet) {
 TEST(BodyTransformTest, AGzippedFilteredBodyIsDecodedBeforeTheFilter) {
   UpperFilter filter;
   BodyTransform feed(nullptr, &filter, true);
-  ASSERT_TRUE(feed.feed(gzip("watch events")));
+  ASSERT_EQ(feed.feed(gzip("watch events")), FilterStatus::Send);
   std::string client = feed.out();
   feed.out().clear();
-  ASSERT_TRUE(feed.finish());
+  ASSERT_EQ(feed.finish(), FilterStatus::Send);
   client += feed.out();
   EXPECT_EQ(client, "WATCH EVENTS");
 }
@@ -139,10 +165,11 @@ TEST(BodyTransformTest, BadInputCutsAFilteredResponseAndMarksTheTapIncomplete) {
   RecordingTap tap;
   UpperFilter filter;
   BodyTransform feed(&tap, &filter, false);
-  ASSERT_TRUE(feed.feed("ok"));
-  EXPECT_FALSE(feed.feed("bad!"));
+  ASSERT_EQ(feed.feed("ok"), FilterStatus::Send);
+  EXPECT_EQ(feed.feed("bad!"), FilterStatus::Cut);
   EXPECT_EQ(feed.error(), "malformed");
-  EXPECT_FALSE(feed.feed("more"));  // stays failed
+  EXPECT_EQ(feed.feed("more"), FilterStatus::Cut);  // stays cut
+  EXPECT_EQ(feed.finish(), FilterStatus::Cut);
   feed.end(true);
   EXPECT_FALSE(tap.complete);
 }
@@ -150,10 +177,10 @@ TEST(BodyTransformTest, BadInputCutsAFilteredResponseAndMarksTheTapIncomplete) {
 TEST(BodyTransformTest, BadGzipEndsOnlyTheTapOfAnUnfilteredResponse) {
   RecordingTap tap;
   BodyTransform feed(&tap, nullptr, true);
-  EXPECT_TRUE(feed.feed("this is not gzip"));  // the client still gets its bytes
+  EXPECT_EQ(feed.feed("this is not gzip"), FilterStatus::Send);  // the client still gets it
   EXPECT_FALSE(feed.error().empty());
-  EXPECT_TRUE(feed.feed("more"));
-  EXPECT_TRUE(feed.finish());
+  EXPECT_EQ(feed.feed("more"), FilterStatus::Send);
+  EXPECT_EQ(feed.finish(), FilterStatus::Send);
   feed.end(true);
   EXPECT_TRUE(tap.ended);
   EXPECT_FALSE(tap.complete);
@@ -164,8 +191,10 @@ TEST(BodyTransformTest, AGzipStreamThatEndsEarlyIsNotComplete) {
   RecordingTap tap;
   BodyTransform feed(&tap, &filter, true);
   const std::string gz = gzip("a body cut short");
-  ASSERT_TRUE(feed.feed(std::string_view(gz).substr(0, gz.size() - 4)));  // no trailer
-  EXPECT_FALSE(feed.finish());
+  ASSERT_EQ(feed.feed(std::string_view(gz).substr(0, gz.size() - 4)),  // no trailer
+            FilterStatus::Send);
+  EXPECT_EQ(feed.finish(), FilterStatus::Cut);
+  EXPECT_EQ(feed.error(), "the gzip stream ended early");
   feed.end(true);
   EXPECT_FALSE(tap.complete);
 }
@@ -177,9 +206,9 @@ TEST(BodyTransformTest, AWatchIsFramedOnceAndTheTapGetsEachEventTheClientGets) {
   // Three events, split inside the second; the third is dropped by the filter.
   const std::string stream = "{\"a\":1}\n{\"b\":\n [2]}\n{\"c\":\"drop\"}\n";
   std::string client;
-  ASSERT_TRUE(feed.feed(std::string_view(stream).substr(0, 12)));
+  ASSERT_EQ(feed.feed(std::string_view(stream).substr(0, 12)), FilterStatus::Send);
   client += feed.out();
-  ASSERT_TRUE(feed.feed(std::string_view(stream).substr(12)));
+  ASSERT_EQ(feed.feed(std::string_view(stream).substr(12)), FilterStatus::Send);
   client += feed.out();
   EXPECT_EQ(client, "{\"A\":1}\n{\"B\":\n [2]}\n");  // an event's own newlines stay in it
   EXPECT_EQ(tap.events, (std::vector<std::string>{"{\"A\":1}", "{\"B\":\n [2]}"}));
@@ -188,7 +217,7 @@ TEST(BodyTransformTest, AWatchIsFramedOnceAndTheTapGetsEachEventTheClientGets) {
   // Corrections reach the tap as events too.
   filter.corrections = "{\"x\":1}\n{\"y\":2}\n";
   std::string corrections = "earlier\n";  // appended to, not replaced
-  ASSERT_TRUE(feed.correct(&corrections));
+  ASSERT_EQ(feed.correct(&corrections), FilterStatus::Send);
   EXPECT_EQ(corrections, "earlier\n{\"x\":1}\n{\"y\":2}\n");
   EXPECT_EQ(tap.events.size(), 4u);
   EXPECT_EQ(tap.events.back(), "{\"y\":2}");
@@ -197,9 +226,9 @@ TEST(BodyTransformTest, AWatchIsFramedOnceAndTheTapGetsEachEventTheClientGets) {
 TEST(BodyTransformTest, AnUnfilteredWatchGoesToTheTapAsReceivedEventByEvent) {
   RecordingTap tap;
   BodyTransform feed(&tap, nullptr, false, true);
-  ASSERT_TRUE(feed.feed("{\"type\":\"ADDED\"}\n{\"type\""));
+  ASSERT_EQ(feed.feed("{\"type\":\"ADDED\"}\n{\"type\""), FilterStatus::Send);
   EXPECT_TRUE(feed.out().empty());  // the client gets the relayed piece itself
-  ASSERT_TRUE(feed.feed(":\"DELETED\"}\n"));
+  ASSERT_EQ(feed.feed(":\"DELETED\"}\n"), FilterStatus::Send);
   EXPECT_EQ(tap.events,
             (std::vector<std::string>{"{\"type\":\"ADDED\"}", "{\"type\":\"DELETED\"}"}));
 }
@@ -208,7 +237,7 @@ TEST(BodyTransformTest, AWatchThatCannotBeFramedCutsAFilteredStreamAndTellsBoth)
   RecordingTap tap;
   UpperFilter filter;
   BodyTransform feed(&tap, &filter, false, true);
-  EXPECT_FALSE(feed.feed("{\"a\":1}\n{\"type\":\"ADDED\",]\n"));
+  EXPECT_EQ(feed.feed("{\"a\":1}\n{\"type\":\"ADDED\",]\n"), FilterStatus::Cut);
   EXPECT_EQ(feed.out(), "{\"A\":1}\n");  // the event before the break still goes out
   EXPECT_EQ(tap.events.size(), 1u);
   EXPECT_FALSE(filter.unframed.empty());
@@ -216,8 +245,69 @@ TEST(BodyTransformTest, AWatchThatCannotBeFramedCutsAFilteredStreamAndTellsBoth)
   // Unfiltered, the client keeps its stream and only the tap is told.
   RecordingTap alone;
   BodyTransform unfiltered(&alone, nullptr, false, true);
-  EXPECT_TRUE(unfiltered.feed("][\n"));
+  EXPECT_EQ(unfiltered.feed("][\n"), FilterStatus::Send);
   EXPECT_FALSE(alone.unframed.empty());
+}
+
+// What the relay switches on (hub/hooks/filter_status.h), from each place it comes from.
+TEST(BodyTransformTest, EachFilterStatusComesOutWhereTheRelayActsOnIt) {
+  {  // A get's object is held until the body is complete, then sent whole.
+    RecordingTap tap;
+    WholeObjectFilter filter;
+    BodyTransform feed(&tap, &filter, false);
+    EXPECT_EQ(feed.feed(R"({"kind":"Pod",)"), FilterStatus::Hold);
+    EXPECT_EQ(feed.feed(R"("metadata":{}})"), FilterStatus::Hold);
+    EXPECT_TRUE(feed.out().empty());
+    EXPECT_TRUE(tap.got.empty());
+    EXPECT_EQ(feed.finish(), FilterStatus::Send);
+    EXPECT_EQ(feed.out(), R"({"kind":"Pod","metadata":{}})");
+    EXPECT_EQ(tap.got, feed.out());
+  }
+  {  // Ordinary bytes go out; a piece the filter keeps is held; malformed input cuts.
+    RecordingTap tap;
+    UpperFilter filter;
+    BodyTransform feed(&tap, &filter, false);
+    EXPECT_EQ(feed.feed(R"([{"a":1},)"), FilterStatus::Send);
+    EXPECT_EQ(feed.out(), R"([{"A":1})");
+    EXPECT_EQ(feed.feed(""), FilterStatus::Hold);  // the held ',' stays held
+    EXPECT_TRUE(feed.out().empty());
+    EXPECT_EQ(feed.feed(R"({"b"!})"), FilterStatus::Cut);
+    EXPECT_EQ(feed.error(), "malformed");
+    feed.end(true);
+    EXPECT_FALSE(tap.complete);
+  }
+  {  // Bad gzip cuts a filtered body, never an unfiltered one.
+    UpperFilter filter;
+    BodyTransform filtered(nullptr, &filter, true);
+    EXPECT_EQ(filtered.feed("not gzip"), FilterStatus::Cut);
+    EXPECT_NE(filtered.error().find("cannot decompress"), std::string::npos);
+    RecordingTap tap;
+    BodyTransform unfiltered(&tap, nullptr, true);
+    EXPECT_EQ(unfiltered.feed("not gzip"), FilterStatus::Send);
+    EXPECT_EQ(unfiltered.feed(""), FilterStatus::Hold);  // nothing arrived for the client
+  }
+  {  // A watch: a piece of only dropped events or half an event is held.
+    UpperFilter filter;
+    BodyTransform feed(nullptr, &filter, false, true);
+    EXPECT_EQ(feed.feed("{\"c\":\"drop\"}\n{\"d\""), FilterStatus::Hold);
+    EXPECT_EQ(feed.feed(":4}\n"), FilterStatus::Send);
+    EXPECT_EQ(feed.out(), "{\"D\":4}\n");
+  }
+  {  // Corrections: none needed is Hold; one that cannot be made is Relist, and the tap gets
+     // nothing of it.
+    RecordingTap tap;
+    UpperFilter filter;
+    BodyTransform feed(&tap, &filter, false, true);
+    std::string events;
+    EXPECT_EQ(feed.correct(&events), FilterStatus::Hold);
+    filter.cannot_correct = true;
+    EXPECT_EQ(feed.correct(&events), FilterStatus::Relist);
+    EXPECT_TRUE(events.empty());
+    EXPECT_EQ(tap.batches, 1);  // only the empty correction's batch
+    WholeObjectFilter other;
+    BodyTransform get(nullptr, &other, false, true);
+    EXPECT_EQ(get.correct(&events), FilterStatus::Relist);
+  }
 }
 
 TEST(BodyTransformTest, TheCachesFailureIsReported) {

@@ -243,16 +243,20 @@ class Client {
 // Filters that pass bodies through, refuse one with "garbage" in it, and are ready when told.
 class PassThroughFilter : public ResponseFilter {
  public:
-  Status feed(std::string_view bytes, std::string* out) override {
-    if (bytes.find("garbage") != std::string_view::npos) return make_error("malformed JSON");
+  FilterStatus feed(std::string_view bytes, std::string* out) override {
+    if (bytes.find("garbage") != std::string_view::npos) return FilterStatus::Cut;
     out->append(bytes);
-    return {};
+    return bytes.empty() ? FilterStatus::Hold : FilterStatus::Send;
   }
-  void event(std::string_view raw, std::string* out) override { out->append(raw).push_back('\n'); }
+  FilterStatus event(std::string_view raw, std::string* out) override {
+    out->append(raw).push_back('\n');
+    return FilterStatus::Send;
+  }
   void unframeable(std::string_view) override {}
-  Status finish(std::string*) override { return {}; }
+  FilterStatus finish(std::string*) override { return FilterStatus::Send; }
+  std::string_view cut_reason() const override { return "malformed JSON"; }
   bool reactive() const override { return false; }
-  bool correct(std::string*) override { return true; }
+  FilterStatus correct(std::string*) override { return FilterStatus::Hold; }
 };
 class StubFilters : public FilterHooks {
  public:
