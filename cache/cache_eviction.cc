@@ -44,16 +44,7 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
     ++(too_many ? count_evictions : size_evictions);
   }
   if (doomed.empty()) return;
-  Status dropped = store_.write([&](WriteTxn& txn) -> Status {
-    for (const ListUsage* u : doomed) {
-      for (std::uint32_t set : {u->record.set_id, u->record.staging_id}) {
-        if (set == 0) continue;
-        if (Status s = txn.drop_set(set); !s) return s;
-      }
-      if (Status s = txn.delete_list(u->key); !s) return s;
-    }
-    return {};
-  });
+  Status dropped = drop_lists(doomed);
   if (!dropped) {
     YH_LOG(Error) << "cache: cannot drop " << doomed.size()
                   << " least recently written lists to stay within bounds: "
@@ -71,6 +62,19 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
                   << lists.size() << " lists, " << stats.used_bytes << " of " << stats.map_size
                   << " bytes in use; bounds " << options_.max_lists << " lists, "
                   << static_cast<int>(options_.high_water * 100) << "% of the map)";
+}
+
+Status CacheWriter::drop_lists(const std::vector<const ListUsage*>& doomed) {
+  return store_.write([&](WriteTxn& txn) -> Status {
+    for (const ListUsage* u : doomed) {
+      for (std::uint32_t set : {u->record.set_id, u->record.staging_id}) {
+        if (set == 0) continue;
+        if (Status s = txn.drop_set(set); !s) return s;
+      }
+      if (Status s = txn.delete_list(u->key); !s) return s;
+    }
+    return {};
+  });
 }
 
 }  // namespace yurthub::cache

@@ -131,6 +131,8 @@ class CacheWriter {
     std::uint64_t bytes = 0;
   };
   void enforce_bounds(std::vector<ListUsage> lists);
+  // Drops the lists and their sets in one transaction.
+  Status drop_lists(const std::vector<const ListUsage*>& doomed);
 
   Store& store_;
   CacheMetrics& metrics_;

@@ -39,6 +39,31 @@ std::string member(const rapidjson::Value& doc, const char* name) {
   return it != doc.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
 }
 
+// Stores a caller's record under `key`. Bounded: past Callers::kMaxRemembered, the expired go
+// first, then those expiring soonest.
+Status put_record(WriteTxn& txn, const std::string& key, const std::string& value,
+                  std::int64_t now) {
+  std::vector<std::pair<std::int64_t, std::string>> records;
+  txn.scan_secrets(Secrets::Callers, [&](std::string_view k, std::string_view v) {
+    if (!k.starts_with(kRecordPrefix)) return true;
+    rapidjson::Document doc;
+    std::int64_t expires = 0;
+    if (base::parse_json(v, doc) && doc.IsObject() && doc.HasMember("expires") &&
+        doc["expires"].IsInt64())
+      expires = doc["expires"].GetInt64();
+    records.emplace_back(expires == 0 ? INT64_MAX : expires, std::string(k));
+    return true;
+  });
+  std::sort(records.begin(), records.end());
+  std::size_t keep = records.size();
+  for (const auto& [expires, k] : records) {
+    if (keep < Callers::kMaxRemembered && expires > now) break;
+    if (Status s = txn.delete_secret(Secrets::Callers, k); !s) return s;
+    --keep;
+  }
+  return txn.put_secret(Secrets::Callers, key, value);
+}
+
 }  // namespace
 
 Result<std::string> Callers::load_key(Store& store) {
@@ -153,26 +178,7 @@ void Callers::remember(std::string_view token) {
   const std::int64_t now = now_();
   CacheWriter::Task task = [key = std::move(key), value = std::move(value),
                             now](WriteTxn& txn) -> Status {
-    // Bounded: past the bound, the expired go first, then those expiring soonest.
-    std::vector<std::pair<std::int64_t, std::string>> records;
-    txn.scan_secrets(Secrets::Callers, [&](std::string_view k, std::string_view v) {
-      if (!k.starts_with(kRecordPrefix)) return true;
-      rapidjson::Document doc;
-      std::int64_t expires = 0;
-      if (base::parse_json(v, doc) && doc.IsObject() && doc.HasMember("expires") &&
-          doc["expires"].IsInt64())
-        expires = doc["expires"].GetInt64();
-      records.emplace_back(expires == 0 ? INT64_MAX : expires, std::string(k));
-      return true;
-    });
-    std::sort(records.begin(), records.end());
-    std::size_t keep = records.size();
-    for (const auto& [expires, k] : records) {
-      if (keep < kMaxRemembered && expires > now) break;
-      if (Status s = txn.delete_secret(Secrets::Callers, k); !s) return s;
-      --keep;
-    }
-    return txn.put_secret(Secrets::Callers, key, value);
+    return put_record(txn, key, value, now);
   };
   writer_.run_exclusive(std::move(task), [](const Status& s) {
     if (!s)

@@ -117,6 +117,44 @@ bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& 
          field.matches(doc, info.api_group, info.resource);
 }
 
+// A page of a cached list: views into the snapshot (valid while its ReadView lives), in key
+// order; `last` is the page's last object when a `limit` applies, `more` whether objects follow.
+struct Page {
+  std::vector<std::string_view> items;
+  ContinuePoint last;
+  bool more = false;
+};
+
+// Reads the page of set `set` from `from` (else the start), in `info`'s namespace, filtered by
+// the selectors given, at most `limit` objects (0: all).
+Page read_page(ReadView& view, std::uint32_t set, const kube::RequestInfo& info,
+               const std::optional<ContinuePoint>& from, const kube::LabelSelector* label_filter,
+               const kube::FieldSelector* field_filter, std::size_t limit) {
+  Page page{{}, ContinuePoint{set, "", ""}, false};
+  view.scan(
+      set, info.namespace_name, from ? from->namespace_name : "", from ? from->name : "",
+      [&](std::string_view ns, std::string_view name, const StoredObject& object) {
+        if (label_filter != nullptr || field_filter != nullptr) {
+          rapidjson::Document doc;
+          if (!base::parse_json(object.json, doc) || !doc.IsObject()) return true;
+          if (label_filter != nullptr && !label_filter->matches_object(doc)) return true;
+          if (field_filter != nullptr && !field_filter->matches(doc, info.api_group, info.resource))
+            return true;
+        }
+        if (limit && page.items.size() == limit) {
+          page.more = true;
+          return false;
+        }
+        page.items.push_back(object.json);
+        if (limit) {
+          page.last.namespace_name.assign(ns);
+          page.last.name.assign(name);
+        }
+        return true;
+      });
+  return page;
+}
+
 }  // namespace
 
 asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
@@ -210,40 +248,17 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
           "can start a new list without the continue parameter.");
     }
   }
-  const bool filter_labels = choice->identity.label_selector != identity.label_selector;
-  const bool filter_fields = choice->identity.field_selector != identity.field_selector;
+  // The selectors the cached list did not apply, filtered here; null: already applied.
+  const kube::LabelSelector* label_filter =
+      choice->identity.label_selector != identity.label_selector ? &*label : nullptr;
+  const kube::FieldSelector* field_filter =
+      choice->identity.field_selector != identity.field_selector ? &*field : nullptr;
   const std::size_t limit =
       info.limit && *info.limit > 0 ? static_cast<std::size_t>(*info.limit) : 0;
-
-  // The page: views into the snapshot (valid while `view` lives), in key order.
-  std::vector<std::string_view> items;
-  ContinuePoint last{record.set_id, "", ""};
-  bool more = false;
-  view->scan(record.set_id, info.namespace_name, from ? from->namespace_name : "",
-             from ? from->name : "",
-             [&](std::string_view ns, std::string_view name, const StoredObject& object) {
-               if (filter_labels || filter_fields) {
-                 rapidjson::Document doc;
-                 if (!base::parse_json(object.json, doc) || !doc.IsObject()) return true;
-                 if (filter_labels && !label->matches_object(doc)) return true;
-                 if (filter_fields && !field->matches(doc, info.api_group, info.resource))
-                   return true;
-               }
-               if (limit && items.size() == limit) {
-                 more = true;
-                 return false;
-               }
-               items.push_back(object.json);
-               if (limit) {
-                 last.namespace_name.assign(ns);
-                 last.name.assign(name);
-               }
-               return true;
-             });
-
+  Page page = read_page(*view, record.set_id, info, from, label_filter, field_filter, limit);
   std::string head = list_head(record.list_kind, record.api_version, record.resource_version,
-                               more ? encode_continue(last) : std::string());
-  co_return co_await write_list(head, items, view, out);
+                               page.more ? encode_continue(page.last) : std::string());
+  co_return co_await write_list(head, page.items, view, out);
 }
 
 asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,

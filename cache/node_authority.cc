@@ -81,6 +81,36 @@ bool ends_with_label_namespace(std::string_view prefix, std::string_view ns) {
                           prefix[prefix.size() - ns.size() - 1] == '.');
 }
 
+// NodeRules(): whether the authorizer allows the node this write statically.
+bool node_rules_allow(const kube::RequestInfo& info) {
+  const std::string& g = info.api_group;
+  const std::string& r = info.resource;
+  const std::string& sub = info.subresource;
+  const Verb verb = info.verb;
+  const bool create = verb == Verb::Create;
+  bool allowed = false;
+  if (g.empty() && r == "nodes") {
+    allowed = sub.empty() ? one_of(verb, {Verb::Create, Verb::Update, Verb::Patch})
+                          : sub == "status" && one_of(verb, {Verb::Update, Verb::Patch});
+  } else if (g.empty() && r == "pods") {
+    allowed = sub.empty()         ? one_of(verb, {Verb::Create, Verb::Delete})
+              : sub == "status"   ? one_of(verb, {Verb::Update, Verb::Patch})
+              : sub == "eviction" ? create
+                                  : false;
+  } else if (g.empty() && r == "events") {
+    allowed = sub.empty() && one_of(verb, {Verb::Create, Verb::Update, Verb::Patch});
+  } else if ((g == "certificates.k8s.io" && r == "certificatesigningrequests") ||
+             (g == "authentication.k8s.io" &&
+              one_of<std::string_view>(r, {"tokenreviews", "selfsubjectreviews"})) ||
+             (g == "authorization.k8s.io" &&
+              one_of<std::string_view>(r,
+                                       {"subjectaccessreviews", "localsubjectaccessreviews",
+                                        "selfsubjectaccessreviews", "selfsubjectrulesreviews"}))) {
+    allowed = create && sub.empty();
+  }
+  return allowed;
+}
+
 }  // namespace
 
 bool is_forbidden_node_label(std::string_view key) {
@@ -128,16 +158,27 @@ kube::ApiError NodeAuthority::admission(const kube::RequestInfo& info, std::stri
 
 std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& info,
                                                        std::string_view create_name) const {
+  if (!info.is_resource_request || !kube::is_write_verb(info.verb)) return std::nullopt;
+  const std::string_view name =
+      info.verb == Verb::Create ? create_name : std::string_view(info.name);
+  if (auto decision = decided_by_node_authorizer(info, name)) return *decision;
+  if (!node_rules_allow(info)) return denied(info, "");
+  // NodeRestriction admitNode: only its own Node, whatever the subresource.
+  if (info.api_group.empty() && info.resource == "nodes" && name != node_) {
+    return admission(
+        info, name,
+        "node \"" + node_ + "\" is not allowed to modify node \"" + std::string(name) + "\"");
+  }
+  return std::nullopt;
+}
+
+std::optional<NodeAuthority::Decision> NodeAuthority::decided_by_node_authorizer(
+    const kube::RequestInfo& info, std::string_view name) const {
   const std::string& g = info.api_group;
   const std::string& r = info.resource;
   const std::string& sub = info.subresource;
   const Verb verb = info.verb;
-  if (!info.is_resource_request || !kube::is_write_verb(verb)) return std::nullopt;
   const bool create = verb == Verb::Create;
-  const std::string_view name = create ? create_name : std::string_view(info.name);
-  const std::string quoted_node = "\"" + node_ + "\"";
-
-  // The types the Node authorizer decides itself (node_authorizer.go Authorize).
   if (g.empty() && (r == "secrets" || r == "configmaps")) {
     return denied(info, "can only read resources of this type");
   }
@@ -150,14 +191,14 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
   if (g.empty() && r == "persistentvolumeclaims") {
     if (verb != Verb::Update && verb != Verb::Patch)
       return denied(info, "can only get/update/patch this type");
-    return std::nullopt;  // the claim -> pod -> node edge is checked with the cache, if at all
+    return Decision{};  // the claim -> pod -> node edge is checked with the cache, if at all
   }
   if (g.empty() && r == "serviceaccounts") {
     if (!create || info.name.empty()) {
       return denied(info, "can only create tokens for individual service accounts");
     }
     if (sub != "token") return denied(info, "can only create token subresource of serviceaccount");
-    return std::nullopt;  // the serviceaccount -> pod -> node edge: admit_token_request
+    return Decision{};  // the serviceaccount -> pod -> node edge: admit_token_request
   }
   if (g == "coordination.k8s.io" && r == "leases") {
     if (!one_of(verb, {Verb::Create, Verb::Update, Verb::Patch, Verb::Delete})) {
@@ -171,7 +212,7 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
           "can only access node lease with the same name as the requesting node";
       return create ? admission(info, name, kWhy) : denied(info, kWhy);
     }
-    return std::nullopt;
+    return Decision{};
   }
   if (g == "storage.k8s.io" && r == "csinodes") {
     if (!one_of(verb, {Verb::Create, Verb::Update, Verb::Patch, Verb::Delete})) {
@@ -183,38 +224,9 @@ std::optional<kube::ApiError> NodeAuthority::authorize(const kube::RequestInfo& 
           "can only access CSINode with the same name as the requesting node";
       return create ? admission(info, name, kWhy) : denied(info, kWhy);
     }
-    return std::nullopt;
+    return Decision{};
   }
-
-  // NodeRules(): what the authorizer allows the node statically (writes only).
-  bool allowed = false;
-  if (g.empty() && r == "nodes") {
-    allowed = sub.empty() ? one_of(verb, {Verb::Create, Verb::Update, Verb::Patch})
-                          : sub == "status" && one_of(verb, {Verb::Update, Verb::Patch});
-  } else if (g.empty() && r == "pods") {
-    allowed = sub.empty()         ? one_of(verb, {Verb::Create, Verb::Delete})
-              : sub == "status"   ? one_of(verb, {Verb::Update, Verb::Patch})
-              : sub == "eviction" ? create
-                                  : false;
-  } else if (g.empty() && r == "events") {
-    allowed = sub.empty() && one_of(verb, {Verb::Create, Verb::Update, Verb::Patch});
-  } else if ((g == "certificates.k8s.io" && r == "certificatesigningrequests") ||
-             (g == "authentication.k8s.io" &&
-              one_of<std::string_view>(r, {"tokenreviews", "selfsubjectreviews"})) ||
-             (g == "authorization.k8s.io" &&
-              one_of<std::string_view>(r,
-                                       {"subjectaccessreviews", "localsubjectaccessreviews",
-                                        "selfsubjectaccessreviews", "selfsubjectrulesreviews"}))) {
-    allowed = create && sub.empty();
-  }
-  if (!allowed) return denied(info, "");
-  // NodeRestriction admitNode: only its own Node, whatever the subresource.
-  if (g.empty() && r == "nodes" && name != node_) {
-    return admission(
-        info, name,
-        "node " + quoted_node + " is not allowed to modify node \"" + std::string(name) + "\"");
-  }
-  return std::nullopt;
+  return std::nullopt;  // not one of its types
 }
 
 std::optional<kube::ApiError> NodeAuthority::admit_node(const kube::RequestInfo& info,

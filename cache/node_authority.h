@@ -56,6 +56,12 @@ class NodeAuthority {
 
  private:
   std::string user() const { return "system:node:" + node_; }
+  // An authorizer's answer: nullopt allows.
+  using Decision = std::optional<kube::ApiError>;
+  // The types the Node authorizer decides itself (node_authorizer.go Authorize): its decision,
+  // or nullopt when `info` is not of one of them (then NodeRules() decide).
+  std::optional<Decision> decided_by_node_authorizer(const kube::RequestInfo& info,
+                                                     std::string_view name) const;
   kube::ApiError denied(const kube::RequestInfo& info, std::string_view why) const;
   kube::ApiError admission(const kube::RequestInfo& info, std::string_view name,
                            std::string_view why) const;

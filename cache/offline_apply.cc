@@ -115,6 +115,63 @@ std::variant<Document, WriteRefusal> patched(const Document& base, const kube::R
   return doc;
 }
 
+// The apiserver's preconditions on the written object `doc`, in its words: the same UID, an
+// update's resourceVersion the cached one, the same name and namespace, no immutable field changed.
+std::optional<WriteRefusal> failed_precondition(const kube::RequestInfo& info, const Document& base,
+                                                const Document& doc, std::uint64_t base_rv) {
+  const std::string base_uid = metadata_string(base, "uid");
+  const std::string uid = metadata_string(doc, "uid");
+  if (!uid.empty() && uid != base_uid) {
+    return refusal(
+        kube::Failure::Conflict,
+        "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + base_uid,
+        "conflict");
+  }
+  const std::string rv = metadata_string(doc, "resourceVersion");
+  if (info.verb == kube::Verb::Update && !rv.empty() && rv != std::to_string(base_rv)) {
+    return refusal(kube::Failure::Conflict,
+                   "Operation cannot be fulfilled on " + object_ref(info) +
+                       ": the object has been modified; please apply your changes to the latest "
+                       "version and try again",
+                   "conflict");
+  }
+  const std::string name = metadata_string(doc, "name");
+  if (name != info.name ||
+      metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
+    return refusal(kube::Failure::Invalid,
+                   "the name of the object (" + name + ") does not match the name on the URL (" +
+                       info.name + ")",
+                   "invalid");
+  }
+  if (auto change = immutable_field_change(info, base, doc)) {
+    return refusal(kube::Failure::Invalid, *change, "invalid");
+  }
+  return std::nullopt;
+}
+
+// Makes `doc` what the apiserver would store: the status subresource split, as its registry
+// strategies do; kind and apiVersion kept; the cached resourceVersion.
+void as_stored(const kube::RequestInfo& info, const Document& base, Document& doc,
+               std::uint64_t base_rv) {
+  if (info.subresource == "status") {
+    Document out;
+    out.CopyFrom(base, out.GetAllocator());
+    set_copy(out, "status", member(doc, "status"));
+    doc.Swap(out);
+  } else if (member(base, "status") != nullptr) {
+    set_copy(doc, "status", member(base, "status"));
+  }
+  for (const char* type_member : {"kind", "apiVersion"}) {
+    if (member(doc, type_member) == nullptr) set_copy(doc, type_member, member(base, type_member));
+  }
+  Value& metadata = doc["metadata"];
+  Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
+  if (metadata.HasMember("resourceVersion"))
+    metadata["resourceVersion"] = rv_value;
+  else
+    metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
+}
+
 }  // namespace
 
 std::string media_type(std::string_view content_type) {
@@ -143,55 +200,8 @@ std::variant<std::string, WriteRefusal> apply_offline_write(
   if (admit) {
     if (auto refused = admit(base, doc)) return WriteRefusal{std::move(*refused), "forbidden"};
   }
-
-  // The apiserver's preconditions, in its words.
-  const std::string base_uid = metadata_string(base, "uid");
-  const std::string uid = metadata_string(doc, "uid");
-  if (!uid.empty() && uid != base_uid) {
-    return refusal(
-        kube::Failure::Conflict,
-        "Precondition failed: UID in precondition: " + uid + ", UID in object meta: " + base_uid,
-        "conflict");
-  }
-  const std::string rv = metadata_string(doc, "resourceVersion");
-  if (info.verb == kube::Verb::Update && !rv.empty() && rv != std::to_string(base_rv)) {
-    return refusal(kube::Failure::Conflict,
-                   "Operation cannot be fulfilled on " + object_ref(info) +
-                       ": the object has been modified; please apply your changes to the latest "
-                       "version and try again",
-                   "conflict");
-  }
-  const std::string name = metadata_string(doc, "name");
-  if (name != info.name ||
-      metadata_string(doc, "namespace") != metadata_string(base, "namespace")) {
-    return refusal(kube::Failure::Invalid,
-                   "the name of the object (" + name + ") does not match the name on the URL (" +
-                       info.name + ")",
-                   "invalid");
-  }
-
-  if (auto change = immutable_field_change(info, base, doc)) {
-    return refusal(kube::Failure::Invalid, *change, "invalid");
-  }
-
-  // The status subresource split, as the apiserver's registry strategies do.
-  if (info.subresource == "status") {
-    Document out;
-    out.CopyFrom(base, out.GetAllocator());
-    set_copy(out, "status", member(doc, "status"));
-    doc.Swap(out);
-  } else if (member(base, "status") != nullptr) {
-    set_copy(doc, "status", member(base, "status"));
-  }
-  for (const char* type_member : {"kind", "apiVersion"}) {
-    if (member(doc, type_member) == nullptr) set_copy(doc, type_member, member(base, type_member));
-  }
-  Value& metadata = doc["metadata"];
-  Value rv_value(std::to_string(base_rv).c_str(), doc.GetAllocator());
-  if (metadata.HasMember("resourceVersion"))
-    metadata["resourceVersion"] = rv_value;
-  else
-    metadata.AddMember("resourceVersion", rv_value, doc.GetAllocator());
+  if (auto refused = failed_precondition(info, base, doc, base_rv)) return std::move(*refused);
+  as_stored(info, base, doc, base_rv);
   std::string json = base::to_json(doc);
   if (json.size() > hub::kMaxOfflineWriteBytes) {
     return refusal(kube::Failure::BodyTooLarge,

@@ -106,6 +106,34 @@ std::optional<std::string> local_object(const kube::RequestInfo& info, const Loc
   return base::to_json(out);
 }
 
+// A JSON event as the apiserver would create it, and its name.
+struct NamedEvent {
+  std::string name;
+  std::string json;
+};
+
+// Names an event that has no name as the apiserver would: generateName (else "event.") plus five
+// random characters. nullopt: `body` is not an object with metadata.
+std::optional<NamedEvent> named_json_event(std::string_view body) {
+  Document event;
+  if (!base::parse_json(body, event) || !event.IsObject() || !event.HasMember("metadata") ||
+      !event["metadata"].IsObject()) {
+    return std::nullopt;
+  }
+  Value& metadata = event["metadata"];
+  auto& alloc = event.GetAllocator();
+  if (!metadata.HasMember("name") || !metadata["name"].IsString() ||
+      metadata["name"].GetStringLength() == 0) {
+    std::string prefix = metadata.HasMember("generateName") && metadata["generateName"].IsString()
+                             ? metadata["generateName"].GetString()
+                             : "event.";
+    metadata.RemoveMember("name");
+    metadata.AddMember("name", Value((prefix + random_suffix()).c_str(), alloc), alloc);
+  }
+  std::string name = metadata["name"].GetString();
+  return NamedEvent{std::move(name), base::to_json(event)};
+}
+
 }  // namespace
 
 JournalEntry journal_entry_for(const kube::RequestInfo& info, const hub::OfflineWrite& write,
@@ -248,27 +276,15 @@ asio::awaitable<unsigned> OfflineCreates::create_event(const kube::RequestInfo& 
     name = created_object_name(write.content_type, write.body);
     content_type = std::string(kube::kProtobufMediaType);
   } else {
-    Document event;
-    if (!base::parse_json(write.body, event) || !event.IsObject() || !event.HasMember("metadata") ||
-        !event["metadata"].IsObject()) {
+    auto named = named_json_event(write.body);
+    if (!named) {
       journal_.count_refused("bad_body");
       const kube::ApiError unreadable =
           kube::bad_request_error("the event in the request body cannot be read");
       co_return co_await send_status(out, unreadable);
     }
-    Value& metadata = event["metadata"];
-    auto& alloc = event.GetAllocator();
-    if (!metadata.HasMember("name") || !metadata["name"].IsString() ||
-        metadata["name"].GetStringLength() == 0) {
-      // The name the apiserver would generate: generateName plus five random characters.
-      std::string prefix = metadata.HasMember("generateName") && metadata["generateName"].IsString()
-                               ? metadata["generateName"].GetString()
-                               : "event.";
-      metadata.RemoveMember("name");
-      metadata.AddMember("name", Value((prefix + random_suffix()).c_str(), alloc), alloc);
-    }
-    name = metadata["name"].GetString();
-    body = base::to_json(event);
+    name = std::move(named->name);
+    body = std::move(named->json);
   }
   if (name.empty()) {
     journal_.count_refused("bad_body");

@@ -43,6 +43,67 @@ std::string_view protobuf_kind(const kube::RequestInfo& info) {
   return {};
 }
 
+// The body in JSON, when it came as protobuf: kubelet's lease renewals and CSINode updates are
+// applied, and journaled, in their JSON form (the apiserver takes either; the replay's re-basing
+// reads JSON). nullopt: the body is used as sent.
+Result<std::optional<std::string>> json_form(const kube::RequestInfo& info,
+                                             const hub::OfflineWrite& write) {
+  if (info.verb != kube::Verb::Update || !info.subresource.empty() ||
+      media_type(write.content_type) != kube::kProtobufMediaType || protobuf_kind(info).empty()) {
+    return std::optional<std::string>();
+  }
+  auto json = kube::protobuf_object_json(write.body, protobuf_kind(info),
+                                         info.api_group + "/" + info.api_version);
+  if (!json) return json.error();
+  return std::optional<std::string>(std::move(*json));
+}
+
+// Writes `updated` (the write applied to `base`) into every cached copy of the object, each
+// keeping its own differences from `base`; the changes go to `outcome` for the local watches.
+Status put_copies(WriteTxn& txn, const std::vector<CachedCopy>& copies, const CachedCopy& base,
+                  const std::string& updated, const kube::RequestInfo& info,
+                  const std::string& owner, Outcome& outcome) {
+  for (const CachedCopy& copy : copies) {
+    std::string json = carry_change(base.json, updated, copy.json);
+    if (Status s = txn.put_object(copy.record.set_id, info.namespace_name, info.name,
+                                  copy.resource_version, json);
+        !s) {
+      return s;
+    }
+    outcome.changes.push_back(LocalChange{copy.identity.component, info.api_group, info.api_version,
+                                          info.resource, info.namespace_name, info.name,
+                                          std::move(json), owner});
+  }
+  return {};
+}
+
+// After the writer task: commits the journal entry and tells the local watches, or aborts it,
+// and answers the client (the written object, or why not). Returns the HTTP code sent.
+asio::awaitable<unsigned> finish_write(Journal& journal, LocalEvents& events,
+                                       const kube::RequestInfo& info, const Status& written,
+                                       Outcome& outcome, hub::ResponseWriter& out) {
+  if (!written && outcome.appended) journal.abort_append(*outcome.appended);
+  if (outcome.refused) {
+    journal.count_refused(outcome.refused->reason);
+    co_return co_await send_status(out, outcome.refused->error);
+  }
+  if (!written) {
+    YH_LOG(Error) << "journal: cannot store an offline " << kube::verb_name(info.verb) << " of "
+                  << info.resource << " " << info.namespace_name << "/" << info.name << ": "
+                  << written.error().message;
+    journal.count_refused("store");
+    co_return co_await send_api_error(
+        out, kube::Failure::Offline,
+        "the write could not be stored on the node: " + written.error().message);
+  }
+  if (outcome.appended) journal.commit_append(*outcome.appended);
+  for (const LocalChange& change : outcome.changes) events.publish(change);
+  if (!co_await out.start(200, "application/json")) co_return 0;
+  co_await out.write(outcome.response);
+  co_await out.finish();
+  co_return 200;
+}
+
 }  // namespace
 
 OfflineWrites::OfflineWrites(CacheWriter& writer, Store& store, Journal& journal,
@@ -108,26 +169,16 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
                                                       const hub::OfflineWrite& write, bool as_node,
                                                       const std::string& owner,
                                                       hub::ResponseWriter& out) {
-  const bool lease = is_lease(info);
-  const bool journaled = !lease;
+  const bool journaled = !is_lease(info);
   auto outcome = std::make_shared<Outcome>();
-  // kubelet's lease renewals and CSINode updates are protobuf: applied, and journaled, in their
-  // JSON form (the apiserver takes either; the replay's re-basing reads JSON).
-  std::string_view content_type = write.content_type;
-  std::optional<std::string> converted;
-  if (info.verb == kube::Verb::Update && info.subresource.empty() &&
-      media_type(write.content_type) == kube::kProtobufMediaType && !protobuf_kind(info).empty()) {
-    auto json = kube::protobuf_object_json(write.body, protobuf_kind(info),
-                                           info.api_group + "/" + info.api_version);
-    if (!json) {
-      journal_.count_refused("bad_body");
-      const kube::ApiError unreadable = kube::bad_request_error(json.error().message);
-      co_return co_await send_status(out, unreadable);
-    }
-    converted = std::move(*json);
-    content_type = "application/json";
+  auto converted = json_form(info, write);
+  if (!converted) {
+    journal_.count_refused("bad_body");
+    const kube::ApiError unreadable = kube::bad_request_error(converted.error().message);
+    co_return co_await send_status(out, unreadable);
   }
-  const std::string_view body = converted ? std::string_view(*converted) : write.body;
+  const std::string_view content_type = *converted ? "application/json" : write.content_type;
+  const std::string_view body = *converted ? std::string_view(**converted) : write.body;
   JournalEntry entry = journal_entry_for(info, write, std::string(body), info.name);
   entry.content_type = std::string(content_type);
   AdmitWrite admit;
@@ -157,17 +208,7 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
       return make_error("refused");
     }
     const std::string& updated = std::get<std::string>(applied);
-    for (const CachedCopy& copy : copies) {
-      std::string json = carry_change(base->json, updated, copy.json);
-      if (Status s = txn.put_object(copy.record.set_id, info.namespace_name, info.name,
-                                    copy.resource_version, json);
-          !s) {
-        return s;
-      }
-      outcome->changes.push_back(LocalChange{copy.identity.component, info.api_group,
-                                             info.api_version, info.resource, info.namespace_name,
-                                             info.name, std::move(json), owner});
-    }
+    if (Status s = put_copies(txn, copies, *base, updated, info, owner, *outcome); !s) return s;
     outcome->response = updated;
     if (!journaled) return {};
     entry.base_resource_version = base->resource_version;
@@ -181,26 +222,7 @@ asio::awaitable<unsigned> OfflineWrites::write_object(const kube::RequestInfo& i
     return {};
   };
   Status written = co_await run_in_writer(writer_, std::move(task));
-  if (!written && outcome->appended) journal_.abort_append(*outcome->appended);
-  if (outcome->refused) {
-    journal_.count_refused(outcome->refused->reason);
-    co_return co_await send_status(out, outcome->refused->error);
-  }
-  if (!written) {
-    YH_LOG(Error) << "journal: cannot store an offline " << kube::verb_name(info.verb) << " of "
-                  << info.resource << " " << info.namespace_name << "/" << info.name << ": "
-                  << written.error().message;
-    journal_.count_refused("store");
-    co_return co_await send_api_error(
-        out, kube::Failure::Offline,
-        "the write could not be stored on the node: " + written.error().message);
-  }
-  if (outcome->appended) journal_.commit_append(*outcome->appended);
-  for (const LocalChange& change : outcome->changes) events_.publish(change);
-  if (!co_await out.start(200, "application/json")) co_return 0;
-  co_await out.write(outcome->response);
-  co_await out.finish();
-  co_return 200;
+  co_return co_await finish_write(journal_, events_, info, written, *outcome, out);
 }
 
 }  // namespace yurthub::cache

@@ -115,6 +115,112 @@ class TokenTap final : public hub::ResponseTap {
   bool not_kept_ = false;  // too big, or not a single object
 };
 
+// The fake token's JWT claims: those of a bound service-account token, from a placeholder issuer.
+std::string fake_claims(const TokenRequestKey& key, std::int64_t now, std::int64_t expires) {
+  rapidjson::StringBuffer claims;
+  Writer w(claims);
+  w.StartObject();
+  w.Key("aud");
+  w.StartArray();
+  for (const auto& a : key.audiences) put(w, a);
+  w.EndArray();
+  w.Key("exp");
+  w.Int64(expires);
+  w.Key("iat");
+  w.Int64(now);
+  // Not the cluster's issuer: no apiserver accepts this token, and anyone reading it sees why.
+  w.Key("iss");
+  w.String("yurthub-offline-placeholder");
+  w.Key("kubernetes.io");
+  w.StartObject();
+  w.Key("namespace");
+  put(w, key.namespace_name);
+  w.Key("pod");
+  w.StartObject();
+  w.Key("name");
+  put(w, key.bound_name);
+  w.Key("uid");
+  put(w, key.bound_uid);
+  w.EndObject();
+  w.Key("serviceaccount");
+  w.StartObject();
+  w.Key("name");
+  put(w, key.service_account);
+  w.EndObject();
+  w.EndObject();
+  w.Key("nbf");
+  w.Int64(now);
+  w.Key("sub");
+  put(w, "system:serviceaccount:" + key.namespace_name + ":" + key.service_account);
+  w.EndObject();
+  return std::string(claims.GetString(), claims.GetSize());
+}
+
+// An HS256 JWT of `claims`, signed with `key`.
+std::string sign_hs256(const std::string& claims, const std::string& key) {
+  const std::string signing_input = base::encode_base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
+                                    base::encode_base64url(claims);
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int mac_length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size(), mac,
+       &mac_length);
+  return signing_input + "." +
+         base::encode_base64url({reinterpret_cast<const char*>(mac), mac_length});
+}
+
+// The TokenRequest kubelet gets back: its own request's spec, `jwt` in the status.
+std::string token_request_answer(const TokenRequestKey& key, const std::string& jwt,
+                                 std::int64_t expires) {
+  rapidjson::StringBuffer out;
+  Writer w(out);
+  w.StartObject();
+  w.Key("kind");
+  w.String("TokenRequest");
+  w.Key("apiVersion");
+  w.String("authentication.k8s.io/v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  put(w, key.service_account);
+  w.Key("namespace");
+  put(w, key.namespace_name);
+  w.Key("creationTimestamp");
+  w.Null();
+  w.EndObject();
+  w.Key("spec");
+  w.StartObject();
+  w.Key("audiences");
+  w.StartArray();
+  for (const auto& a : key.audiences) put(w, a);
+  w.EndArray();
+  if (key.expiration_seconds > 0) {
+    w.Key("expirationSeconds");
+    w.Int64(key.expiration_seconds);
+  }
+  w.Key("boundObjectRef");
+  w.StartObject();
+  w.Key("kind");
+  put(w, key.bound_kind);
+  w.Key("apiVersion");
+  put(w, key.bound_api_version);
+  w.Key("name");
+  put(w, key.bound_name);
+  w.Key("uid");
+  put(w, key.bound_uid);
+  w.EndObject();
+  w.EndObject();
+  w.Key("status");
+  w.StartObject();
+  w.Key("token");
+  put(w, jwt);
+  w.Key("expirationTimestamp");
+  put(w, kube::format_time(expires, 0, false));
+  w.EndObject();
+  w.EndObject();
+  return std::string(out.GetString(), out.GetSize());
+}
+
 }  // namespace
 
 // When a JWT expires: its `exp` claim. kube-apiserver extends kubelet's 3607 s tokens to a year
@@ -275,101 +381,8 @@ TokenKeeper::Answer TokenKeeper::answer(const TokenRequestKey& key) {
 std::string TokenKeeper::fake(const TokenRequestKey& key) const {
   const std::int64_t now = now_();
   const std::int64_t expires = now + kFakeLifetime;
-  rapidjson::StringBuffer claims;
-  {
-    Writer w(claims);
-    w.StartObject();
-    w.Key("aud");
-    w.StartArray();
-    for (const auto& a : key.audiences) put(w, a);
-    w.EndArray();
-    w.Key("exp");
-    w.Int64(expires);
-    w.Key("iat");
-    w.Int64(now);
-    // Not the cluster's issuer: no apiserver accepts this token, and anyone reading it sees why.
-    w.Key("iss");
-    w.String("yurthub-offline-placeholder");
-    w.Key("kubernetes.io");
-    w.StartObject();
-    w.Key("namespace");
-    put(w, key.namespace_name);
-    w.Key("pod");
-    w.StartObject();
-    w.Key("name");
-    put(w, key.bound_name);
-    w.Key("uid");
-    put(w, key.bound_uid);
-    w.EndObject();
-    w.Key("serviceaccount");
-    w.StartObject();
-    w.Key("name");
-    put(w, key.service_account);
-    w.EndObject();
-    w.EndObject();
-    w.Key("nbf");
-    w.Int64(now);
-    w.Key("sub");
-    put(w, "system:serviceaccount:" + key.namespace_name + ":" + key.service_account);
-    w.EndObject();
-  }
-  const std::string signing_input = base::encode_base64url(R"({"alg":"HS256","typ":"JWT"})") + "." +
-                                    base::encode_base64url({claims.GetString(), claims.GetSize()});
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_length = 0;
-  HMAC(EVP_sha256(), fake_key_.data(), static_cast<int>(fake_key_.size()),
-       reinterpret_cast<const unsigned char*>(signing_input.data()), signing_input.size(), mac,
-       &mac_length);
-  const std::string jwt = signing_input + "." +
-                          base::encode_base64url({reinterpret_cast<const char*>(mac), mac_length});
-
-  rapidjson::StringBuffer out;
-  Writer w(out);
-  w.StartObject();
-  w.Key("kind");
-  w.String("TokenRequest");
-  w.Key("apiVersion");
-  w.String("authentication.k8s.io/v1");
-  w.Key("metadata");
-  w.StartObject();
-  w.Key("name");
-  put(w, key.service_account);
-  w.Key("namespace");
-  put(w, key.namespace_name);
-  w.Key("creationTimestamp");
-  w.Null();
-  w.EndObject();
-  w.Key("spec");
-  w.StartObject();
-  w.Key("audiences");
-  w.StartArray();
-  for (const auto& a : key.audiences) put(w, a);
-  w.EndArray();
-  if (key.expiration_seconds > 0) {
-    w.Key("expirationSeconds");
-    w.Int64(key.expiration_seconds);
-  }
-  w.Key("boundObjectRef");
-  w.StartObject();
-  w.Key("kind");
-  put(w, key.bound_kind);
-  w.Key("apiVersion");
-  put(w, key.bound_api_version);
-  w.Key("name");
-  put(w, key.bound_name);
-  w.Key("uid");
-  put(w, key.bound_uid);
-  w.EndObject();
-  w.EndObject();
-  w.Key("status");
-  w.StartObject();
-  w.Key("token");
-  put(w, jwt);
-  w.Key("expirationTimestamp");
-  put(w, kube::format_time(expires, 0, false));
-  w.EndObject();
-  w.EndObject();
-  return std::string(out.GetString(), out.GetSize());
+  const std::string jwt = sign_hs256(fake_claims(key, now, expires), fake_key_);
+  return token_request_answer(key, jwt, expires);
 }
 
 }  // namespace yurthub::cache

@@ -151,7 +151,7 @@ void Hub::bind_multiplexer_listener(net::InheritedListeners* inherited) {
     return;
   }
   (*listener)->start(all, [tls = server_tls_, ca = cluster_ca_](net::TcpSocket s, Worker& w) {
-    return start_multiplexer_session(std::move(s), w, tls->get(), ca);
+    return start_tls_session(std::move(s), w, tls->get(), ca);
   });
   listeners_.push_back(std::move(*listener));
 }

@@ -301,7 +301,8 @@ asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& work
 }
 
 asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
-                                        std::shared_ptr<asio::ssl::context> tls) {
+                                        std::shared_ptr<asio::ssl::context> tls,
+                                        std::shared_ptr<X509_STORE> follower_ca) {
   if (!tls) co_return;  // no serving certificate issued yet: the connection is closed
   auto slot = admit_connection(socket, worker, false);
   if (!slot) co_return;
@@ -309,8 +310,11 @@ asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   auto client = std::make_shared<ClientConnection<net::TlsStream>>(worker.io().get_executor(),
                                                                    std::move(socket), *tls);
-  auto session = std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker,
-                                                                "proxy_secure", true, slot->peer());
+  const bool multiplexer = follower_ca != nullptr;
+  if (multiplexer) net::require_client_certificate(client->stream.native_handle(), follower_ca);
+  auto session = std::make_shared<ProxySession<net::TlsStream>>(
+      std::move(client), worker, multiplexer ? "multiplexer" : "proxy_secure", true, slot->peer());
+  if (multiplexer) session->serve_followers();
   co_await ProxySession<net::TlsStream>::run(std::move(session));
 }
 

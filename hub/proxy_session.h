@@ -82,15 +82,14 @@ boost::asio::awaitable<void> start_plain_session(net::TcpSocket socket, Worker& 
 // of the node reaches: as on the HTTPS port, a request without a bearer token gets 401 instead of
 // the node's identity (YurtHub lends it there too).
 boost::asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worker& worker);
-// `tls` null (no serving certificate issued yet): the connection is closed at once.
+// A session of a TLS port; `tls` null (no serving certificate issued yet): the connection is
+// closed at once. `follower_ca` null: the HTTPS port (10268, listener "proxy_secure"). Otherwise
+// the multiplexer port (--multiplexer-port, listener "multiplexer"): the handshake requires a
+// client certificate that chains to `follower_ca`, and only follower hubs of this hub's pool are
+// served (hub/proxy_session_followers.cc).
 boost::asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
-                                               std::shared_ptr<boost::asio::ssl::context> tls);
-
-// A session of the multiplexer port (--multiplexer-port): TLS requiring a client certificate that
-// chains to `cluster_ca`; only follower hubs of this hub's pool are served.
-boost::asio::awaitable<void> start_multiplexer_session(
-    net::TcpSocket socket, Worker& worker, std::shared_ptr<boost::asio::ssl::context> tls,
-    std::shared_ptr<X509_STORE> cluster_ca);
+                                               std::shared_ptr<boost::asio::ssl::context> tls,
+                                               std::shared_ptr<X509_STORE> follower_ca = nullptr);
 
 extern template class ProxySession<net::PlainStream>;
 extern template class ProxySession<net::TlsStream>;

@@ -93,23 +93,6 @@ asio::awaitable<bool> ProxySession<Stream>::serve_follower(RequestParser& parser
   co_return result.keep_alive;
 }
 
-asio::awaitable<void> start_multiplexer_session(net::TcpSocket socket, Worker& worker,
-                                                std::shared_ptr<asio::ssl::context> tls,
-                                                std::shared_ptr<X509_STORE> cluster_ca) {
-  if (!tls || !cluster_ca) co_return;  // no serving certificate yet: the connection is closed
-  auto slot = admit_connection(socket, worker, false);
-  if (!slot) co_return;
-  boost::system::error_code ignored;
-  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-  auto client = std::make_shared<ClientConnection<net::TlsStream>>(worker.io().get_executor(),
-                                                                   std::move(socket), *tls);
-  net::require_client_certificate(client->stream.native_handle(), cluster_ca);
-  auto session = std::make_shared<ProxySession<net::TlsStream>>(std::move(client), worker,
-                                                                "multiplexer", true, slot->peer());
-  session->serve_followers();
-  co_await ProxySession<net::TlsStream>::run(std::move(session));
-}
-
 template bool ProxySession<net::PlainStream>::identify_follower();
 template bool ProxySession<net::TlsStream>::identify_follower();
 template asio::awaitable<bool> ProxySession<net::PlainStream>::serve_follower(RequestParser&);

@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kKubeProxy = "kube-proxy/v1.32.4 (linux/amd64) kubernetes/abc1234";
 const std::string kSlices = "/apis/discovery.k8s.io/v1/endpointslices";
+constexpr const char* kSliceResource = "discovery.k8s.io/v1/endpointslices";
 
 // Each node's loopback address: its --node-ip, named by its serving certificate.
 std::string ip_of(int node) { return "127.0.0.1" + std::to_string(node); }
@@ -87,11 +88,8 @@ class LeaderHub : public testing::Test {
     }
     // Both followers feed both resources from the leader.
     for (int i = 0; i < 2; ++i) {
-      for (const char* r : {"discovery.k8s.io/v1/endpointslices", "/v1/services"}) {
-        ASSERT_TRUE(
-            eventually([&] { return followers_[i].metric(target(node(i + 2), r, "leader")) == 1; },
-                       std::chrono::seconds(20)))
-            << followers_[i].process->log();
+      for (const char* r : {kSliceResource, "/v1/services"}) {
+        ASSERT_TRUE(wait_follower_source(i, r, "leader", std::chrono::seconds(20)));
       }
     }
   }
@@ -109,6 +107,28 @@ class LeaderHub : public testing::Test {
     return R"(node_yurthub_target_for_multiplexer_requests_collector{verb="watch",resource=")" +
            resource + R"(",subresources="",client="multiplexer-proxy-)" + node + R"(",server=")" +
            server + R"("})";
+  }
+  // Waits until follower `i`'s shared cache watches `resource` from `server` ("leader" or
+  // "cloud"); a failure carries the follower's log.
+  testing::AssertionResult wait_follower_source(int i, const std::string& resource,
+                                                const std::string& server,
+                                                std::chrono::seconds timeout) {
+    if (eventually([&] { return followers_[i].metric(target(node(i + 2), resource, server)) == 1; },
+                   timeout)) {
+      return testing::AssertionSuccess();
+    }
+    return testing::AssertionFailure()
+           << node(i + 2) << " does not watch " << resource << " from the " << server << "\n"
+           << followers_[i].process->log();
+  }
+  // Changes EndpointSlice by-pool-x1 at the apiserver and expects follower edge-node-2's client
+  // `watch` to get the MODIFIED event, its watch not ended.
+  void expect_next_change(WatchStream& watch) {
+    kubectl_direct({"label", "endpointslice", "-n", "default", "by-pool-x1", "touched=yes"});
+    EXPECT_TRUE(eventually([&] { return last_events(watch)["by-pool-x1"].first == "MODIFIED"; },
+                           std::chrono::seconds(10)))
+        << followers_[0].process->log();
+    EXPECT_FALSE(watch.ended());
   }
   // EndpointSlice watches open at the fake apiserver for `user`: started minus ended.
   int open_slice_watches(const std::string& user) {
@@ -229,19 +249,9 @@ TEST_F(LeaderHub, TheLeaderKilledAFollowersClientWatchGoesOn) {
   cluster_.hub().signal(SIGKILL);
   cluster_.hub().wait_exit(std::chrono::seconds(5));
   // The follower goes back to the cloud on its own (docs/pool-sharing.md: within about 2 s).
-  ASSERT_TRUE(eventually(
-      [&] {
-        return followers_[0].metric(
-                   target(node(2), "discovery.k8s.io/v1/endpointslices", "cloud")) == 1;
-      },
-      std::chrono::seconds(10)))
-      << followers_[0].process->log();
+  ASSERT_TRUE(wait_follower_source(0, kSliceResource, "cloud", std::chrono::seconds(10)));
   EXPECT_EQ(open_slice_watches("system:node:edge-node-2"), 1);
-  kubectl_direct({"label", "endpointslice", "-n", "default", "by-pool-x1", "touched=yes"});
-  EXPECT_TRUE(eventually([&] { return last_events(watch)["by-pool-x1"].first == "MODIFIED"; },
-                         std::chrono::seconds(10)))
-      << followers_[0].process->log();
-  EXPECT_FALSE(watch.ended());
+  expect_next_change(watch);
 }
 
 TEST_F(LeaderHub, ALeaderCutOffFromTheCloudIsDroppedByItsFollowers) {
@@ -255,19 +265,9 @@ TEST_F(LeaderHub, ALeaderCutOffFromTheCloudIsDroppedByItsFollowers) {
   auto health = kubectl_multiplexer(1, node(2) + "/hub-client", {"get", "--raw", "/healthz"});
   EXPECT_NE(health.exit_code, 0);
   EXPECT_NE(health.err.find("no apiserver is reachable"), std::string::npos) << health.err;
-  ASSERT_TRUE(eventually(
-      [&] {
-        return followers_[0].metric(
-                   target(node(2), "discovery.k8s.io/v1/endpointslices", "cloud")) == 1;
-      },
-      std::chrono::seconds(10)))
-      << followers_[0].process->log();
+  ASSERT_TRUE(wait_follower_source(0, kSliceResource, "cloud", std::chrono::seconds(10)));
   // A change the leader cannot see reaches the follower's client.
-  kubectl_direct({"label", "endpointslice", "-n", "default", "by-pool-x1", "touched=yes"});
-  EXPECT_TRUE(eventually([&] { return last_events(watch)["by-pool-x1"].first == "MODIFIED"; },
-                         std::chrono::seconds(10)))
-      << followers_[0].process->log();
-  EXPECT_FALSE(watch.ended());
+  expect_next_change(watch);
 }
 
 TEST_F(LeaderHub, AFollowerRebootedOfflineListsWhatItsLeaderFedIt) {
