@@ -158,8 +158,10 @@ void CacheWriter::run() {
     if (stopping_ && queue_.empty() && stale_.empty() && tasks_.empty()) break;
     // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
     // client waiting on a journaled write does not wait for the interval.
-    const auto due = last_commit + options_.commit_interval;
-    if (!stopping_) wake_.wait_until(lock, due, [&] { return stopping_ || !tasks_.empty(); });
+    // A relative wait: `due` is on base::Clock, which a test may have moved past the steady
+    // clock that the condition variable would read an absolute time on (the same time_point type).
+    const auto wait = last_commit + options_.commit_interval - base::Clock::now();
+    if (!stopping_) wake_.wait_for(lock, wait, [&] { return stopping_ || !tasks_.empty(); });
     auto tasks = std::move(tasks_);
     tasks_.clear();
     tasks_running_ = !tasks.empty();
