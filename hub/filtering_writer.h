@@ -39,17 +39,9 @@ class FilteringWriter final : public ResponseWriter {
       status = filter_.event(bytes, &out_);
     else
       status = filter_.feed(bytes, &out_);
-    switch (status) {  // plain statements only: see finish() on g++ 12
-      case FilterStatus::Send:
-        break;
-      case FilterStatus::Hold:  // nothing for the client yet (or the event is left out)
-        out_.clear();
-        break;
-      case FilterStatus::Relist:  // not an answer feed() gives: the list cannot go on either
-      case FilterStatus::Cut:
-        cut_ = true;  // cannot be filtered: the client must not get it unfiltered
-        break;
-    }
+    // Relist is not an answer feed() gives; either way the client must not get it unfiltered.
+    if (stream_end_of(status)) cut_ = true;
+    if (status == FilterStatus::Hold) out_.clear();  // nothing for the client yet
     if (cut_) co_return false;
     if (out_.empty()) co_return true;
     co_return co_await inner_.write(out_);
@@ -73,20 +65,9 @@ class FilteringWriter final : public ResponseWriter {
     if (reason || !active_.correction_pending) co_return reason;
     active_.correction_pending = false;
     out_.clear();
-    std::optional<StreamEnd> end;
-    switch (filter_.correct(&out_)) {  // plain statements only: see finish() on g++ 12
-      case FilterStatus::Relist:       // the filter no longer knows what the client was sent
-        end = StreamEnd::FilterRelist;
-        break;
-      case FilterStatus::Cut:  // not an answer correct() gives; a filter that cannot go on
-        end = StreamEnd::FilterError;
-        break;
-      case FilterStatus::Hold:  // nothing to correct
-        out_.clear();
-        break;
-      case FilterStatus::Send:
-        break;
-    }
+    const FilterStatus status = filter_.correct(&out_);
+    const std::optional<StreamEnd> end = stream_end_of(status);
+    if (status == FilterStatus::Hold) out_.clear();  // nothing to correct
     if (end == StreamEnd::FilterRelist) co_await inner_.write(relist_event());
     if (end) co_return end;
     if (!out_.empty() && !co_await inner_.write(out_)) co_return StreamEnd::ClientGone;

@@ -97,25 +97,10 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream>::relay(const ResponsePlan& 
       status = last_piece(piece);  // no body, or it ended with the last piece
     }
     const bool body_done = rp_.is_done();
-    // Plain statements in the switch, the awaits after it: g++ 12 has laid out a coroutine's
-    // frame wrong around a co_return in a condition (hub/filtering_writer.h).
-    bool hold = false;
-    switch (status) {
-      case FilterStatus::Cut:
-        end = StreamEnd::FilterError;
-        break;
-      case FilterStatus::Relist:
-        end = StreamEnd::FilterRelist;
-        break;
-      case FilterStatus::Hold:  // nothing for the client yet: read on
-        hold = true;
-        break;
-      case FilterStatus::Send:
-        break;
-    }
+    end = stream_end_of(status);
     if (end) co_return co_await end_early(*end);
     if (cache_failed(body_done)) co_return co_await relist_for_cache(piece);
-    if (hold) continue;
+    if (status == FilterStatus::Hold) continue;  // nothing for the client yet: read on
     if (!co_await write_to_client(client_, framer_->frame(piece, body_done), plan_.streaming)) {
       co_return co_await end_early(StreamEnd::ClientGone);
     }
@@ -204,20 +189,9 @@ template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream>::send_corrections() {
   client_->active.correction_pending = false;
   std::string events;
-  std::optional<StreamEnd> end;
-  switch (feed_->correct(&events)) {
-    case FilterStatus::Relist:
-      end = StreamEnd::FilterRelist;
-      break;
-    case FilterStatus::Cut:  // not an answer correct() gives; a filter that cannot go on
-      end = StreamEnd::FilterError;
-      break;
-    case FilterStatus::Hold:  // nothing to correct
-      events.clear();
-      break;
-    case FilterStatus::Send:
-      break;
-  }
+  const FilterStatus status = feed_->correct(&events);
+  const std::optional<StreamEnd> end = stream_end_of(status);
+  if (status == FilterStatus::Hold) events.clear();  // nothing to correct
   if (end || events.empty()) co_return end;
   const bool sent = co_await write_to_client(client_, framer_->frame(events, false), true);
   co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
@@ -276,20 +250,9 @@ template <class Stream>
 asio::awaitable<StreamEnd> ResponseRelay<Stream>::forward_received(StreamEnd end) {
   if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
   std::string_view piece;
-  std::optional<StreamEnd> filter_end;
-  switch (take_piece(piece)) {
-    case FilterStatus::Cut:
-      filter_end = StreamEnd::FilterError;
-      break;
-    case FilterStatus::Relist:
-      filter_end = StreamEnd::FilterRelist;
-      break;
-    case FilterStatus::Hold:  // nothing whole for the client in what arrived
-      piece = {};
-      break;
-    case FilterStatus::Send:
-      break;
-  }
+  const FilterStatus status = take_piece(piece);
+  const std::optional<StreamEnd> filter_end = stream_end_of(status);
+  if (status == FilterStatus::Hold) piece = {};  // nothing whole for the client in what arrived
   if (filter_end) co_return *filter_end;
   if (!piece.empty() && !co_await write_to_client(client_, framer_->frame(piece, false), true)) {
     co_return StreamEnd::ClientGone;

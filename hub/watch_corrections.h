@@ -35,9 +35,9 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
     a.correction_pending = false;
     events.clear();
     const FilterStatus status = a.body->correct(&events);
-    if (status == FilterStatus::Relist || status == FilterStatus::Cut) {
+    if (const auto end = stream_end_of(status)) {
       // The relay sends the 410 event (or cuts the stream) once its read is aborted.
-      a.stop(status == FilterStatus::Relist ? StreamEnd::FilterRelist : StreamEnd::FilterError);
+      a.stop(*end);
       break;
     }
     // Hold: nothing to correct. (An empty chunk would end the stream for the client.)

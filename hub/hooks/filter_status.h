@@ -5,7 +5,10 @@
 // the body can say; switched on by ResponseRelay, watch_corrections.h and FilteringWriter.
 #pragma once
 
+#include <optional>
 #include <string_view>
+
+#include "hub/hooks/stream_end.h"
 
 namespace yurthub::hub {
 
@@ -26,6 +29,23 @@ enum class [[nodiscard]] FilterStatus{
     // appended and still go out. ResponseFilter::cut_reason() (BodyTransform::error()) says why.
     Cut,
 };
+
+// How a status ends a stream: Cut with FilterError (cut short), Relist with FilterRelist (a 410
+// event); Send and Hold go on. A plain function, so the coroutines that act on a status switch on
+// nothing themselves (g++ 12 has laid a coroutine's frame out wrong around a co_return in a
+// condition: hub/filtering_writer.h).
+constexpr std::optional<StreamEnd> stream_end_of(FilterStatus status) {
+  switch (status) {
+    case FilterStatus::Cut:
+      return StreamEnd::FilterError;
+    case FilterStatus::Relist:
+      return StreamEnd::FilterRelist;
+    case FilterStatus::Send:
+    case FilterStatus::Hold:
+      return std::nullopt;
+  }
+  return StreamEnd::FilterError;
+}
 
 // For logs and test messages.
 constexpr std::string_view filter_status_name(FilterStatus status) {
