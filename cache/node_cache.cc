@@ -4,7 +4,6 @@
 #include "base/log.h"
 #include "cache/response_taps.h"
 #include "net/http_io.h"
-#include "net/timer.h"
 
 namespace yurthub::cache {
 namespace {
@@ -231,17 +230,11 @@ bool NodeCache::serves_offline_write(const kube::RequestInfo& info) const {
 }
 
 boost::asio::awaitable<void> NodeCache::wait_for_lists() {
-  if (taps_->idle()) co_return;
   // A list relayed before the link dropped may still be digested: its set would replace the
   // object this write changes with the version listed. Digesting even kubelet's 19 MiB pod list
   // takes a fraction of a second; the wait is bounded all the same.
-  net::Timer timer(co_await boost::asio::this_coro::executor);
-  for (int i = 0; i < 200 && !taps_->idle(); ++i) {
-    timer.expires_after(std::chrono::milliseconds(10));
-    auto [ec] = co_await timer.async_wait(net::kNoThrow);
-    if (ec) break;
-  }
-  if (!taps_->idle()) YH_LOG(Warning) << "cache: an offline write did not wait for a list's digest";
+  const bool caught_up = co_await taps_->caught_up(std::chrono::seconds(2));
+  if (!caught_up) YH_LOG(Warning) << "cache: an offline write did not wait for a list's digest";
 }
 
 boost::asio::awaitable<unsigned> NodeCache::serve_offline_write(const kube::RequestInfo& info,

@@ -6,7 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include "base/log.h"
+#include "net/http_io.h"
+#include "net/timer.h"
 
 namespace yurthub::cache {
 
@@ -46,6 +51,23 @@ bool TapQueue::drain(std::chrono::milliseconds limit) {
   return drained_.wait_for(lock, limit, [this] { return idle(); });
 }
 
+boost::asio::awaitable<bool> TapQueue::caught_up(std::chrono::milliseconds limit) {
+  if (idle()) co_return true;
+  // A marker job behind everything posted so far wakes the coroutine through its executor.
+  auto executor = co_await boost::asio::this_coro::executor;
+  auto timer = std::make_shared<net::Timer>(executor);
+  auto reached = std::make_shared<bool>(false);
+  post_control([executor, timer, reached] {
+    boost::asio::post(executor, [timer, reached] {
+      *reached = true;
+      timer->cancel();
+    });
+  });
+  timer->expires_after(limit);
+  co_await timer->async_wait(net::kNoThrow);
+  co_return *reached;
+}
+
 void TapQueue::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -69,6 +91,15 @@ void TapQueue::run() {
 }
 
 namespace {
+
+// Posts `job`, which holds `bytes` of body. When the queue is full, `core` falls behind instead
+// (its list is left stale, and it takes nothing more): false then.
+bool post_or_fall_behind(TapQueue& queue, const std::shared_ptr<TapCore>& core, TapQueue::Job job,
+                         std::size_t bytes) {
+  if (queue.post(std::move(job), bytes)) return true;
+  queue.post_control([core] { core->fell_behind(); });
+  return false;
+}
 
 constexpr std::size_t kPieceBytes = 256 * 1024;  // a list's body is digested in pieces this big
 
@@ -105,10 +136,8 @@ class DeferredListTap final : public hub::ResponseTap {
   void post_piece() {
     if (piece_.empty() || behind_) return;
     const std::size_t size = piece_.size();
-    if (!queue_.post([core = core_, piece = std::move(piece_)] { core->body(piece); }, size)) {
-      behind_ = true;
-      queue_.post_control([core = core_] { core->fell_behind(); });
-    }
+    behind_ = !post_or_fall_behind(
+        queue_, core_, [core = core_, piece = std::move(piece_)] { core->body(piece); }, size);
     piece_ = std::string();
   }
 
@@ -153,10 +182,7 @@ class DeferredWatchTap final : public hub::ResponseTap {
       core->events_done();
     };
     batch_.clear();
-    if (!queue_.post(std::move(job), bytes)) {
-      behind_ = true;
-      queue_.post_control([core = core_] { core->fell_behind(); });
-    }
+    behind_ = !post_or_fall_behind(queue_, core_, std::move(job), bytes);
   }
   void unframeable(std::string_view why) override {
     dispatch([why = std::string(why)](TapCore& core) { core.unframeable(why); });

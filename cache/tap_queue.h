@@ -24,6 +24,8 @@
 #include <mutex>
 #include <thread>
 
+#include <boost/asio/awaitable.hpp>
+
 #include "base/metrics.h"
 #include "hub/hooks/cache_hooks.h"
 
@@ -51,6 +53,9 @@ class TapQueue {
   bool idle() const { return outstanding_.load(std::memory_order_acquire) == 0; }
   // Waits until idle(), at most `limit`. True when idle.
   bool drain(std::chrono::milliseconds limit);
+  // A coroutine's wait, at most `limit`, for every job posted before the call to finish (jobs
+  // posted after it are not waited for). True when they did.
+  boost::asio::awaitable<bool> caught_up(std::chrono::milliseconds limit);
 
  private:
   void run();

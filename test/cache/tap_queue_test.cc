@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include "cache/cache_policy.h"
 #include "cache/response_taps.h"
@@ -168,6 +171,33 @@ TEST(TapQueue, DrainWaitsForEveryJobPostedBefore) {
   ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
   EXPECT_EQ(done, 1);
   EXPECT_TRUE(queue.idle());
+}
+
+TEST(TapQueue, CaughtUpWaitsForTheJobsPostedBeforeItOnly) {
+  TapQueue queue;
+  test_support::Blocker before(queue);
+  int done = 0;
+  queue.post_control([&done] { ++done; });
+  boost::asio::io_context io;
+  auto caught_up =
+      boost::asio::co_spawn(io, queue.caught_up(std::chrono::seconds(10)), boost::asio::use_future);
+  io.poll();  // the coroutine has posted its marker and waits
+  test_support::Blocker after(queue);
+  before.release();
+  io.run();
+  EXPECT_TRUE(caught_up.get());
+  EXPECT_EQ(done, 1);
+  EXPECT_FALSE(queue.idle());  // what was posted after it still waits
+}
+
+TEST(TapQueue, CaughtUpGivesUpAtItsLimit) {
+  TapQueue queue;
+  test_support::Blocker blocker(queue);
+  boost::asio::io_context io;
+  auto caught_up = boost::asio::co_spawn(io, queue.caught_up(std::chrono::milliseconds(20)),
+                                         boost::asio::use_future);
+  io.run();
+  EXPECT_FALSE(caught_up.get());
 }
 
 }  // namespace
