@@ -144,12 +144,10 @@ FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, 
       metrics_(metrics),
       first_page_(first_page) {
   bool reactive_filter = false;
+  counters_.reserve(filters_.size());
   for (const ObjectFilter* f : filters_) {
     reactive_filter = reactive_filter || f->reactive();
-    const std::string name(f->name());
-    counters_.push_back({&metrics_.objects.with({name, "seen"}),
-                         &metrics_.objects.with({name, "modified"}),
-                         &metrics_.objects.with({name, "dropped"})});
+    counters_.push_back(metrics_.object_counters(f->name()));
   }
   if (reactive_filter && shape_ != Shape::Object) client_view_ = std::move(client_view);
   reactive_ = client_view_ != nullptr && shape_ == Shape::Watch;

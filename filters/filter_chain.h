@@ -70,16 +70,9 @@ class FilterChain final : public hub::ResponseFilter {
   hub::FilterStatus cut(std::string why);
   void on_event(std::string_view raw, const View& view, std::string* out);
 
-  // node_yurthub_filter_objects_total's series of each filter, looked up once per response.
-  struct Counters {
-    base::Counter* seen;
-    base::Counter* modified;
-    base::Counter* dropped;
-  };
-
   Shape shape_;
   std::vector<const ObjectFilter*> filters_;
-  std::vector<Counters> counters_;  // parallel to filters_
+  std::vector<ObjectCounters> counters_;  // parallel to filters_
   ViewSource view_;
   FilterMetrics& metrics_;
   bool reactive_ = false;

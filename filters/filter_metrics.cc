@@ -17,4 +17,15 @@ FilterMetrics::FilterMetrics(base::MetricsRegistry& r)
                                  "Filtered responses cut short because they were not valid JSON.",
                                  {})) {}
 
+ObjectCounters FilterMetrics::object_counters(std::string_view filter) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [name, counters] : known_)
+    if (name == filter) return counters;
+  const ObjectCounters counters{&objects.with({filter, "seen"}),
+                                &objects.with({filter, "modified"}),
+                                &objects.with({filter, "dropped"})};
+  known_.emplace_back(std::string(filter), counters);
+  return counters;
+}
+
 }  // namespace yurthub::filters
