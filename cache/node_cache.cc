@@ -139,12 +139,12 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
   auto identity = policy_.identity(info);
   if (!identity) return nullptr;
   identity->owner = owner;
-  const std::string key = identity->key();
+  std::string key = identity->key();
   if (key.size() > kMaxIdentityKeyBytes) {
     metrics_.failures.with({"identity_too_long"}).inc();
     return nullptr;
   }
-  if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, *identity);
+  if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, std::move(key));
   if (info.verb == kube::Verb::List) {
     remember_listed(key);
     return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());

@@ -280,7 +280,13 @@ std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetri
 
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                   const ListIdentity& get_set) {
-  return std::make_unique<WholeBodyTap>(writer, metrics, get_set.key(), "", kMaxObjectBytes);
+  return make_object_tap(writer, metrics, get_set.key());
+}
+
+std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                  std::string get_set_key) {
+  return std::make_unique<WholeBodyTap>(writer, metrics, std::move(get_set_key), "",
+                                        kMaxObjectBytes);
 }
 
 std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,

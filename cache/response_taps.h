@@ -36,6 +36,9 @@ std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetri
                                                  TapQueue* queue = nullptr);
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                   const ListIdentity& get_set);
+// The same, for a caller that has the get set's key already (ListIdentity::key()).
+std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                                  std::string get_set_key);
 std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                      const std::string& path);
 

@@ -42,8 +42,8 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
     return true;
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    if (depth_ == 1) top_key_.assign(s, n);
-    if (depth_ == 2) key_.assign(s, n);
+    if (depth_ == 1) top_key_ = {s, n};
+    if (depth_ == 2) key_ = {s, n};
     return true;
   }
   bool StartObject() {
@@ -71,8 +71,9 @@ class MetaHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, MetaH
   unsigned seen_ = 0;
   int depth_ = 0;
   bool in_metadata_ = false;
-  std::string top_key_;
-  std::string key_;
+  // Into the parse's in-situ buffer, where keys stay until it is freed: no copy per key.
+  std::string_view top_key_;
+  std::string_view key_;
 };
 
 }  // namespace
