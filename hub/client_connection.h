@@ -36,7 +36,10 @@ inline constexpr std::chrono::hours kLongRunningIdleTimeout{4};      // exec, at
 // The exchange in progress on a client connection: relayed from an apiserver, or answered by the
 // cache while offline.
 struct ActiveUpstream {
-  UpstreamConnection* connection = nullptr;  // set while an upstream exchange is in progress
+  // The upstream connection's stream while an upstream exchange is in progress, and how stop()
+  // cancels what waits on it (ActiveScope sets both, for the stream's type).
+  void* upstream = nullptr;
+  void (*cancel_upstream)(void* upstream) = nullptr;
   std::size_t server = 0;
   bool streaming = false;  // relaying a watch or another long-running response
   bool offline = false;    // answered by the cache (no upstream connection)
@@ -57,19 +60,28 @@ struct ActiveUpstream {
   // Ends the exchange from outside: records why and aborts whatever it is waiting on.
   void stop(StreamEnd reason) {
     if (!stop_reason) stop_reason = reason;
-    if (connection != nullptr) net::cancel_socket(connection->stream);
+    if (upstream != nullptr) cancel_upstream(upstream);
     if (wake != nullptr) wake->cancel();
   }
 };
 
 // An exchange's registration on its client connection, cleared however the exchange ends. Used by
-// the Forwarder (forwarder.cc, forwarder_offline.cc).
+// the Forwarder (forwarder.cc, forwarder_offline.cc) and the relay's tests. `Upstream`: an
+// UpstreamConnection, or a test's in-memory one (a `stream` member net::cancel_socket takes).
 struct ActiveScope {
   ActiveUpstream& active;
-  ActiveScope(ActiveUpstream& a, UpstreamConnection* c, std::size_t server) : active(a) {
+  ActiveScope(ActiveUpstream& a, std::nullptr_t, std::size_t server) : active(a) {
     active = ActiveUpstream{};
-    active.connection = c;
     active.server = server;
+  }
+  template <class Upstream>
+  ActiveScope(ActiveUpstream& a, Upstream* c, std::size_t server)
+      : ActiveScope(a, nullptr, server) {
+    if (c == nullptr) return;
+    active.upstream = c;
+    active.cancel_upstream = [](void* up) {
+      net::cancel_socket(static_cast<Upstream*>(up)->stream);
+    };
   }
   ~ActiveScope() { active = ActiveUpstream{}; }
   ActiveScope(const ActiveScope&) = delete;

@@ -253,7 +253,7 @@ template <class Stream>
 void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
   auto& active = client_->active;
   if (!active.streaming) return;
-  if (!healthy && active.connection != nullptr && active.server == server) {
+  if (!healthy && active.upstream != nullptr && active.server == server) {
     active.stop(StreamEnd::ServerUnhealthy);
   } else if (healthy && active.offline && !active.shared) {
     active.stop(StreamEnd::ServerHealthy);  // the client re-watches, now through the apiserver

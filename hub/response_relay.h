@@ -31,12 +31,14 @@ namespace yurthub::hub {
 // client's HTTP version and keep-alive. Also run by test/fuzz/upstream_response_fuzz.cc.
 void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
 
-template <class Stream>
+// `Upstream`: an UpstreamConnection, or a test's in-memory one (its `stream`, `buffer` and
+// `server`; release_upstream() gives it back after a clean response, found by ADL).
+template <class Stream, class Upstream = UpstreamConnection>
 class ResponseRelay {
  public:
   // The response whose header `rp` has read from `up`.
   ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
-                const kube::RequestInfo& info, UpstreamConnectionPtr up, ResponseParser& rp);
+                const kube::RequestInfo& info, std::unique_ptr<Upstream> up, ResponseParser& rp);
 
   // Relays the response as `plan` says. `tap` and `filter` are used only when the plan says so;
   // a filtered body is sent re-framed (chunked) and decoded, and the tap gets what the client
@@ -87,7 +89,7 @@ class ResponseRelay {
   Worker& worker_;
   SharedState& shared_;
   const kube::RequestInfo& info_;
-  UpstreamConnectionPtr up_;
+  std::unique_ptr<Upstream> up_;
   ResponseParser& rp_;
   ResponsePlan plan_;
   ResponseTap* tap_ = nullptr;

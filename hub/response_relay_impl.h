@@ -1,0 +1,346 @@
+// The ResponseRelay's member templates; see response_relay.h. Included by response_relay.cc,
+// which instantiates them for the hub's two client streams over its UpstreamConnection, and by
+// test/hub/response_relay_streams_test.cc, which instantiates them over in-memory streams.
+//
+// Bodies move through one fixed relay buffer with Beast's buffer_body (the "relay" pattern of
+// Beast's HTTP examples): neither body is ever held whole, and a watch event reaches the client as
+// soon as its chunk arrives.
+#pragma once
+
+#include "hub/response_relay.h"
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "hub/client_stream.h"
+#include "hub/watch_corrections.h"
+#include "net/http_io.h"
+#include "net/tunnel.h"
+
+namespace yurthub::hub {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+
+namespace response_relay_detail {
+
+// Moves body bytes that are already buffered into the parser's remaining body space, without I/O.
+// Beast's async_read_some yields at most one chunk per call; an apiserver writing small chunks
+// would otherwise cost one client write per chunk. Only bytes already received are taken, so a
+// watch event is never held back waiting for more. Returns a parse error, if any.
+template <class Parser>
+boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer& buffer) {
+  boost::system::error_code ec;
+  while (!parser.is_done() && parser.get().body().size > 0 && buffer.size() > 0) {
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
+    if (ec || used == 0) return ec;
+  }
+  return {};
+}
+
+// What a client that must re-list sees: the apiserver's own way of saying "start over".
+inline const std::string& relist_event(StreamEnd end) {
+  static const std::string cache = kube::watch_error_event(kube::api_error(
+      kube::Failure::Expired, "the hub's cache of this list failed a write; list again"));
+  static const std::string filter = kube::watch_error_event(
+      kube::api_error(kube::Failure::Expired, "what the hub's filters read changed; list again"));
+  return end == StreamEnd::CacheRelist ? cache : filter;
+}
+
+}  // namespace response_relay_detail
+
+template <class Stream, class Upstream>
+ResponseRelay<Stream, Upstream>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client,
+                                               Worker& worker, const kube::RequestInfo& info,
+                                               std::unique_ptr<Upstream> up, ResponseParser& rp)
+    : client_(std::move(client)),
+      worker_(worker),
+      shared_(worker.shared()),
+      info_(info),
+      up_(std::move(up)),
+      rp_(rp) {}
+
+template <class Stream, class Upstream>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relay(const ResponsePlan& plan,
+                                                                      ResponseTap* tap,
+                                                                      ResponseFilter* filter,
+                                                                      unsigned client_version,
+                                                                      ForwardResult result) {
+  plan_ = plan;
+  result_ = result;
+  tap_ = plan_.tap ? tap : nullptr;
+  filter_ = plan_.filter ? filter : nullptr;
+  feed_.emplace(tap_, filter_, plan_.decode_gzip, info_.is_watch());
+  const bool upstream_keep_alive = rp_.keep_alive();
+  shape_head(client_version);
+  net::write_message_head(client_->response_head, rp_.get());
+  framer_.emplace(client_->response_head, rp_.get().chunked());
+  buf_ = client_->relay();
+  if (plan_.streaming) {
+    const std::optional<StreamEnd> end = co_await start_stream();
+    if (end) co_return co_await end_early(*end);
+  }
+  // Each step is a coroutine only where it may wait: a coroutine frame per piece costs as much as
+  // a header lookup, and a small response's body is usually here already.
+  for (;;) {
+    std::optional<StreamEnd> end;
+    if (corrections_due()) end = co_await send_corrections();
+    if (end) co_return co_await end_early(*end);
+    std::string_view piece;
+    FilterStatus status = FilterStatus::Hold;
+    if (!rp_.is_done()) {
+      boost::system::error_code ec = take_ready_body();
+      if (!ec && needs_read()) ec = co_await read_body();
+      if (ec) {
+        end = read_failure(ec);
+        if (plan_.streaming) end = co_await forward_received(*end);
+        co_return co_await end_early(*end);
+      }
+      status = take_piece(piece);
+    } else {
+      status = last_piece(piece);  // no body, or it ended with the last piece
+    }
+    const bool body_done = rp_.is_done();
+    end = stream_end_of(status);
+    if (end) co_return co_await end_early(*end);
+    if (cache_failed(body_done)) co_return co_await relist_for_cache(piece);
+    if (status == FilterStatus::Hold) continue;  // nothing for the client yet: read on
+    if (!co_await write_to_client(client_, framer_->frame(piece, body_done), plan_.streaming)) {
+      co_return co_await end_early(StreamEnd::ClientGone);
+    }
+    if (framer_->done()) co_return complete(upstream_keep_alive);
+  }
+}
+
+template <class Stream, class Upstream>
+bool ResponseRelay<Stream, Upstream>::cache_failed(bool body_done) const {
+  // Asked of the tap, not answered by the filter: the cache's writer thread may fail a write at
+  // any time, whatever the piece was. A client that gets the body as the apiserver encoded it
+  // cannot be sent an event, and a body that is done is complete for the client.
+  return plan_.streaming && feed_->failed() && !plan_.client_encoded && !body_done;
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relist_for_cache(
+    std::string_view piece) {
+  // The cache missed a write for this list: send what arrived, then make the client re-list.
+  const bool sent = co_await write_to_client(client_, framer_->frame(piece, false), true);
+  co_return co_await end_early(sent ? StreamEnd::CacheRelist : StreamEnd::ClientGone);
+}
+
+template <class Stream, class Upstream>
+void ResponseRelay<Stream, Upstream>::shape_head(unsigned client_version) {
+  shape_client_head(rp_, plan_, client_version);
+  result_.status = rp_.get().result_int();
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start_stream() {
+  // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
+  stream_deadline_ = base::Clock::now() + (info_.timeout_seconds
+                                               ? std::chrono::seconds(*info_.timeout_seconds + 60)
+                                               : 2 * shared_.options.min_request_timeout);
+  auto& active = client_->active;
+  active.streaming = true;
+  active.filter = filter_;
+  active.body = &*feed_;
+  active.chunked = rp_.get().chunked();
+  // A drain or health change that happened while this request waited for its response header
+  // found no stream to end; end it now rather than never.
+  if (shared_.draining) active.stop(StreamEnd::HubDraining);
+  if (!shared_.servers.healthy(up_->server)) active.stop(StreamEnd::ServerUnhealthy);
+  start_client_watch(client_);
+  // The client must see the header at once, not with the first event (which may be minutes away).
+  const bool head_sent = co_await write_streaming(client_, framer_->frame({}, false));
+  if (!head_sent) co_return StreamEnd::ClientGone;
+  // The cache of this list is stale: make the client re-list now, not at the next event.
+  if (feed_->failed() && !plan_.client_encoded) co_return StreamEnd::CacheRelist;
+  // A reactive watch starts with a correction: the client's objects may have been filtered under
+  // an older view (a change during its list, or between two of its watches).
+  if (filter_ && filter_->reactive()) active.correction_pending = true;
+  co_return std::nullopt;
+}
+
+template <class Stream, class Upstream>
+bool ResponseRelay<Stream, Upstream>::corrections_due() const {
+  // Corrections asked for while the last write was in progress (or at the start).
+  const auto& active = client_->active;
+  return plan_.streaming && filter_ && active.correction_pending && !active.correcting &&
+         !active.stop_reason;
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::send_corrections() {
+  client_->active.correction_pending = false;
+  std::string events;
+  const FilterStatus status = feed_->correct(&events);
+  const std::optional<StreamEnd> end = stream_end_of(status);
+  if (status == FilterStatus::Hold) events.clear();  // nothing to correct
+  if (end || events.empty()) co_return end;
+  const bool sent = co_await write_to_client(client_, framer_->frame(events, false), true);
+  co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
+}
+
+template <class Stream, class Upstream>
+boost::system::error_code ResponseRelay<Stream, Upstream>::take_ready_body() {
+  auto& res = rp_.get();
+  res.body().data = buf_;
+  res.body().size = kRelayBufferBytes;
+  arm_upstream_timer();
+  if (client_->active.stop_reason) return asio::error::operation_aborted;
+  // Body bytes that came with the header (a small response's whole body) or with the last read
+  // are taken first: an async read that needs no I/O still costs a trip through the event loop
+  // before the client's write.
+  return response_relay_detail::take_buffered_body(rp_, up_->buffer);
+}
+
+template <class Stream, class Upstream>
+bool ResponseRelay<Stream, Upstream>::needs_read() const {
+  // A stream is written as each piece arrives; any other body fills the relay buffer first (an
+  // apiserver may send one small TLS record per chunk, and a write per record is slow).
+  const std::size_t room = rp_.get().body().size;
+  return !rp_.is_done() && (room == kRelayBufferBytes || (!plan_.streaming && room > 0));
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Upstream>::read_body() {
+  auto& res = rp_.get();
+  auto& active = client_->active;
+  boost::system::error_code ec;
+  do {
+    arm_upstream_timer();
+    if (active.stop_reason) co_return asio::error::operation_aborted;
+    const std::size_t room = res.body().size;
+    ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
+    if (!ec && res.body().size == room && !rp_.is_done()) {
+      active.in_upstream_read = plan_.streaming;
+      auto [rec, rn] = co_await http::async_read_some(up_->stream, up_->buffer, rp_, net::kNoThrow);
+      active.in_upstream_read = false;
+      co_await wait_for_correction_writer(*client_);
+      ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
+      if (!ec) ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
+    }
+  } while (!ec && !plan_.streaming && !rp_.is_done() && res.body().size > 0);
+  co_return ec;
+}
+
+template <class Stream, class Upstream>
+StreamEnd ResponseRelay<Stream, Upstream>::read_failure(const boost::system::error_code& ec) const {
+  if (client_->active.stop_reason) return *client_->active.stop_reason;
+  return ec == beast::error::timeout ? StreamEnd::UpstreamTimeout : StreamEnd::UpstreamClosed;
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<StreamEnd> ResponseRelay<Stream, Upstream>::forward_received(StreamEnd end) {
+  if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
+  std::string_view piece;
+  const FilterStatus status = take_piece(piece);
+  const std::optional<StreamEnd> filter_end = stream_end_of(status);
+  if (status == FilterStatus::Hold) piece = {};  // nothing whole for the client in what arrived
+  if (filter_end) co_return *filter_end;
+  if (!piece.empty() && !co_await write_to_client(client_, framer_->frame(piece, false), true)) {
+    co_return StreamEnd::ClientGone;
+  }
+  co_return end;
+}
+
+template <class Stream, class Upstream>
+FilterStatus ResponseRelay<Stream, Upstream>::take_piece(std::string_view& piece) {
+  const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
+  result_.response_bytes += received.size();
+  FilterStatus status = feed_->feed(received);
+  // The body's last bytes: the filter's last output (a get's object) joins them.
+  const bool goes_on = status == FilterStatus::Send || status == FilterStatus::Hold;
+  if (goes_on && rp_.is_done()) status = feed_->finish();
+  piece = filter_ ? std::string_view(feed_->out()) : received;
+  return status;
+}
+
+template <class Stream, class Upstream>
+FilterStatus ResponseRelay<Stream, Upstream>::last_piece(std::string_view& piece) {
+  feed_->out().clear();
+  const FilterStatus status = feed_->finish();
+  if (filter_) piece = feed_->out();
+  return status;
+}
+
+template <class Stream, class Upstream>
+void ResponseRelay<Stream, Upstream>::arm_upstream_timer() {
+  auto& up_tcp = beast::get_lowest_layer(up_->stream);
+  if (!plan_.streaming)
+    up_tcp.expires_after(kUpstreamIoTimeout);
+  else if (info_.is_watch())
+    up_tcp.expires_at(stream_deadline_);
+  else
+    up_tcp.expires_after(kLongRunningIdleTimeout);
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::end_early(StreamEnd end) {
+  switch (end) {
+    case StreamEnd::FilterRelist:
+    case StreamEnd::CacheRelist:
+      // The 410 event, then the last chunk.
+      co_await write_to_client(
+          client_, framer_->frame(response_relay_detail::relist_event(end), true), true);
+      break;
+    case StreamEnd::ClientGone:
+      break;  // nobody to tell
+    case StreamEnd::FilterError:
+      // A watch's events framed before the break are whole: they go out first.
+      if (plan_.streaming && !feed_->out().empty())
+        co_await write_to_client(client_, framer_->frame(feed_->out(), false), true);
+      // Cut (no last chunk), so the client cannot mistake a truncated body for a complete one.
+      YH_LOG(Warning) << kube::verb_name(info_.verb) << " " << info_.path << " for "
+                      << info_.component << " cut short: " << feed_->error();
+      break;
+    default:
+      // A stream the client can resume (a watch) ends cleanly; anything else is cut short.
+      if (plan_.streaming && rp_.get().chunked()) co_await end_chunked_stream(client_);
+      YH_LOG(Info) << kube::verb_name(info_.verb) << " " << info_.path << " for " << info_.component
+                   << " ended early: " << stream_end_name(end);
+  }
+  if (end == StreamEnd::UpstreamTimeout || end == StreamEnd::UpstreamClosed) {
+    shared_.metrics.upstream_errors
+        .with({shared_.servers.address(up_->server).url, "stream_broken"})
+        .inc();
+    if (shared_.health) shared_.health->probe_soon(up_->server);
+  }
+  feed_->end(false);
+  stop_client_watch(*client_);
+  if (!framer_->head_framed()) result_.status = 0;  // nothing reached the client
+  result_.stream_end = end;
+  result_.keep_alive = false;
+  co_return result_;
+}
+
+template <class Stream, class Upstream>
+ForwardResult ResponseRelay<Stream, Upstream>::complete(bool upstream_keep_alive) {
+  feed_->end(true);
+  stop_client_watch(*client_);
+  result_.keep_alive = plan_.keep_alive;
+  // Bytes after the end of the response are a framing doubt (a response the hub did not ask
+  // for): such a connection is closed, never reused for another client.
+  if (upstream_keep_alive && !client_->active.stop_reason && up_->buffer.size() == 0) {
+    release_upstream(worker_.pool(), std::move(up_));
+  }
+  return result_;
+}
+
+template <class Stream, class Upstream>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::tunnel(ForwardResult result) {
+  const std::string head = net::message_head(rp_.get());
+  beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
+  auto [ec, n] = co_await asio::async_write(client_->stream, asio::buffer(head), net::kNoThrow);
+  result.status = 101;
+  result.keep_alive = false;
+  if (ec) co_return result;
+  client_->active.streaming = true;
+  auto bytes = co_await net::tunnel_streams(client_->stream, client_->buffer, up_->stream,
+                                            up_->buffer, kLongRunningIdleTimeout);
+  result.request_bytes += bytes.client_to_upstream;
+  result.response_bytes += bytes.upstream_to_client;
+  co_return result;
+}
+
+}  // namespace yurthub::hub
