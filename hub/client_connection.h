@@ -66,7 +66,7 @@ struct ActiveUpstream {
 };
 
 // An exchange's registration on its client connection, cleared however the exchange ends. Used by
-// the Forwarder (forwarder.cc, forwarder_offline.cc) and the relay's tests. `Upstream`: an
+// the Forwarder (forwarder_impl.h, forwarder_offline_impl.h) and the relay's tests. `Upstream`: an
 // UpstreamConnection, or a test's in-memory one (a `stream` member net::cancel_socket takes).
 struct ActiveScope {
   ActiveUpstream& active;

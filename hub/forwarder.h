@@ -37,7 +37,7 @@ class Forwarder {
   boost::asio::awaitable<ForwardResult> forward(RequestParser& parser,
                                                 const kube::RequestInfo& info,
                                                 bool client_keep_alive);
-  // A follower hub's list or watch on the multiplexer port (hub/proxy_session_followers.cc has
+  // A follower hub's list or watch on the multiplexer port (hub/proxy_session_followers_impl.h has
   // checked its certificate, its pool and the request): answered from the shared watch cache,
   // unfiltered (the follower filters for its own clients), or a 503 Status when the cache cannot
   // answer it as the apiserver would (the follower then turns to the cloud).
@@ -122,7 +122,7 @@ class Forwarder {
                                                              const kube::RequestInfo& info,
                                                              bool keep_alive, ForwardResult result);
   // A pool-scope list or watch: answered from the shared watch cache when it admits the request
-  // (through the client's filters), else forwarded as any other (forwarder_shared.cc).
+  // (through the client's filters), else forwarded as any other (forwarder_shared_impl.h).
   boost::asio::awaitable<ForwardResult> answer_shared(RequestParser& parser,
                                                       const kube::RequestInfo& info,
                                                       bool keep_alive);

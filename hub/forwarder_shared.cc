@@ -3,41 +3,11 @@
 // filters; one it does not is forwarded as any other request. A follower hub's on the multiplexer
 // port is answered unfiltered, or refused. Split from forwarder.cc; the same
 // class (forwarder.h), instantiated for both client stream types here too.
-#include "hub/forwarder.h"
+// The member templates are in hub/forwarder_shared_impl.h; instantiated here.
+#include "hub/forwarder_shared_impl.h"
 
 namespace yurthub::hub {
 namespace asio = boost::asio;
-
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& parser,
-                                                                const kube::RequestInfo& info,
-                                                                bool keep_alive) {
-  const bool admitted = co_await shared_.pool->admit(info);
-  if (!admitted) co_return co_await wait_then_exchange(parser, info, keep_alive);
-  if (plan_.filter && !shared_.filters->ready()) {
-    auto refusal = co_await wait_for_filters();
-    if (refusal) {
-      co_return co_await fail(refusal->failure, refusal->detail, parser, keep_alive,
-                              ForwardResult{});
-    }
-  }
-  co_return co_await answer_locally(parser, info, keep_alive, ForwardResult{},
-                                    LocalSource::SharedCache);
-}
-
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_follower(RequestParser& parser,
-                                                                  const kube::RequestInfo& info,
-                                                                  bool keep_alive) {
-  client_version_ = parser.get().version();
-  const bool admitted = co_await shared_.pool->admit_follower(info);
-  if (!admitted) {
-    const std::string why = "its copy of " + info.resource + " cannot answer this query";
-    co_return co_await fail(kube::Failure::NotFitToLead, why, parser, keep_alive, ForwardResult{});
-  }
-  co_return co_await answer_locally(parser, info, keep_alive, ForwardResult{},
-                                    LocalSource::SharedCache);
-}
 
 template asio::awaitable<ForwardResult> Forwarder<net::PlainStream>::answer_shared(
     RequestParser&, const kube::RequestInfo&, bool);

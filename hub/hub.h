@@ -60,9 +60,9 @@ class Hub {
   // REQUIRES: called before start(); `pool` outlives the Hub.
   void set_shared_cache(SharedCacheHooks* pool);
   // Serves the multiplexer port (--node-ip:--multiplexer-port) to the follower hubs of the pool,
-  // whose client certificates must chain to `cluster_ca` (hub/proxy_session_followers.cc). Needs
-  // the shared cache and a serving certificate; a port that cannot be bound is logged and left
-  // off. REQUIRES: called before start().
+  // whose client certificates must chain to `cluster_ca` (hub/proxy_session_followers_impl.h).
+  // Needs the shared cache and a serving certificate; a port that cannot be bound is logged and
+  // left off. REQUIRES: called before start().
   void serve_followers(std::shared_ptr<X509_STORE> cluster_ca) {
     cluster_ca_ = std::move(cluster_ca);
   }

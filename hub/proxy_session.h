@@ -31,8 +31,8 @@ class ProxySession : public SessionControl {
   // Serves the connection until it closes. Takes ownership of the session.
   static boost::asio::awaitable<void> run(std::shared_ptr<ProxySession> self);
 
-  // Makes this a session of the multiplexer port (hub/proxy_session_followers.cc): its client is
-  // a follower hub, known by its client certificate. Before run().
+  // Makes this a session of the multiplexer port (hub/proxy_session_followers_impl.h): its client
+  // is a follower hub, known by its client certificate. Before run().
   void serve_followers() { follower_port_ = true; }
 
   void on_server_health(std::size_t server, bool healthy) override;
@@ -49,7 +49,7 @@ class ProxySession : public SessionControl {
                                             const kube::RequestInfo& info, RequestParser& parser,
                                             std::optional<int> retry_after = {},
                                             RequestSeries::Kind* kind = nullptr);
-  // The multiplexer port (hub/proxy_session_followers.cc): after the handshake, the follower's
+  // The multiplexer port (hub/proxy_session_followers_impl.h): after the handshake, the follower's
   // node from its verified certificate (false: not a node's, the connection is closed); then
   // each request: the pool's health, or a pool-scope list or watch; anything else is refused.
   bool identify_follower();
@@ -86,7 +86,7 @@ boost::asio::awaitable<void> start_dummy_ip_session(net::TcpSocket socket, Worke
 // closed at once. `follower_ca` null: the HTTPS port (10268, listener "proxy_secure"). Otherwise
 // the multiplexer port (--multiplexer-port, listener "multiplexer"): the handshake requires a
 // client certificate that chains to `follower_ca`, and only follower hubs of this hub's pool are
-// served (hub/proxy_session_followers.cc).
+// served (hub/proxy_session_followers_impl.h).
 boost::asio::awaitable<void> start_tls_session(net::TcpSocket socket, Worker& worker,
                                                std::shared_ptr<boost::asio::ssl::context> tls,
                                                std::shared_ptr<X509_STORE> follower_ca = nullptr);

@@ -1,6 +1,7 @@
 // The ResponseRelay's member templates; see response_relay.h. Included by response_relay.cc,
 // which instantiates them for the hub's two client streams over its UpstreamConnection, and by
-// test/hub/response_relay_streams_test.cc, which instantiates them over in-memory streams.
+// the request path's tests over in-memory streams (test/hub/response_relay_streams_test.cc,
+// proxy_session_streams_test.cc).
 //
 // Bodies move through one fixed relay buffer with Beast's buffer_body (the "relay" pattern of
 // Beast's HTTP examples): neither body is ever held whole, and a watch event reaches the client as

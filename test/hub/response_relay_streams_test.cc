@@ -15,7 +15,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "hub/response_plan.h"
-#include "hub/server_set.h"
+#include "test/hub/memory_worker.h"
 #include "test/net/memory_stream.h"
 
 namespace yurthub::hub {
@@ -72,13 +72,8 @@ std::string event(const std::string& name, int rv) {
 class ResponseRelayTest : public ::testing::Test {
  protected:
   ResponseRelayTest() {
-    options_.servers = {{"https://apiserver.test:6443", "apiserver.test", "6443"}};
-    servers_ = std::make_unique<ServerSet>(options_.servers, LbMode::RoundRobin);
-    servers_->set_healthy(0, true);
-    shared_.reset(new SharedState{options_, *servers_, tls_, metrics_});
-    worker_ = std::make_unique<Worker>(*shared_);
-    auto [client_end, client_peer] = MemoryStream::pair(io().get_executor());
-    auto [up_end, up_peer] = MemoryStream::pair(io().get_executor());
+    auto [client_end, client_peer] = hub_.pipe();
+    auto [up_end, up_peer] = hub_.pipe();
     client_ = std::make_shared<ClientConnection<MemoryStream>>(io().get_executor(),
                                                                std::move(client_end));
     upstream_ = std::make_unique<MemoryUpstream>(std::move(up_end));
@@ -88,7 +83,8 @@ class ResponseRelayTest : public ::testing::Test {
   }
   ~ResponseRelayTest() override { released().clear(); }
 
-  boost::asio::io_context& io() { return worker_->io(); }
+  boost::asio::io_context& io() { return hub_.io(); }
+  void settle() { hub_.settle(); }
 
   // Starts relaying what the apiserver answers `method target` from `user_agent`, as the
   // Forwarder would: the cache reads the response (RequestPlan::cache) and the client keeps its
@@ -101,26 +97,13 @@ class ResponseRelayTest : public ::testing::Test {
     });
   }
 
-  // Runs everything that is ready, until nothing is.
-  void settle() {
-    io().restart();
-    while (io().poll() > 0) {
-    }
-  }
-
   // What the client has received so far.
   std::string client_got() {
     client_received_ += client_peer_->take_written();
     return client_received_;
   }
 
-  HubOptions options_;
-  base::MetricsRegistry registry_;
-  HubMetrics metrics_{registry_};
-  net::UpstreamTls tls_;
-  std::unique_ptr<ServerSet> servers_;
-  std::unique_ptr<SharedState> shared_;
-  std::unique_ptr<Worker> worker_;
+  test_support::MemoryWorker hub_;
   std::shared_ptr<ClientConnection<MemoryStream>> client_;
   std::unique_ptr<MemoryUpstream> upstream_;
   std::optional<MemoryStream> client_peer_;  // the client's end
@@ -143,7 +126,7 @@ class ResponseRelayTest : public ::testing::Test {
     const ClientSide side{
         .version = 11, .keep_alive = true, .long_running = info_.is_long_running()};
     const ResponsePlan plan = plan_response(request, response_head_facts(rp, true), side);
-    ResponseRelay<MemoryStream, MemoryUpstream> relay(client_, *worker_, info_,
+    ResponseRelay<MemoryStream, MemoryUpstream> relay(client_, *hub_.worker, info_,
                                                       std::move(upstream_), rp);
     co_return co_await relay.relay(plan, &tap_, nullptr, 11, ForwardResult{});
   }
@@ -224,8 +207,10 @@ TEST_F(ResponseRelayTest, AnApiserverDyingMidBodyCutsTheClientShort) {
   EXPECT_TRUE(tap_.ended);
   EXPECT_FALSE(tap_.complete);  // the cache keeps nothing of it
   EXPECT_TRUE(released().empty());
-  EXPECT_EQ(metrics_.upstream_errors.with({"https://apiserver.test:6443", "stream_broken"}).value(),
-            1u);
+  EXPECT_EQ(
+      hub_.metrics.upstream_errors.with({test_support::MemoryWorker::kServerUrl, "stream_broken"})
+          .value(),
+      1u);
 }
 
 TEST_F(ResponseRelayTest, AnApiserverDyingBeforeAnyOfTheBodyWentOutLeavesTheAnswerToTheForwarder) {
