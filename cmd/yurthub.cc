@@ -80,48 +80,18 @@ static int run_hub(int argc, char** argv) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
   base::MetricsRegistry registry;
-  std::unique_ptr<hub::ClientCertificateManager> certificates;
-  Result<kube::Credentials> credentials = make_error("not loaded");
-  if (hub::manages_own_certificate(*options)) {
-    certificates = std::make_unique<hub::ClientCertificateManager>(
-        cmd::certificate_settings(*options), registry);
-    credentials = certificates->obtain();
-  } else {
-    credentials = net::load_kubeconfig(options->kubeconfig);
-  }
-  if (!credentials) return fail(credentials.error().message, 2);
-  auto upstream_tls = net::make_upstream_tls(*credentials);
-  if (!upstream_tls) return fail(upstream_tls.error().message, 2);
-  const auto hub_identity = upstream_tls->hub_identity;
-  const auto hub_token = upstream_tls->hub_token;
+  auto identity = cmd::load_credentials(*options, registry);
+  if (!identity) return fail(identity.error().message, 2);
+  auto& certificates = identity->certificates;
+  auto& reloader = identity->reloader;
+  const auto& hub_identity = identity->hub_identity;
   // After the credentials (a bad kubeconfig's exit 2 is one line on stderr), before the serving
   // certificate, which names it.
   hub::default_node_ip(*options);
-  // The hub's certificate is renewed by the manager, or its credentials (certificate, token) are
-  // followed in the kubeconfig when someone else (kubelet, an operator's tooling) renews them.
-  std::unique_ptr<hub::KubeconfigReloader> reloader;
-  if (!certificates) {
-    reloader = std::make_unique<hub::KubeconfigReloader>(options->kubeconfig, *credentials,
-                                                         hub_identity, hub_token, registry);
-  }
-  // The HTTPS port's certificate: the operator's files, or one by CSR in either bootstrap mode,
-  // requested as the hub's identity or kubelet's (docs/operations.md).
-  std::shared_ptr<net::ReplaceableContext> server_tls;
-  std::unique_ptr<hub::ServingCertificateManager> serving;
-  if (!options->tls_cert_file.empty() || !options->tls_private_key_file.empty()) {
-    auto loaded = net::make_server_tls(options->tls_cert_file, options->tls_private_key_file);
-    if (!loaded) return fail(loaded.error().message, 2);
-    server_tls = std::make_shared<net::ReplaceableContext>(std::move(*loaded));
-  } else if (certificates) {
-    serving = std::make_unique<hub::ServingCertificateManager>(
-        hub::serving_settings(*options), [&certificates] { return certificates->current(); },
-        registry);
-  } else if (options->bootstrap_mode == hub::BootstrapMode::KubeletCertificate) {
-    serving = std::make_unique<hub::ServingCertificateManager>(
-        hub::serving_settings(*options),
-        [&reloader] { return std::optional<kube::Credentials>(reloader->current()); }, registry);
-  }
-  if (serving) server_tls = serving->obtain();
+  auto serving_tls = cmd::make_serving_tls(*options, *identity, registry);
+  if (!serving_tls) return fail(serving_tls.error().message, 2);
+  std::shared_ptr<net::ReplaceableContext> server_tls = std::move(serving_tls->context);
+  auto& serving = serving_tls->manager;
 
   YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
   if (auto warning = hub::unsafe_directory_warning(options->root_dir)) {
@@ -139,14 +109,14 @@ static int run_hub(int argc, char** argv) {
   ota_settings.node_name = options->node_name;
   const std::string node_name = options->node_name;
   const bool edge = options->working_mode == hub::WorkingMode::Edge;
-  const net::UpstreamTls cloud_tls = *upstream_tls;  // shares the hub's renewed identity
+  const net::UpstreamTls cloud_tls = identity->upstream_tls;  // shares the hub's renewed identity
   // Declared before the Hub: its loop's frame may outlive hub.run() until the Hub's executors go.
   std::unique_ptr<cache::AutonomyKeeper> autonomy;
   // Before the Hub too: the Hub's connections answer from it.
   std::unique_ptr<pool::PoolSharing> pool_sharing =
       cmd::make_pool_sharing(*options, hub_identity, node_cache.get(), registry);
-  hub::Hub hub(std::move(*options), std::move(*upstream_tls), std::move(server_tls), registry,
-               node_cache.get());
+  hub::Hub hub(std::move(*options), std::move(identity->upstream_tls), std::move(server_tls),
+               registry, node_cache.get());
   if (certificates) {
     hub.on_join_token([&certificates](const std::string& token) {
       return certificates->update_join_token(token);
@@ -157,7 +127,8 @@ static int run_hub(int argc, char** argv) {
       node_cache ? &node_cache->store() : nullptr, registry);
   hub.add_admin_routes(ota_handler->routes());
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
-  if (pool_sharing) cmd::connect_pool(hub, *pool_sharing, filter_manager, credentials->ca_pem);
+  if (pool_sharing)
+    cmd::connect_pool(hub, *pool_sharing, filter_manager, identity->credentials.ca_pem);
   if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
   hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
     filter_manager.set_config(data);

@@ -8,8 +8,57 @@
 #include "filters/hub_address.h"
 #include "hub/certificate/api_call.h"
 #include "hub/options.h"
+#include "net/files.h"
 
 namespace yurthub::cmd {
+
+Result<HubCredentials> load_credentials(const hub::HubOptions& o, base::MetricsRegistry& registry) {
+  HubCredentials out;
+  Result<kube::Credentials> loaded = make_error("not loaded");
+  if (hub::manages_own_certificate(o)) {
+    out.certificates =
+        std::make_unique<hub::ClientCertificateManager>(certificate_settings(o), registry);
+    loaded = out.certificates->obtain();
+  } else {
+    loaded = net::load_kubeconfig(o.kubeconfig);
+  }
+  if (!loaded) return loaded.error();
+  out.credentials = std::move(*loaded);
+  auto tls = net::make_upstream_tls(out.credentials);
+  if (!tls) return tls.error();
+  out.upstream_tls = std::move(*tls);
+  out.hub_identity = out.upstream_tls.hub_identity;
+  out.hub_token = out.upstream_tls.hub_token;
+  if (!out.certificates) {
+    out.reloader = std::make_unique<hub::KubeconfigReloader>(
+        o.kubeconfig, out.credentials, out.hub_identity, out.hub_token, registry);
+  }
+  return out;
+}
+
+Result<ServingTls> make_serving_tls(const hub::HubOptions& o, const HubCredentials& credentials,
+                                    base::MetricsRegistry& registry) {
+  ServingTls out;
+  if (!o.tls_cert_file.empty() || !o.tls_private_key_file.empty()) {
+    auto loaded = net::make_server_tls(o.tls_cert_file, o.tls_private_key_file);
+    if (!loaded) return loaded.error();
+    out.context = std::make_shared<net::ReplaceableContext>(std::move(*loaded));
+    return out;
+  }
+  if (auto* certificates = credentials.certificates.get()) {
+    out.manager = std::make_unique<hub::ServingCertificateManager>(
+        hub::serving_settings(o), [certificates] { return certificates->current(); }, registry);
+  } else if (o.bootstrap_mode == hub::BootstrapMode::KubeletCertificate) {
+    out.manager = std::make_unique<hub::ServingCertificateManager>(
+        hub::serving_settings(o),
+        [reloader = credentials.reloader.get()] {
+          return std::optional<kube::Credentials>(reloader->current());
+        },
+        registry);
+  }
+  if (out.manager) out.context = out.manager->obtain();
+  return out;
+}
 namespace {
 
 std::unique_ptr<cache::NodeCache> open_cache(const hub::HubOptions& o,

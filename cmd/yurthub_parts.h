@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/metrics.h"
+#include "base/result.h"
 #include "cache/autonomy_keeper.h"
 #include "cache/node_cache.h"
 #include "filters/filter_manager.h"
@@ -21,6 +22,31 @@
 #include "pool/pool_sharing.h"
 
 namespace yurthub::cmd {
+
+// The hub's identity towards the apiserver: its own client certificate, renewed by the manager
+// (when the hub manages it), or the kubeconfig's credentials (certificate, token), followed by the
+// reloader as someone else (kubelet, an operator's tooling) renews them. Members in the order
+// run_hub kept them as locals (destroyed in reverse).
+struct HubCredentials {
+  std::unique_ptr<hub::ClientCertificateManager> certificates;  // null: the kubeconfig's
+  kube::Credentials credentials;
+  net::UpstreamTls upstream_tls;  // moved into the Hub
+  std::shared_ptr<net::ReplaceableContext> hub_identity;
+  std::shared_ptr<net::ReplaceableToken> hub_token;
+  std::unique_ptr<hub::KubeconfigReloader> reloader;  // when `certificates` is null
+};
+// Obtains them; an error is a bad kubeconfig, certificate or token (exit status 2).
+Result<HubCredentials> load_credentials(const hub::HubOptions& o, base::MetricsRegistry& registry);
+
+// The HTTPS port's certificate: the operator's files, or one by CSR in either bootstrap mode,
+// requested as the hub's identity or kubelet's (docs/operations.md); neither when no mode gives
+// one. REQUIRES: `o`'s node IP defaulted (the certificate names it).
+struct ServingTls {
+  std::shared_ptr<net::ReplaceableContext> context;
+  std::unique_ptr<hub::ServingCertificateManager> manager;  // a certificate by CSR
+};
+Result<ServingTls> make_serving_tls(const hub::HubOptions& o, const HubCredentials& credentials,
+                                    base::MetricsRegistry& registry);
 
 // The client certificate manager's settings, from the flags (token or bootstrap-file mode).
 hub::ClientCertificateSettings certificate_settings(const hub::HubOptions& o);
