@@ -1,6 +1,7 @@
 // The cache's tap queue and the deferred taps that use it; see tap_queue.h.
 #include "cache/tap_queue.h"
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,21 +52,49 @@ bool TapQueue::drain(std::chrono::milliseconds limit) {
   return drained_.wait_for(lock, limit, [this] { return idle(); });
 }
 
+namespace {
+
+// A coroutine waiting in TapQueue::caught_up, as its marker job sees it. The queue may outlive the
+// coroutine's io_context (a marker still queued when the hub stops; the queue runs what is left
+// as it is destroyed), so the marker touches the executor only while the coroutine still waits:
+// its frame withdraws under the same lock, when it ends or is destroyed with the io_context.
+struct CaughtUpWaiter {
+  std::mutex mutex;
+  bool waiting = true;   // guarded by mutex
+  bool reached = false;  // the coroutine's thread only
+  net::Timer* timer = nullptr;
+};
+
+struct WithdrawWaiter {
+  CaughtUpWaiter& waiter;
+  ~WithdrawWaiter() {
+    std::lock_guard lock(waiter.mutex);
+    waiter.waiting = false;
+  }
+};
+
+}  // namespace
+
 boost::asio::awaitable<bool> TapQueue::caught_up(std::chrono::milliseconds limit) {
   if (idle()) co_return true;
-  // A marker job behind everything posted so far wakes the coroutine through its executor.
   auto executor = co_await boost::asio::this_coro::executor;
-  auto timer = std::make_shared<net::Timer>(executor);
-  auto reached = std::make_shared<bool>(false);
-  post_control([executor, timer, reached] {
-    boost::asio::post(executor, [timer, reached] {
-      *reached = true;
-      timer->cancel();
+  net::Timer timer(executor);
+  auto waiter = std::make_shared<CaughtUpWaiter>();
+  waiter->timer = &timer;
+  const WithdrawWaiter withdraw{*waiter};
+  post_control([waiter, executor] {
+    std::lock_guard lock(waiter->mutex);
+    if (!waiter->waiting) return;
+    boost::asio::post(executor, [waiter] {
+      std::lock_guard wake_lock(waiter->mutex);
+      if (!waiter->waiting) return;  // it gave up at its limit since
+      waiter->reached = true;
+      waiter->timer->cancel();
     });
   });
-  timer->expires_after(limit);
-  co_await timer->async_wait(net::kNoThrow);
-  co_return *reached;
+  timer.expires_after(limit);
+  co_await timer.async_wait(net::kNoThrow);
+  co_return waiter->reached;
 }
 
 void TapQueue::run() {

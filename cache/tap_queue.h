@@ -54,7 +54,8 @@ class TapQueue {
   // Waits until idle(), at most `limit`. True when idle.
   bool drain(std::chrono::milliseconds limit);
   // A coroutine's wait, at most `limit`, for every job posted before the call to finish (jobs
-  // posted after it are not waited for). True when they did.
+  // posted after it are not waited for). True when they did. The queue may outlive the
+  // coroutine's io_context: its marker job touches the executor only while the coroutine waits.
   boost::asio::awaitable<bool> caught_up(std::chrono::milliseconds limit);
 
  private:

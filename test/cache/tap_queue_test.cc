@@ -193,6 +193,8 @@ TEST(TapQueue, CaughtUpWaitsForTheJobsPostedBeforeItOnly) {
 TEST(TapQueue, CaughtUpGivesUpAtItsLimit) {
   TapQueue queue;
   test_support::Blocker blocker(queue);
+  // Destroyed first: the marker runs after the io_context is gone (as when the hub stops with a
+  // write waiting) and must not touch it (ASan found it posting to the freed io_context).
   boost::asio::io_context io;
   auto caught_up = boost::asio::co_spawn(io, queue.caught_up(std::chrono::milliseconds(20)),
                                          boost::asio::use_future);
