@@ -64,6 +64,10 @@ std::string chunk(std::string_view data) {
   return std::string(size) + std::string(data) + "\r\n";
 }
 
+// The head of an apiserver's watch response.
+const std::string kWatchHead =
+    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+
 std::string event(const std::string& name, int rv) {
   return R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":")" + name +
          R"(","namespace":"default","resourceVersion":")" + std::to_string(rv) + R"("}}})" + "\n";
@@ -163,9 +167,7 @@ TEST_F(ResponseRelayTest, AListReachesTheClientAsSentAndTheCacheWhole) {
 
 TEST_F(ResponseRelayTest, AWatchEventReachesTheClientBeforeTheNextArrives) {
   start("GET", "/api/v1/pods?watch=true&resourceVersion=7");
-  apiserver_->write(
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-      "Transfer-Encoding: chunked\r\n\r\n");
+  apiserver_->write(kWatchHead);
   settle();
   EXPECT_NE(client_got().find("200 OK"), std::string::npos);  // the head goes out at once
   apiserver_->write(chunk(event("web-0", 8)));
@@ -233,10 +235,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingBeforeAnyOfTheBodyWentOutLeavesTheAnsw
 
 TEST_F(ResponseRelayTest, AnApiserverDyingMidWatchEndsItWithTheEventsItSent) {
   start("GET", "/api/v1/pods?watch=true&resourceVersion=7");
-  apiserver_->write(
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-      "Transfer-Encoding: chunked\r\n\r\n" +
-      chunk(event("web-0", 8)));
+  apiserver_->write(kWatchHead + chunk(event("web-0", 8)));
   settle();
   apiserver_->close();
   settle();
@@ -250,10 +249,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingMidWatchEndsItWithTheEventsItSent) {
 
 TEST_F(ResponseRelayTest, AClientLeavingEndsTheWatchWithoutWaitingForTheNextEvent) {
   start("GET", "/api/v1/pods?watch=true&resourceVersion=7");
-  apiserver_->write(
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-      "Transfer-Encoding: chunked\r\n\r\n" +
-      chunk(event("web-0", 8)));
+  apiserver_->write(kWatchHead + chunk(event("web-0", 8)));
   settle();
   EXPECT_FALSE(result_);
   client_peer_->close();  // kubelet restarts
