@@ -211,15 +211,22 @@ TEST_F(LeaderHub, AFollowerFiltersForItsOwnClients) {
       "spec:\n  type: LoadBalancer\n  clusterIP: 10.96.9.9\n  ports:\n  - name: http\n"
       "    port: 80\n    protocol: TCP\n    targetPort: 8080\n");
   const std::string services = "/api/v1/services";
-  auto listed =
-      http_request(followers_[0].proxy_port, "GET", services, {{"User-Agent", kKubeProxy}});
-  ASSERT_EQ(listed.status, 200);
+  // The follower's Services come through its leader's watch: they reach it a moment after
+  // the cloud has them, as any informer's do.
+  HttpResponse listed;
+  ASSERT_TRUE(eventually(
+      [&] {
+        listed =
+            http_request(followers_[0].proxy_port, "GET", services, {{"User-Agent", kKubeProxy}});
+        return listed.status == 200 && listed.body.find("cloud-lb") != std::string::npos;
+      },
+      std::chrono::seconds(10)))
+      << listed.status << " " << listed.body << followers_[0].process->log();
   WatchStream proxy(followers_[0].proxy_port,
                     services + "?watch=true&resourceVersion=" + list_rv(listed.body), kKubeProxy);
   ASSERT_TRUE(proxy.wait_for_header(std::chrono::seconds(5)));
   // discardcloudservice: kube-proxy is shown cloud-lb until it is marked for discarding, then
   // its watch gets cloud-lb DELETED.
-  EXPECT_NE(listed.body.find("cloud-lb"), std::string::npos);
   kubectl_direct(
       {"annotate", "service", "-n", "default", "cloud-lb", "svc.openyurt.io/discard=true"});
   EXPECT_TRUE(eventually([&] { return last_events(proxy)["cloud-lb"].first == "DELETED"; },
