@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/clock.h"
+
 namespace yurthub::log {
 namespace {
 
@@ -38,7 +40,7 @@ bool enabled(Level level) {
 }
 
 Line::Line(Level level, const char* file, int line) {
-  auto now = std::chrono::system_clock::now();
+  auto now = base::WallClock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
   auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %

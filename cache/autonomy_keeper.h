@@ -24,6 +24,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "base/result.h"
 #include "cache/autonomy_condition.h"
@@ -55,7 +56,7 @@ class AutonomyKeeper {
     CloudCall call_cloud;
     std::function<CacheHealth()> cache_health;
     std::function<bool()> online;  // any apiserver healthy: a check at once when it turns true
-    std::function<std::int64_t()> unix_now;  // seconds since the epoch
+    base::UnixSeconds unix_now;
     std::chrono::milliseconds interval{10000};
     std::chrono::milliseconds health_poll{1000};
   };

@@ -38,12 +38,6 @@ std::string error_key(const CacheOp& op) {
   return ErrorKeys::key(op.identity, "", "");
 }
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 struct CacheWriter::Batch {
@@ -358,7 +352,7 @@ Status CacheWriter::list_end(WriteTxn& txn, CacheOp& op, Batch& batch) {
   r->complete = true;
   r->stale = item_failed;  // a list missing an object is stale until the next full list
   if (!item_failed) batch.relisted.insert(op.identity);
-  r->synced_unix = unix_now();
+  r->synced_unix = base::WallClock::unix_seconds();
   paginating_.erase(op.identity);
   if (old != 0 && old != set) return txn.drop_set(old);
   return {};

@@ -99,7 +99,7 @@ Result<std::string> Callers::load_key(Store& store) {
 }
 
 Callers::Callers(Store& store, CacheWriter& writer, base::MetricsRegistry& registry,
-                 std::string key, Clock now, IssuerKeys* issuer_keys)
+                 std::string key, base::UnixSeconds now, IssuerKeys* issuer_keys)
     : store_(store),
       writer_(writer),
       key_(std::move(key)),

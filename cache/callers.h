@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "cache/cache_writer.h"
 #include "cache/issuer_keys.h"
@@ -41,7 +42,6 @@ namespace yurthub::cache {
 
 class Callers {
  public:
-  using Clock = std::function<std::int64_t()>;  // seconds since the epoch
   // At most this many remembered tokens; past it the expired, then the soonest to expire, go.
   static constexpr std::size_t kMaxRemembered = 4096;
 
@@ -52,7 +52,7 @@ class Callers {
   // With `issuer_keys`, offline a service-account token never seen here is verified by its
   // signature (cache/issuer_keys.h) and gets its service account's data.
   Callers(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, std::string key,
-          Clock now, IssuerKeys* issuer_keys = nullptr);
+          base::UnixSeconds now, IssuerKeys* issuer_keys = nullptr);
 
   // The owner of what the answer to `info` is kept under (online).
   std::string owner_of(const kube::RequestInfo& info) const;
@@ -82,7 +82,7 @@ class Callers {
   Store& store_;
   CacheWriter& writer_;
   std::string key_;
-  Clock now_;
+  base::UnixSeconds now_;
   IssuerKeys* issuer_keys_;
   base::CounterFamily& verdicts_;
   std::mutex mutex_;  // guards seen_

@@ -22,6 +22,7 @@
 #include <deque>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "cache/list_identity.h"
 #include "cache/lmdb_env.h"
@@ -496,7 +497,7 @@ Result<OpenedStore> open_lmdb_store_or_reset(const StoreOptions& options) {
   if (::stat((dir + "/data.mdb").c_str(), &st) != 0 || first.error().code != ErrorCode::DataLoss) {
     return first.error();
   }
-  const std::string aside = dir + "/unusable-" + std::to_string(::time(nullptr));
+  const std::string aside = dir + "/unusable-" + std::to_string(base::WallClock::unix_seconds());
   if (::mkdir(aside.c_str(), 0700) != 0 && errno != EEXIST) {
     return make_error(first.error().message +
                       "; and cannot move it aside: " + std::strerror(errno));

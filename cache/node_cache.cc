@@ -1,6 +1,7 @@
 // The cache behind the hub's CacheHooks; see node_cache.h.
 #include "cache/node_cache.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "cache/response_taps.h"
 #include "net/http_io.h"
@@ -37,15 +38,7 @@ Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
       new NodeCache(std::move(opened->store), std::move(*caller_key), options, registry));
 }
 
-namespace {
-
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
                      base::MetricsRegistry& registry)
@@ -59,8 +52,9 @@ NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const
       authority_(options.node_name.empty() ? std::nullopt
                                            : std::optional<NodeAuthority>(options.node_name)),
       issuer_keys_(*store_, *writer_, registry),
-      callers_(*store_, *writer_, registry, std::move(caller_key), unix_now, &issuer_keys_),
-      tokens_(*store_, *writer_, registry, unix_now),
+      callers_(*store_, *writer_, registry, std::move(caller_key), &base::WallClock::unix_seconds,
+               &issuer_keys_),
+      tokens_(*store_, *writer_, registry, &base::WallClock::unix_seconds),
       writes_(*writer_, *store_, journal_, events_, policy_, metrics_, tokens_, callers_,
               authority_ ? &*authority_ : nullptr),
       replay_(*store_, *writer_, journal_, options.replay) {

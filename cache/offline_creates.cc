@@ -6,6 +6,7 @@
 
 #include <rapidjson/document.h>
 
+#include "base/clock.h"
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "cache/cached_copies.h"
@@ -22,12 +23,6 @@ namespace {
 namespace asio = boost::asio;
 using rapidjson::Document;
 using rapidjson::Value;
-
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 bool is_event(const kube::RequestInfo& info) {
   return (info.api_group.empty() || info.api_group == "events.k8s.io") && info.resource == "events";
@@ -89,7 +84,8 @@ std::optional<std::string> local_object(const kube::RequestInfo& info, const Loc
   // Only the apiserver assigns resourceVersions; "1" is below any it will: the cloud's object
   // replaces this one as soon as kubelet reads it online.
   metadata.AddMember("resourceVersion", "1", a);
-  metadata.AddMember("creationTimestamp", Value(kube::format_time(unix_now(), 0, false).c_str(), a),
+  metadata.AddMember("creationTimestamp",
+                     Value(kube::format_time(base::WallClock::unix_seconds(), 0, false).c_str(), a),
                      a);
   doc.RemoveMember("kind");
   doc.RemoveMember("apiVersion");
@@ -139,7 +135,7 @@ std::optional<NamedEvent> named_json_event(std::string_view body) {
 JournalEntry journal_entry_for(const kube::RequestInfo& info, const hub::OfflineWrite& write,
                                std::string body, std::string_view name) {
   JournalEntry e;
-  e.created_unix = unix_now();
+  e.created_unix = base::WallClock::unix_seconds();
   e.method = std::string(write.method);
   e.target = std::string(write.target);
   e.content_type = std::string(write.content_type);

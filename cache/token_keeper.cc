@@ -298,7 +298,7 @@ std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
 }
 
 TokenKeeper::TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry,
-                         Clock now)
+                         base::UnixSeconds now)
     : store_(store),
       writer_(writer),
       now_(std::move(now)),

@@ -22,6 +22,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "base/clock.h"
 #include "base/metrics.h"
 #include "cache/cache_writer.h"
 #include "cache/store.h"
@@ -49,9 +50,9 @@ std::optional<TokenRequestKey> read_token_request(const kube::RequestInfo& info,
 class TokenKeeper {
  public:
   static constexpr std::size_t kMaxKept = 4096;
-  using Clock = std::function<std::int64_t()>;  // seconds since the epoch
 
-  TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry, Clock now);
+  TokenKeeper(Store& store, CacheWriter& writer, base::MetricsRegistry& registry,
+              base::UnixSeconds now);
 
   // Keeps the apiserver's answer to the request with `key` if it is a 201 TokenRequest, and
   // hands the token it carries to `issued` (cache/callers.h remembers it).
@@ -72,7 +73,7 @@ class TokenKeeper {
 
   Store& store_;
   CacheWriter& writer_;
-  Clock now_;
+  base::UnixSeconds now_;
   std::string fake_key_;  // HMAC key of fake tokens: random, never stored
   base::CounterFamily& answers_;
   base::CounterFamily& kept_;

@@ -16,9 +16,6 @@
 #include "cache/node_cache.h"
 #include "cmd/yurthub_parts.h"
 #include "filters/filter_manager.h"
-#include "filters/hub_address.h"
-#include "hub/certificate/api_call.h"
-#include "hub/certificate/certificate_files.h"
 #include "hub/certificate/client_certificate_manager.h"
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/serving_certificate_manager.h"
@@ -26,8 +23,6 @@
 #include "hub/node_ip.h"
 #include "hub/options.h"
 #include "hub/version.h"
-#include "kube/kubeconfig.h"
-#include "net/files.h"
 #include "ota/ota_handler.h"
 #include "pool/pool_sharing.h"
 

@@ -3,6 +3,7 @@
 
 #include <boost/beast/http/verb.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "cache/autonomy_keeper.h"
 #include "filters/hub_address.h"
@@ -231,11 +232,7 @@ std::unique_ptr<cache::AutonomyKeeper> start_autonomy(hub::Hub& hub, const std::
       return CacheHealth{CacheHealth::State::Unavailable, cache_error};
     };
   }
-  settings.unix_now = [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  };
+  settings.unix_now = &base::WallClock::unix_seconds;
   auto keeper = std::make_unique<cache::AutonomyKeeper>(std::move(settings), registry);
   keeper->start();
   return keeper;

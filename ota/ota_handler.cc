@@ -7,6 +7,7 @@
 
 #include <boost/asio/this_coro.hpp>
 
+#include "base/clock.h"
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "base/time_text.h"
@@ -271,7 +272,7 @@ asio::awaitable<AdminAnswer> OtaHandler::image_pull(const hub::ServerAddress& se
   std::string target = pod_target(path) + "/status";
   base::append_query_param(target, "fieldManager", "yurthub-ota");
   hub::ApiCall patch{verb::patch, std::move(target),
-                     image_pull_patch(pod, base::rfc3339_utc(std::time(nullptr)))};
+                     image_pull_patch(pod, base::rfc3339_utc(base::WallClock::unix_seconds()))};
   patch.content_type = "application/merge-patch+json";
   auto patched = co_await call(server, patch);
   if (!patched || !success(patched->status)) {

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/clock.h"
 #include "hub/certificate/renewal.h"
 #include "kube/kubeconfig.h"
 
@@ -97,7 +98,7 @@ Status CertificateFiles::save_pair(const std::string& certificate_pem, const std
                                    Pair pair) const {
   const fs::path dir = root_ / "pki";
   const std::string name =
-      prefix(pair) + utc_text(std::chrono::system_clock::now(), "%Y-%m-%d-%H-%M-%S") + ".pem";
+      prefix(pair) + utc_text(base::WallClock::now(), "%Y-%m-%d-%H-%M-%S") + ".pem";
   if (Status s = write_file_atomically(dir / name, certificate_pem + key_pem, 0600); !s) return s;
   std::error_code ec;
   const fs::path current = current_pem(pair);

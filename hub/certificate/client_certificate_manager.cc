@@ -26,7 +26,7 @@ std::optional<net::CertificateInfo> usable(const kube::Credentials& credentials,
                                            const std::string& node_name) {
   auto info = net::inspect_certificate(credentials.client_cert_pem);
   if (!info || info->common_name != "system:node:" + node_name) return std::nullopt;
-  if (info->not_after <= system_clock::now()) return std::nullopt;
+  if (info->not_after <= base::WallClock::now()) return std::nullopt;
   return *info;
 }
 

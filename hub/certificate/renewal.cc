@@ -4,6 +4,7 @@
 #include <ctime>
 #include <random>
 
+#include "base/clock.h"
 #include "net/x509.h"
 
 namespace yurthub::hub {
@@ -31,17 +32,17 @@ boost::asio::awaitable<void> renew_forever(net::Timer& wake, Renewal renewal) {
   bool renewed_here = false;
   for (;;) {
     auto info = net::inspect_certificate(renewal.current());
-    auto when = system_clock::now();
+    auto when = base::WallClock::now();
     if (info) {
       when = renewal_time(info->not_before, info->not_after);
-      const auto now = system_clock::now();
+      const auto now = base::WallClock::now();
       if (renewed_here) when = std::max(when, now + (info->not_after - now) / 2);
     }
     YH_LOG(Info) << renewal.what << " renewal at " << utc_text(when);
     // Waits in steps of at most a minute, so a wall clock that jumps is noticed.
-    while (system_clock::now() < when) {
-      wake.expires_after(
-          std::min<std::chrono::nanoseconds>(when - system_clock::now(), std::chrono::minutes(1)));
+    while (base::WallClock::now() < when) {
+      wake.expires_after(std::min<std::chrono::nanoseconds>(when - base::WallClock::now(),
+                                                            std::chrono::minutes(1)));
       co_await wake.async_wait(net::kNoThrow);
     }
     std::chrono::milliseconds backoff{std::chrono::seconds(1)};

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "hub/certificate/api_call.h"
 #include "hub/certificate/csr_client.h"
@@ -99,8 +100,7 @@ std::optional<std::string> ServingCertificateManager::pending_reason() const {
 
 bool ServingCertificateManager::stored_is_usable(const std::string& pem) const {
   auto info = net::inspect_certificate(pem);
-  return info && info->common_name == common_name() &&
-         info->not_after > std::chrono::system_clock::now() &&
+  return info && info->common_name == common_name() && info->not_after > base::WallClock::now() &&
          contains_all(info->ip_addresses, ip_addresses()) &&
          contains_all(info->dns_names, settings_.dns_names);
 }

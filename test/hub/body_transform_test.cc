@@ -9,28 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "test/hub/recording_tap.h"
+
 namespace yurthub::hub {
 namespace {
 
-class RecordingTap : public ResponseTap {
- public:
-  void body(std::string_view bytes) override { got += bytes; }
-  void event(std::string_view raw) override { events.emplace_back(raw); }
-  void events_done() override { ++batches; }
-  void unframeable(std::string_view why) override { unframed = why; }
-  std::vector<std::string> events;
-  int batches = 0;
-  std::string unframed;
-  void end(bool c) override {
-    ended = true;
-    complete = c;
-  }
-  bool failed() const override { return fail; }
-  std::string got;
-  bool ended = false;
-  bool complete = false;
-  bool fail = false;
-};
+using test_support::RecordingTap;
 
 // Upper-cases what it is fed, holding back the last byte of each piece until the next (a filter
 // that keeps an incomplete object), and refuses a '!' as malformed input.

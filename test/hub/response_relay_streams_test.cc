@@ -16,12 +16,14 @@
 
 #include "hub/response_plan.h"
 #include "test/hub/memory_worker.h"
+#include "test/hub/recording_tap.h"
 #include "test/net/memory_stream.h"
 
 namespace yurthub::hub {
 namespace {
 
 using test_support::MemoryStream;
+using test_support::RecordingTap;
 
 // The apiserver's side of one exchange, as the relay reads it from an UpstreamConnection.
 struct MemoryUpstream {
@@ -39,24 +41,6 @@ std::vector<std::unique_ptr<MemoryUpstream>>& released() {
 void release_upstream(UpstreamPool& /*pool*/, std::unique_ptr<MemoryUpstream> upstream) {
   released().push_back(std::move(upstream));
 }
-
-class RecordingTap : public ResponseTap {
- public:
-  void body(std::string_view bytes) override { got += bytes; }
-  void event(std::string_view raw) override { events.emplace_back(raw); }
-  void events_done() override {}
-  void unframeable(std::string_view why) override { unframed = why; }
-  void end(bool c) override {
-    ended = true;
-    complete = c;
-  }
-  bool failed() const override { return false; }
-  std::string got;
-  std::vector<std::string> events;
-  std::string unframed;
-  bool ended = false;
-  bool complete = false;
-};
 
 std::string chunk(std::string_view data) {
   char size[32];

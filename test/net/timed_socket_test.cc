@@ -69,7 +69,7 @@ class TimedSocketTest : public ::testing::Test {
     run_until([&] { return outcome.has_value(); });
     return outcome.has_value();
   }
-  // Lets the loop poll a few times (the frozen clock's timers poll every millisecond).
+  // Lets the loop run a while: what a move of the clock made due fires in it.
   void spin() {
     io_.run_for(std::chrono::milliseconds(20));
     io_.restart();
