@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <functional>
 #include <map>
@@ -18,22 +16,13 @@
 
 #include "filters/filter.h"
 #include "kube/request_info.h"
+#include "test/base/json_test_support.h"
 
 namespace yurthub::filters::test_support {
 
-inline rapidjson::Document parse_json(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  EXPECT_FALSE(doc.HasParseError()) << "bad test JSON: " << text;
-  return doc;
-}
-
-inline std::string to_json(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
+// JSON read and written the hub's own way (test/base/json_test_support.h).
+using ::yurthub::test_support::parse_json;
+using ::yurthub::test_support::to_json;
 
 // Services keyed "namespace/name", as the FilterManager publishes them.
 inline net::ObjectSnapshot services_from(const std::vector<std::string>& services) {

@@ -31,6 +31,7 @@
 #include "hub/worker.h"
 #include "net/http_io.h"
 #include "net/streams.h"
+#include "test/base/poll.h"
 #include "test/hub/loopback_pki.h"
 
 namespace yurthub::hub::proxy_fixture {
@@ -320,12 +321,7 @@ class ProxyTest : public ::testing::Test {
   }
   // Waits (bounded, 10 s) for what another thread makes true.
   static bool eventually(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(1ms);
-    }
-    return true;
+    return ::yurthub::test_support::eventually(condition, 10s);
   }
 
   static inline std::unique_ptr<test_support::LoopbackPki> pki_;
