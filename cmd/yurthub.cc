@@ -8,6 +8,7 @@
 //   yurthub journal ls [--disk-cache-path=DIR]           offline writes waiting for replay
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include "base/log.h"
@@ -52,28 +53,39 @@ int cache_command(int argc, char** argv) {
   return yurthub::cache::run_cache_command(args, dir, std::cout, std::cerr);
 }
 
-}  // namespace
-
-static int run_hub(int argc, char** argv) {
+// What needs no hub: the cache and journal subcommands, a bad flag, --help and --version. Returns
+// the exit status when it answered; otherwise `options` holds the flags, and logging is set.
+std::optional<int> answer_without_hub(int argc, char** argv,
+                                      std::optional<yurthub::hub::HubOptions>& options) {
   using namespace yurthub;
   if (argc >= 2 &&
       (std::string_view(argv[1]) == "cache" || std::string_view(argv[1]) == "journal")) {
     return cache_command(argc, argv);
   }
-  auto options = hub::parse_flags(argc, argv);
-  if (!options) return fail(options.error().message, 2);
-  if (options->show_help) {
+  auto parsed = hub::parse_flags(argc, argv);
+  if (!parsed) return fail(parsed.error().message, 2);
+  if (parsed->show_help) {
     std::cout << hub::usage();
     return 0;
   }
-  if (options->show_version) {
+  if (parsed->show_version) {
     std::cout << "yurthub " << hub::kVersion << "\n";
     return 0;
   }
-  log::set_min_level(options->verbosity >= 4 ? log::Level::Debug : log::Level::Info);
-  for (const auto& flag : options->ignored_flags) {
+  log::set_min_level(parsed->verbosity >= 4 ? log::Level::Debug : log::Level::Info);
+  for (const auto& flag : parsed->ignored_flags) {
     YH_LOG(Warning) << "flag " << flag << " is accepted for compatibility with YurtHub and ignored";
   }
+  options = std::move(*parsed);
+  return std::nullopt;
+}
+
+}  // namespace
+
+static int run_hub(int argc, char** argv) {
+  using namespace yurthub;
+  std::optional<hub::HubOptions> options;
+  if (auto answered = answer_without_hub(argc, argv, options)) return *answered;
   base::MetricsRegistry registry;
   auto identity = cmd::load_credentials(*options, registry);
   if (!identity) return fail(identity.error().message, 2);
@@ -100,8 +112,6 @@ static int run_hub(int argc, char** argv) {
 
   // Before the Hub, so it outlives the admin port's connections that call it.
   std::unique_ptr<ota::OtaHandler> ota_handler;
-  ota::OtaHandler::Settings ota_settings;
-  ota_settings.node_name = options->node_name;
   const std::string node_name = options->node_name;
   const bool edge = options->working_mode == hub::WorkingMode::Edge;
   const net::UpstreamTls cloud_tls = identity->upstream_tls;  // shares the hub's renewed identity
@@ -117,10 +127,7 @@ static int run_hub(int argc, char** argv) {
       return certificates->update_join_token(token);
     });
   }
-  ota_handler = std::make_unique<ota::OtaHandler>(
-      std::move(ota_settings), [&hub] { return hub.pick_healthy_server(); }, hub.upstream_tls(),
-      node_cache ? &node_cache->store() : nullptr, registry);
-  hub.add_admin_routes(ota_handler->routes());
+  ota_handler = cmd::add_ota_routes(hub, node_name, node_cache.get(), registry);
   hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
   if (pool_sharing)
     cmd::connect_pool(hub, *pool_sharing, filter_manager, identity->credentials.ca_pem);

@@ -212,6 +212,18 @@ void follow_cache_agents(hub::Hub& hub, cache::CachePolicy& policy) {
   });
 }
 
+std::unique_ptr<ota::OtaHandler> add_ota_routes(hub::Hub& hub, const std::string& node_name,
+                                                cache::NodeCache* node_cache,
+                                                base::MetricsRegistry& registry) {
+  ota::OtaHandler::Settings settings;
+  settings.node_name = node_name;
+  auto handler = std::make_unique<ota::OtaHandler>(
+      std::move(settings), [&hub] { return hub.pick_healthy_server(); }, hub.upstream_tls(),
+      node_cache ? &node_cache->store() : nullptr, registry);
+  hub.add_admin_routes(handler->routes());
+  return handler;
+}
+
 std::unique_ptr<cache::AutonomyKeeper> start_autonomy(hub::Hub& hub, const std::string& node_name,
                                                       const net::UpstreamTls& tls,
                                                       cache::NodeCache* node_cache,

@@ -19,6 +19,7 @@
 #include "hub/hub.h"
 #include "hub/options.h"
 #include "net/tls.h"
+#include "ota/ota_handler.h"
 #include "pool/pool_sharing.h"
 
 namespace yurthub::cmd {
@@ -87,6 +88,12 @@ void keep_identity_fresh(hub::ClientCertificateManager* certificates,
 
 // yurt-hub-cfg's `cache_agents` adds components whose responses the cache keeps.
 void follow_cache_agents(hub::Hub& hub, cache::CachePolicy& policy);
+
+// The OTA endpoints (ota/ota_handler.h) on the hub's admin port. The handler must outlive the
+// admin port's connections: run_hub declares the pointer before the Hub.
+std::unique_ptr<ota::OtaHandler> add_ota_routes(hub::Hub& hub, const std::string& node_name,
+                                                cache::NodeCache* node_cache,
+                                                base::MetricsRegistry& registry);
 
 // Edge mode: the node's Autonomy condition (cache/autonomy_keeper.h), from the cache's health,
 // or Unknown when the cache could not be opened (`cache_error`).
