@@ -38,8 +38,6 @@ Result<std::unique_ptr<NodeCache>> NodeCache::open(const Options& options,
       new NodeCache(std::move(opened->store), std::move(*caller_key), options, registry));
 }
 
-namespace {}  // namespace
-
 NodeCache::NodeCache(std::unique_ptr<Store> store, std::string caller_key, const Options& options,
                      base::MetricsRegistry& registry)
     : store_(std::move(store)),
