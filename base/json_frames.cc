@@ -9,6 +9,10 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace yurthub::base {
 namespace {
 
@@ -22,6 +26,7 @@ enum CharClass : std::uint8_t {
   kScalarStart = 2,  // may start a number or literal
   kScalarPart = 4,   // may continue a number or literal
   kHexDigit = 8,
+  kEscaped = 16,  // may follow a backslash in a string
 };
 
 constexpr std::array<std::uint8_t, 256> make_classes() {
@@ -36,6 +41,9 @@ constexpr std::array<std::uint8_t, 256> make_classes() {
   for (int c = 'A'; c <= 'F'; ++c) t[c] |= kHexDigit;
   for (char c : {'-', 't', 'f', 'n'}) t[static_cast<unsigned char>(c)] |= kScalarStart;
   for (char c : {'-', '+', '.'}) t[static_cast<unsigned char>(c)] |= kScalarPart;
+  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't', 'u'}) {
+    t[static_cast<unsigned char>(c)] |= kEscaped;
+  }
   return t;
 }
 constexpr std::array<std::uint8_t, 256> kClasses = make_classes();
@@ -43,9 +51,25 @@ constexpr std::array<std::uint8_t, 256> kClasses = make_classes();
 bool has(char c, CharClass k) { return (kClasses[static_cast<unsigned char>(c)] & k) != 0; }
 bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-// The index of the first '"', '\\' or control character in p[i, n), or n: eight bytes at a time
-// (each mask's lowest set bit is exact, which is the only bit used), then one at a time.
+// The index of the first '"', '\\' or control character in p[i, n), or n. Most bytes of a
+// Kubernetes object are in strings, so this is the framers' hot loop: sixteen bytes at a time with
+// SSE2 (every x86-64 has it), else eight at a time in a word (each mask's lowest set bit is exact,
+// which is the only bit used), then one at a time.
 std::size_t skip_string_run(const char* p, std::size_t i, std::size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+  const __m128i control_max = _mm_set1_epi8(0x1f);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    // A byte is a control character when its unsigned minimum with 0x1f is itself.
+    const __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)),
+                     _mm_cmpeq_epi8(_mm_min_epu8(w, control_max), w));
+    if (const int mask = _mm_movemask_epi8(hit); mask != 0) {
+      return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
+    }
+  }
+#else
   if constexpr (std::endian::native == std::endian::little) {
     constexpr std::uint64_t kOnes = 0x0101010101010101, kHigh = 0x8080808080808080;
     for (; i + 8 <= n; i += 8) {
@@ -59,6 +83,7 @@ std::size_t skip_string_run(const char* p, std::size_t i, std::size_t n) {
       }
     }
   }
+#endif
   while (i < n && !has(p[i], kStringStop)) ++i;
   return i;
 }
@@ -152,10 +177,17 @@ Step ValueScanner::scan(std::string_view in, std::size_t* pos, std::string_view*
   while (i < n && step == Step::kNeedMore) {
     switch (state_) {
       case State::kString:
-        // The hot loop: most bytes of a Kubernetes object are inside strings.
-        i = skip_string_run(p, i, n);
-        if (i == n) break;
-        step = string_stop(p[i], &i, reason);
+        // The hot loop: most bytes of a Kubernetes object are inside strings, and a
+        // last-applied-configuration annotation is full of \" escapes, skipped here in place.
+        for (;;) {
+          i = skip_string_run(p, i, n);
+          if (i + 1 < n && p[i] == '\\' && p[i + 1] != 'u' && has(p[i + 1], kEscaped)) {
+            i += 2;
+            continue;
+          }
+          if (i < n) step = string_stop(p[i], &i, reason);
+          break;
+        }
         break;
       case State::kEscape:
         step = escape(p[i], &i, reason);
@@ -219,8 +251,7 @@ Step ValueScanner::finish(std::string_view in, std::size_t seg, std::size_t end,
 }
 
 Step ValueScanner::escape(char c, std::size_t* i, const char** reason) {
-  constexpr std::string_view kEscapes = "\"\\/bfnrtu";
-  if (kEscapes.find(c) == std::string_view::npos) {
+  if (!has(c, kEscaped)) {
     *reason = "bad escape in a string";
     return Step::kError;
   }

@@ -379,6 +379,34 @@ TEST(ListFramer, MalformedInput) {
   }
 }
 
+// Strings long enough for the framer's sixteen-byte scan, with what ends a run (a quote, an
+// escape, a control character) at every offset of the block and past it, and bytes above 0x7f
+// (UTF-8), which never end one.
+TEST(ListFramer, LongStringsStopWhereTheyShould) {
+  for (std::size_t k = 0; k < 40; ++k) {
+    const std::string run(k, 'x');
+    const std::string escaped = run + R"(\"\\\/\n)" + std::string(20, 'y') + R"(\u00e9)";
+    const std::string utf8 = run + "\xc3\xa9\xe2\x98\xba" + std::string(17, '\xff');
+    for (std::size_t piece : {std::size_t{1000}, std::size_t{1}, std::size_t{7}, std::size_t{16}}) {
+      const Framed f =
+          frame_list(R"({"a":")" + escaped + R"(","b":")" + utf8 + R"(","items":[]})", piece);
+      EXPECT_EQ(f.error, "") << k << " piece " << piece;
+      EXPECT_EQ(f.events,
+                (Events{"m:a=\"" + escaped + "\"", "m:b=\"" + utf8 + "\"", "[", "]", "end"}))
+          << k << " piece " << piece;
+      const Framed control = frame_list(R"({"a":")" + run + "\x01" + run + R"("})", piece);
+      EXPECT_NE(
+          control.error.find("control character in a string at byte " + std::to_string(6 + k)),
+          std::string::npos)
+          << control.error;
+      const Framed bad = frame_list(R"({"a":")" + run + R"(\x")" + run + R"("})", piece);
+      EXPECT_NE(bad.error.find("bad escape in a string at byte " + std::to_string(7 + k)),
+                std::string::npos)
+          << bad.error;
+    }
+  }
+}
+
 TEST(ListFramer, StaysFailedAndIncompleteIsNotDone) {
   RecordingSink sink;
   ListFramer framer(sink);
