@@ -29,9 +29,7 @@ ClientResponseWriter<Stream>::ClientResponseWriter(std::shared_ptr<ClientConnect
       streaming_(streaming),
       chunked_(version >= 11) {
   if (streaming_) {
-    client_->active.offline = true;
-    client_->active.streaming = true;
-    client_->active.wake = &client_->wake_timer;
+    client_->active.local_stream(&client_->wake_timer);
   }
 }
 
@@ -39,7 +37,7 @@ template <class Stream>
 ClientResponseWriter<Stream>::~ClientResponseWriter() {
   if (streaming_) {
     stop_client_watch(*client_);
-    client_->active.wake = nullptr;
+    client_->active.local_stream(nullptr);
   }
 }
 
@@ -87,10 +85,10 @@ template <class Stream>
 asio::awaitable<std::optional<StreamEnd>> ClientResponseWriter<Stream>::wait_until(
     std::chrono::steady_clock::time_point deadline) {
   auto& active = client_->active;
-  if (active.stop_reason) co_return active.stop_reason;
+  if (active.stopped()) co_return active.stopped();
   client_->wake_timer.expires_at(deadline);
   co_await client_->wake_timer.async_wait(net::kNoThrow);
-  if (active.stop_reason) co_return active.stop_reason;
+  if (active.stopped()) co_return active.stopped();
   co_return std::nullopt;
 }
 

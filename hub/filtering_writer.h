@@ -20,11 +20,11 @@ namespace yurthub::hub {
 class FilteringWriter final : public ResponseWriter {
  public:
   // `watch`: every write() is one whole watch event; else the writes are a list's bytes.
-  FilteringWriter(ResponseWriter& inner, ResponseFilter& filter, ActiveUpstream& active, bool watch)
+  FilteringWriter(ResponseWriter& inner, ResponseFilter& filter, ActiveExchange& active, bool watch)
       : inner_(inner), filter_(filter), active_(active), watch_(watch) {
-    if (watch_) active_.filter = &filter_;  // request_corrections() looks for it
+    if (watch_) active_.local_filter(&filter_);  // request_corrections() looks for it
   }
-  ~FilteringWriter() override { active_.filter = nullptr; }
+  ~FilteringWriter() override { active_.local_filter(nullptr); }
   FilteringWriter(const FilteringWriter&) = delete;
   FilteringWriter& operator=(const FilteringWriter&) = delete;
 
@@ -62,8 +62,7 @@ class FilteringWriter final : public ResponseWriter {
   boost::asio::awaitable<std::optional<StreamEnd>> wait_until(
       std::chrono::steady_clock::time_point deadline) override {
     auto reason = co_await inner_.wait_until(deadline);
-    if (reason || !active_.correction_pending) co_return reason;
-    active_.correction_pending = false;
+    if (reason || !active_.take_correction()) co_return reason;
     out_.clear();
     const FilterStatus status = filter_.correct(&out_);
     const std::optional<StreamEnd> end = stream_end_of(status);
@@ -86,7 +85,7 @@ class FilteringWriter final : public ResponseWriter {
 
   ResponseWriter& inner_;
   ResponseFilter& filter_;
-  ActiveUpstream& active_;
+  ActiveExchange& active_;
   bool watch_;
   bool cut_ = false;
   std::string out_;

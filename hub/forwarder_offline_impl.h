@@ -48,7 +48,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
   {
     ClientResponseWriter<Stream> writer(client_, client_version_, keep_alive, info.is_watch());
     if (source == LocalSource::SharedCache) {
-      client_->active.shared = true;  // no server's health ends it
+      client_->active.from_shared_cache();
       if (filter_) {
         FilteringWriter filtered(writer, *filter_, client_->active, info.is_watch());
         code = co_await shared_.pool->serve(info, filtered);
@@ -65,7 +65,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
   }
   result.status = code;
   result.offline = source == LocalSource::NodeCache;
-  if (client_->active.stop_reason) result.stream_end = client_->active.stop_reason;
+  if (client_->active.stopped()) result.stream_end = client_->active.stopped();
   co_return result;
 }
 

@@ -259,21 +259,15 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
 
 template <class Stream>
 void ProxySession<Stream>::on_server_health(std::size_t server, bool healthy) {
-  auto& active = client_->active;
-  if (!active.streaming) return;
-  if (!healthy && active.upstream != nullptr && active.server == server) {
-    active.stop(StreamEnd::ServerUnhealthy);
-  } else if (healthy && active.offline && !active.shared) {
-    active.stop(StreamEnd::ServerHealthy);  // the client re-watches, now through the apiserver
-  }
+  client_->active.server_health_changed(server, healthy);
 }
 
 template <class Stream>
 void ProxySession<Stream>::on_drain() {
   if (idle_) {
     net::cancel_socket(client_->stream);  // ends the wait for the next request
-  } else if (client_->active.streaming) {
-    client_->active.stop(StreamEnd::HubDraining);
+  } else {
+    client_->active.hub_draining();
   }
   // A short request in progress finishes; its response carries Connection: close.
 }

@@ -57,7 +57,8 @@ class ResponseRelay {
   // header at once. A reason to end it already, if any.
   boost::asio::awaitable<std::optional<StreamEnd>> start_stream();
   // A filtered watch whose filters' inputs changed: whether corrections are due, and sending them.
-  bool corrections_due() const;
+  // A correction is due now (it is taken: send_corrections() sends it).
+  bool take_due_correction();
   boost::asio::awaitable<std::optional<StreamEnd>> send_corrections();
   // Reading the body into the relay buffer: first what is buffered already, without I/O; then,
   // if needs_read(), reads until a stream has a piece or any other body fills the buffer.

@@ -85,7 +85,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relay(const Resp
   // a header lookup, and a small response's body is usually here already.
   for (;;) {
     std::optional<StreamEnd> end;
-    if (corrections_due()) end = co_await send_corrections();
+    if (take_due_correction()) end = co_await send_corrections();
     if (end) co_return co_await end_early(*end);
     std::string_view piece;
     FilterStatus status = FilterStatus::Hold;
@@ -142,10 +142,7 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start
                                                ? std::chrono::seconds(*info_.timeout_seconds + 60)
                                                : 2 * shared_.options.min_request_timeout);
   auto& active = client_->active;
-  active.streaming = true;
-  active.filter = filter_;
-  active.body = &*feed_;
-  active.chunked = rp_.get().chunked();
+  active.relaying_stream(filter_, &*feed_, rp_.get().chunked());
   // A drain or health change that happened while this request waited for its response header
   // found no stream to end; end it now rather than never.
   if (shared_.draining) active.stop(StreamEnd::HubDraining);
@@ -158,21 +155,18 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start
   if (feed_->failed() && !plan_.client_encoded) co_return StreamEnd::CacheRelist;
   // A reactive watch starts with a correction: the client's objects may have been filtered under
   // an older view (a change during its list, or between two of its watches).
-  if (filter_ && filter_->reactive()) active.correction_pending = true;
+  if (filter_ && filter_->reactive()) active.correction_at_start();
   co_return std::nullopt;
 }
 
 template <class Stream, class Upstream>
-bool ResponseRelay<Stream, Upstream>::corrections_due() const {
+bool ResponseRelay<Stream, Upstream>::take_due_correction() {
   // Corrections asked for while the last write was in progress (or at the start).
-  const auto& active = client_->active;
-  return plan_.streaming && filter_ && active.correction_pending && !active.correcting &&
-         !active.stop_reason;
+  return plan_.streaming && filter_ && client_->active.take_correction();
 }
 
 template <class Stream, class Upstream>
 asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::send_corrections() {
-  client_->active.correction_pending = false;
   std::string events;
   const FilterStatus status = feed_->correct(&events);
   const std::optional<StreamEnd> end = stream_end_of(status);
@@ -188,7 +182,7 @@ boost::system::error_code ResponseRelay<Stream, Upstream>::take_ready_body() {
   res.body().data = buf_;
   res.body().size = kRelayBufferBytes;
   arm_upstream_timer();
-  if (client_->active.stop_reason) return asio::error::operation_aborted;
+  if (client_->active.stopped()) return asio::error::operation_aborted;
   // Body bytes that came with the header (a small response's whole body) or with the last read
   // are taken first: an async read that needs no I/O still costs a trip through the event loop
   // before the client's write.
@@ -210,13 +204,13 @@ asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Upstream>::read
   boost::system::error_code ec;
   do {
     arm_upstream_timer();
-    if (active.stop_reason) co_return asio::error::operation_aborted;
+    if (active.stopped()) co_return asio::error::operation_aborted;
     const std::size_t room = res.body().size;
     ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
     if (!ec && res.body().size == room && !rp_.is_done()) {
-      active.in_upstream_read = plan_.streaming;
+      active.upstream_read(plan_.streaming);
       auto [rec, rn] = co_await http::async_read_some(up_->stream, up_->buffer, rp_, net::kNoThrow);
-      active.in_upstream_read = false;
+      active.upstream_read(false);
       co_await wait_for_correction_writer(*client_);
       ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
       if (!ec) ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
@@ -227,7 +221,7 @@ asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Upstream>::read
 
 template <class Stream, class Upstream>
 StreamEnd ResponseRelay<Stream, Upstream>::read_failure(const boost::system::error_code& ec) const {
-  if (client_->active.stop_reason) return *client_->active.stop_reason;
+  if (client_->active.stopped()) return *client_->active.stopped();
   return ec == beast::error::timeout ? StreamEnd::UpstreamTimeout : StreamEnd::UpstreamClosed;
 }
 
@@ -322,7 +316,7 @@ ForwardResult ResponseRelay<Stream, Upstream>::complete(bool upstream_keep_alive
   result_.keep_alive = plan_.keep_alive;
   // Bytes after the end of the response are a framing doubt (a response the hub did not ask
   // for): such a connection is closed, never reused for another client.
-  if (upstream_keep_alive && !client_->active.stop_reason && up_->buffer.size() == 0) {
+  if (upstream_keep_alive && !client_->active.stopped() && up_->buffer.size() == 0) {
     release_upstream(worker_.pool(), std::move(up_));
   }
   return result_;
@@ -336,7 +330,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::tunnel(ForwardRe
   result.status = 101;
   result.keep_alive = false;
   if (ec) co_return result;
-  client_->active.streaming = true;
+  client_->active.relaying_stream();
   auto bytes = co_await net::tunnel_streams(client_->stream, client_->buffer, up_->stream,
                                             up_->buffer, kLongRunningIdleTimeout);
   result.request_bytes += bytes.client_to_upstream;

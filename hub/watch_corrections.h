@@ -4,9 +4,11 @@
 // apiserver sends:
 //   - if the relay is waiting for the apiserver, the client side is idle: a correction writer
 //     coroutine writes the events as one chunk at once; the relay waits for it before its next
-//     write (ActiveUpstream::correcting);
-//   - otherwise the relay is writing: correction_pending is set, and the relay corrects after
+//     write (ActiveExchange::correction_writer_running);
+//   - otherwise the relay is writing: the correction stays pending, and the relay corrects after
 //     that write.
+// Which of the two (or a local answer's wake-up) is decided by
+// ActiveExchange::request_correction.
 // A filter that cannot correct (it did not keep the objects) makes the relay end the watch with
 // a 410 Expired event, so the client re-lists. Used by ProxySession (on_filters_changed) and
 // ResponseRelay; worker-thread only.
@@ -29,12 +31,11 @@ namespace yurthub::hub {
 namespace watch_corrections_detail {
 template <class Stream>
 boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<Stream>> client) {
-  ActiveUpstream& a = client->active;
+  ActiveExchange& a = client->active;
   std::string events;
-  while (a.correction_pending && !a.stop_reason && a.filter != nullptr) {
-    a.correction_pending = false;
+  while (a.writer_takes_correction()) {
     events.clear();
-    const FilterStatus status = a.body->correct(&events);
+    const FilterStatus status = a.body()->correct(&events);
     if (const auto end = stream_end_of(status)) {
       // The relay sends the 410 event (or cuts the stream) once its read is aborted.
       a.stop(*end);
@@ -42,13 +43,13 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
     }
     // Hold: nothing to correct. (An empty chunk would end the stream for the client.)
     if (status == FilterStatus::Hold || events.empty()) continue;
-    const std::string framed = a.chunked ? net::http_chunk(events) : events;
+    const std::string framed = a.chunked() ? net::http_chunk(events) : events;
     if (!co_await write_streaming(client, boost::asio::buffer(framed))) {
       a.stop(StreamEnd::ClientGone);
       break;
     }
   }
-  a.correcting = false;
+  a.correction_writer_done();
   client->wake_timer.cancel();  // the relay may be waiting for this writer to finish
 }
 }  // namespace watch_corrections_detail
@@ -56,15 +57,7 @@ boost::asio::awaitable<void> write_corrections(std::shared_ptr<ClientConnection<
 // The filters' inputs changed: has a reactive filtered watch on this connection corrected.
 template <class Stream>
 void request_corrections(const std::shared_ptr<ClientConnection<Stream>>& client) {
-  ActiveUpstream& a = client->active;
-  if (!a.streaming || a.filter == nullptr || !a.filter->reactive() || a.stop_reason) return;
-  a.correction_pending = true;
-  if (a.offline) {  // a local answer (FilteringWriter) corrects when its wait wakes
-    if (a.wake != nullptr) a.wake->cancel();
-    return;
-  }
-  if (!a.in_upstream_read || a.correcting) return;  // the relay corrects after its write
-  a.correcting = true;
+  if (client->active.request_correction() != ActiveExchange::CorrectionRoute::SpawnWriter) return;
   net::spawn_detached(client->wake_timer.get_executor(),
                       watch_corrections_detail::write_corrections(client), "watch corrections");
 }
@@ -72,7 +65,7 @@ void request_corrections(const std::shared_ptr<ClientConnection<Stream>>& client
 // The relay's side: waits until no correction writer is running.
 template <class Stream>
 boost::asio::awaitable<void> wait_for_correction_writer(ClientConnection<Stream>& client) {
-  while (client.active.correcting) {
+  while (client.active.correction_writer_running()) {
     client.wake_timer.expires_after(kClientIoTimeout);
     co_await client.wake_timer.async_wait(net::kNoThrow);
   }
