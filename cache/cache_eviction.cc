@@ -65,6 +65,7 @@ void CacheWriter::enforce_bounds(std::vector<ListUsage> lists) {
 }
 
 Status CacheWriter::drop_lists(const std::vector<const ListUsage*>& doomed) {
+  unchanged_gets_.forget_all();  // a dropped get set no longer holds what the GETs stored
   return store_.write([&](WriteTxn& txn) -> Status {
     for (const ListUsage* u : doomed) {
       for (std::uint32_t set : {u->record.set_id, u->record.staging_id}) {

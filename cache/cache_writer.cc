@@ -44,6 +44,7 @@ struct CacheWriter::Batch {
   std::set<std::string> dirty;     // identities whose record changed in this transaction
   std::set<std::string> stale;     // identities marked stale in this transaction
   std::set<std::string> relisted;  // identities a complete list replaced in this transaction
+  bool kept = false;  // upsert(): the op's object is what the store holds now (written or equal)
 };
 
 CacheWriter::CacheWriter(Store& store, CacheMetrics& metrics, Options options)
@@ -171,6 +172,9 @@ void CacheWriter::run() {
     lock.unlock();
 
     if (!ops.empty() || !stale.empty()) apply_batch(ops, stale);
+    // An offline write may change what a GET stored (and a GET checked before this may still
+    // skip: as if its answer had been applied before the task, which is the queue's order).
+    if (!tasks.empty()) unchanged_gets_.forget_all();
     if (batch_bytes > kTrimAfterBytes) {
       // A big list passed through (allocated on the worker threads, freed here): give the freed
       // memory back to the system, or glibc keeps it in its arenas (tens of MB of RSS for good).
@@ -194,8 +198,10 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
   ++batch_seq_;
   Batch batch;
   std::vector<std::pair<std::size_t, std::string>> refused;  // op index, why
+  std::vector<std::size_t> kept_gets;  // GET answers the store holds once this commits
   Status written = store_.write([&](WriteTxn& txn) -> Status {
     refused.clear();
+    kept_gets.clear();
     for (const auto& identity : stale) {
       Status error;
       if (ListRecord* r = record(txn, identity, false, batch, error)) {
@@ -205,7 +211,9 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
       CacheOp& op = ops[i];
+      batch.kept = false;
       Status applied = apply(txn, op, batch);
+      if (applied && batch.kept && op.get_answer) kept_gets.push_back(i);
       if (applied) continue;
       refused.emplace_back(i, applied.error().message);
       // One object refused (e.g. a key over LMDB's limit): the rest of the batch still commits.
@@ -237,6 +245,7 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
     known_stale_.insert(batch.stale.begin(), batch.stale.end());
   }
   record_error_keys(ops, refused, batch.relisted);
+  remember_gets(ops, kept_gets);
   const std::chrono::duration<double> took = base::Clock::now() - started;
   metrics_.commit_duration.with({}).observe(took.count());
   metrics_.batches.with({}).inc();
@@ -378,9 +387,12 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
   // kubelet gets its node and its pods again and again: an object stored byte for byte as it
   // is now needs no write, and a batch of only those commits nothing (no fsync).
   if (existing && existing->resource_version == op.resource_version && existing->json == op.json) {
+    batch.kept = true;
     return {};
   }
-  return txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
+  Status put = txn.put_object(r->set_id, op.namespace_name, op.name, op.resource_version, op.json);
+  batch.kept = put.ok();
+  return put;
 }
 
 void CacheWriter::record_error_keys(const std::vector<CacheOp>& ops,
@@ -402,7 +414,24 @@ void CacheWriter::record_error_keys(const std::vector<CacheOp>& ops,
   for (const auto& identity : relisted) keys.erase_identity(identity);
 }
 
+void CacheWriter::remember_gets(const std::vector<CacheOp>& ops,
+                                const std::vector<std::size_t>& kept_gets) {
+  auto next_kept = kept_gets.begin();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const CacheOp& op = ops[i];
+    if (next_kept != kept_gets.end() && *next_kept == i) {
+      unchanged_gets_.stored(UnchangedGets::key(op.identity, op.namespace_name, op.name), op.json);
+      ++next_kept;
+    } else if (op.kind == OpKind::Upsert || op.kind == OpKind::Delete) {
+      // Anything else that wrote the object (a write's kept answer, an out-of-order GET): the
+      // memo no longer says what the store holds.
+      unchanged_gets_.forget(UnchangedGets::key(op.identity, op.namespace_name, op.name));
+    }
+  }
+}
+
 void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
+  unchanged_gets_.forget_all();
   YH_LOG(Error) << "cache: a group commit of " << ops.size() << " operations failed ("
                 << why.message << "); the lists involved are marked stale and will be re-listed";
   // A full cache (at --disk-cache-size-mb) is an operator's sizing decision; any other commit

@@ -32,6 +32,7 @@
 
 #include "cache/cache_metrics.h"
 #include "cache/store.h"
+#include "cache/unchanged_gets.h"
 
 namespace yurthub::cache {
 
@@ -58,6 +59,7 @@ struct CacheOp {
   bool final_page = false;     // ListEnd: the response had no continue token
   bool complete = false;       // ListEnd: the body arrived whole and was readable
   bool names_version = false;  // ListEnd: the request named its version (may be an old snapshot)
+  bool get_answer = false;     // Upsert: a GET's answer (remembered in UnchangedGets once stored)
   std::shared_ptr<std::atomic<bool>> failed;  // set when this operation could not be written
 };
 
@@ -103,6 +105,8 @@ class CacheWriter {
   // True when a write for this list failed since its last full list. Kept in memory as well as
   // in the store, because when the disk is full even writing the stale mark can fail.
   bool known_stale(const std::string& identity) const;
+  // What the GETs stored, as last committed (the GET taps skip an answer stored already).
+  const UnchangedGets& unchanged_gets() const { return unchanged_gets_; }
   // A token identifying one list response in ListBegin/ListItem/ListEnd operations.
   std::uint64_t new_list_token() { return next_token_.fetch_add(1) + 1; }
 
@@ -118,6 +122,9 @@ class CacheWriter {
   ListRecord* record(WriteTxn& txn, const std::string& identity, bool create, Batch& batch,
                      Status& error);
   void fail_batch(std::vector<CacheOp>& ops, const Error& why);
+  // After a commit: the GET answers at `kept_gets` (indices into ops, ascending) are what the
+  // store holds; any other object an op wrote is forgotten.
+  void remember_gets(const std::vector<CacheOp>& ops, const std::vector<std::size_t>& kept_gets);
   // After a committed batch: `refused` ops (index, why; in index order) are error keys, the
   // others and the identities a complete list replaced are not (any more).
   void record_error_keys(const std::vector<CacheOp>& ops,
@@ -165,6 +172,7 @@ class CacheWriter {
   std::unordered_map<std::string, std::uint64_t> last_written_;
   std::uint64_t batch_seq_ = 0;
   std::chrono::steady_clock::time_point last_size_refresh_{};
+  UnchangedGets unchanged_gets_;
 
   std::thread thread_;  // last: started after everything above exists
 };

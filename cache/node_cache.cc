@@ -136,7 +136,9 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     metrics_.failures.with({"identity_too_long"}).inc();
     return nullptr;
   }
-  if (info.verb == kube::Verb::Get) return make_object_tap(*writer_, metrics_, std::move(key));
+  if (info.verb == kube::Verb::Get) {
+    return make_get_tap(*writer_, metrics_, std::move(key), info.namespace_name, info.name);
+  }
   if (info.verb == kube::Verb::List) {
     remember_listed(key);
     return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());

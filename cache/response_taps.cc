@@ -219,8 +219,11 @@ class WatchTap final : public TapBase {
 class WholeBodyTap final : public TapBase {
  public:
   WholeBodyTap(CacheWriter& writer, CacheMetrics& metrics, std::string identity, std::string path,
-               std::size_t limit)
-      : TapBase(writer, metrics, std::move(identity)), path_(std::move(path)), limit_(limit) {}
+               std::size_t limit, std::string unchanged_key = {})
+      : TapBase(writer, metrics, std::move(identity)),
+        path_(std::move(path)),
+        unchanged_key_(std::move(unchanged_key)),
+        limit_(limit) {}
 
   void body(std::string_view bytes) override {
     if (broken_) return;
@@ -238,6 +241,10 @@ class WholeBodyTap final : public TapBase {
       o.json = std::move(body_);
       queue(std::move(o));
     } else {
+      // The same answer as the GET before: stored already, nothing to read or write.
+      if (!unchanged_key_.empty() && writer_.unchanged_gets().unchanged(unchanged_key_, body_)) {
+        return;
+      }
       auto meta = kube::object_meta(body_);
       if (!meta || meta->name.empty()) return;  // not an object (e.g. a Status): nothing to keep
       CacheOp o = op(OpKind::Upsert);
@@ -245,6 +252,7 @@ class WholeBodyTap final : public TapBase {
       o.name = std::move(meta->name);
       o.resource_version = meta->resource_version;
       o.json = std::move(body_);
+      o.get_answer = !unchanged_key_.empty();
       queue(std::move(o));
     }
     submit();
@@ -252,6 +260,7 @@ class WholeBodyTap final : public TapBase {
 
  private:
   std::string path_;
+  std::string unchanged_key_;  // a GET's entry in UnchangedGets; empty for any other answer
   std::size_t limit_;
   std::string body_;
 };
@@ -287,6 +296,14 @@ std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetr
                                                   std::string get_set_key) {
   return std::make_unique<WholeBodyTap>(writer, metrics, std::move(get_set_key), "",
                                         kMaxObjectBytes);
+}
+
+std::unique_ptr<hub::ResponseTap> make_get_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                               std::string get_set_key, std::string_view ns,
+                                               std::string_view name) {
+  std::string unchanged_key = UnchangedGets::key(get_set_key, ns, name);
+  return std::make_unique<WholeBodyTap>(writer, metrics, std::move(get_set_key), "",
+                                        kMaxObjectBytes, std::move(unchanged_key));
 }
 
 std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,

@@ -39,6 +39,11 @@ std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetr
 // The same, for a caller that has the get set's key already (ListIdentity::key()).
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                   std::string get_set_key);
+// The tap of a GET of object `name` in namespace `ns`: an answer the same as what the cache
+// holds for it is skipped (UnchangedGets).
+std::unique_ptr<hub::ResponseTap> make_get_tap(CacheWriter& writer, CacheMetrics& metrics,
+                                               std::string get_set_key, std::string_view ns,
+                                               std::string_view name);
 std::unique_ptr<hub::ResponseTap> make_discovery_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                      const std::string& path);
 
