@@ -21,11 +21,7 @@ bool UnchangedGets::unchanged(const std::string& key, std::string_view json) con
 
 void UnchangedGets::stored(std::string key, std::string_view json) {
   std::lock_guard lock(mutex_);
-  const auto it = stored_.find(key);
-  if (it != stored_.end()) {
-    bytes_ -= it->first.size() + it->second.size();
-    stored_.erase(it);
-  }
+  erase_locked(key);
   if (json.size() > kMaxObjectBytes) return;
   const std::size_t bytes = key.size() + json.size();
   if (bytes_ + bytes > kMaxBytes) {
@@ -38,7 +34,10 @@ void UnchangedGets::stored(std::string key, std::string_view json) {
 
 void UnchangedGets::forget(const std::string& key) {
   std::lock_guard lock(mutex_);
-  if (stored_.empty()) return;
+  erase_locked(key);
+}
+
+void UnchangedGets::erase_locked(const std::string& key) {
   if (const auto it = stored_.find(key); it != stored_.end()) {
     bytes_ -= it->first.size() + it->second.size();
     stored_.erase(it);

@@ -38,6 +38,8 @@ class UnchangedGets {
   std::size_t size() const;
 
  private:
+  void erase_locked(const std::string& key);  // REQUIRES: mutex_ held
+
   mutable std::mutex mutex_;
   std::map<std::string, std::string, std::less<>> stored_;  // guarded by mutex_
   std::size_t bytes_ = 0;                                   // guarded by mutex_

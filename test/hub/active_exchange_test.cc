@@ -40,6 +40,14 @@ class StubFilter final : public ResponseFilter {
 
 using Route = ActiveExchange::CorrectionRoute;
 
+// Waits on `wake` for an hour; `cancelled` turns true when something cancels the wait first.
+void wait_for_cancel(net::Timer& wake, bool& cancelled) {
+  wake.expires_after(std::chrono::hours(1));
+  wake.async_wait([&cancelled](boost::system::error_code ec) {
+    cancelled = ec == boost::asio::error::operation_aborted;
+  });
+}
+
 TEST(ActiveExchange, ARelayedStreamEndsWhenItsOwnServerTurnsUnhealthy) {
   ActiveExchange active;
   CountingUpstream upstream;
@@ -92,9 +100,7 @@ TEST(ActiveExchange, StopWakesALocalStreamAndScopeClearsEverything) {
   boost::asio::io_context io;
   net::Timer wake(io.get_executor());
   bool aborted = false;
-  wake.expires_after(std::chrono::hours(1));
-  wake.async_wait(
-      [&](boost::system::error_code ec) { aborted = ec == boost::asio::error::operation_aborted; });
+  wait_for_cancel(wake, aborted);
   ActiveExchange active;
   {
     const ActiveScope scope(active, nullptr, 0);
@@ -149,9 +155,7 @@ TEST(ActiveExchange, ALocalWatchIsCorrectedWhenItsWaitWakes) {
   boost::asio::io_context io;
   net::Timer wake(io.get_executor());
   bool woken = false;
-  wake.expires_after(std::chrono::hours(1));
-  wake.async_wait(
-      [&](boost::system::error_code ec) { woken = ec == boost::asio::error::operation_aborted; });
+  wait_for_cancel(wake, woken);
   StubFilter filter(true);
   ActiveExchange active;
   active.begin(0);
