@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,29 @@ TEST(ObjectMeta, StopsOnceNameNamespaceAndResourceVersionAreRead) {
   EXPECT_EQ(other->resource_version, 10u);
   // Without a namespace (cluster-scoped) metadata is read to its end.
   EXPECT_FALSE(object_meta(R"({"metadata":{"name":"n","resourceVersion":"1","labels":{)"));
+}
+
+TEST(ObjectMeta, MetadataPastTheFirstKilobyteOrAcrossItIsStillRead) {
+  // The head is parsed first; what it cuts off is read from the whole object.
+  for (std::size_t pad : {900u, 980u, 1000u, 1010u, 1020u, 1030u, 3000u}) {
+    const std::string json = R"({"kind":"Pod","spec":{"note":")" + std::string(pad, 'x') +
+                             R"("},"metadata":{"name":"web-0","namespace":"default",)"
+                             R"("labels":{"a":"b"},"resourceVersion":"12345"}})";
+    auto meta = object_meta(json);
+    ASSERT_TRUE(meta) << pad;
+    EXPECT_EQ(meta->name, "web-0") << pad;
+    EXPECT_EQ(meta->namespace_name, "default") << pad;
+    EXPECT_EQ(meta->resource_version, 12345u) << pad;
+  }
+  // A long name that starts in the head and ends past it is read whole.
+  const std::string name(2000, 'n');
+  auto long_name = object_meta(R"({"metadata":{"name":")" + name +
+                               R"(","namespace":"d","resourceVersion":"3"}})");
+  ASSERT_TRUE(long_name);
+  EXPECT_EQ(long_name->name, name);
+  // Malformed past the head, before metadata ends: still no metadata.
+  EXPECT_FALSE(object_meta(R"({"metadata":{"name":"a","labels":{"k":")" + std::string(2000, 'v') +
+                           R"(" oops}})"));
 }
 
 }  // namespace
