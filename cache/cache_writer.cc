@@ -13,8 +13,9 @@
 namespace yurthub::cache {
 namespace {
 
-// A batch this large is followed by malloc_trim (see run()).
+// Past this many bytes of batches, malloc_trim once the writer has been idle a while (see run()).
 constexpr std::size_t kTrimAfterBytes = 4u << 20;
+constexpr std::chrono::milliseconds kTrimWhenIdleFor{1000};
 
 std::size_t op_bytes(const CacheOp& op) {
   return sizeof(CacheOp) + op.identity.size() + op.namespace_name.size() + op.name.size() +
@@ -146,10 +147,23 @@ void CacheWriter::run_exclusive(Task task, std::function<void(Status)> done) {
 
 void CacheWriter::run() {
   auto last_commit = base::Clock::now() - options_.commit_interval;
+  std::size_t untrimmed = 0;  // bytes of the batches committed since the last malloc_trim
   std::unique_lock lock(mutex_);
+  const auto has_work = [&] {
+    return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty();
+  };
   for (;;) {
-    wake_.wait(lock,
-               [&] { return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty(); });
+    if (untrimmed > kTrimAfterBytes && !wake_.wait_for(lock, kTrimWhenIdleFor, has_work)) {
+      // Big lists passed through (allocated on the worker threads, freed here), and none since:
+      // give the freed memory back to the system, or glibc keeps it in its arenas (tens of MB of
+      // RSS for good). Not after each batch: a trim hands every free page back, so the next
+      // list's pages fault in again, and each trim stops the other threads' CPUs to flush TLBs.
+      lock.unlock();
+      ::malloc_trim(0);
+      lock.lock();
+      untrimmed = 0;
+    }
+    wake_.wait(lock, has_work);
     if (stopping_ && queue_.empty() && stale_.empty() && tasks_.empty()) break;
     // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
     // client waiting on a journaled write does not wait for the interval.
@@ -175,12 +189,8 @@ void CacheWriter::run() {
     // An offline write may change what a GET stored (and a GET checked before this may still
     // skip: as if its answer had been applied before the task, which is the queue's order).
     if (!tasks.empty()) unchanged_gets_.forget_all();
-    if (batch_bytes > kTrimAfterBytes) {
-      // A big list passed through (allocated on the worker threads, freed here): give the freed
-      // memory back to the system, or glibc keeps it in its arenas (tens of MB of RSS for good).
-      std::vector<CacheOp>().swap(ops);
-      ::malloc_trim(0);
-    }
+    std::vector<CacheOp>().swap(ops);  // freed here, not under the lock below
+    untrimmed += batch_bytes;
     for (auto& [task, done] : tasks) done(store_.write(task));
     last_commit = base::Clock::now();
     if (last_commit - last_size_refresh_ >= options_.size_refresh_interval) refresh_size_metrics();
