@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <variant>
 
 #include <boost/beast/http.hpp>
 
@@ -46,14 +47,30 @@ inline ResponseHead response_head_facts(const ResponseParser& rp, bool with_type
   return head;
 }
 
+// Why an exchange ended other than as its source ended it, if it did: the hub answered with its
+// own error (a kube::Failure, counted in node_yurthub_request_failures_total), or a response
+// was cut short (a StreamEnd, node_yurthub_streams_ended_total). One reason per exchange: a
+// response that broke before any of it reached the client, and that the Forwarder then answered
+// with its own error, ended with that error.
+using EndReason = std::variant<std::monostate, kube::Failure, StreamEnd>;
+
 struct ForwardResult {
   unsigned status = 0;      // HTTP code sent to the client; 0 if no response was sent
   bool keep_alive = false;  // the client connection may carry another request
   bool offline = false;     // answered by the cache
   std::uint64_t request_bytes = 0;
   std::uint64_t response_bytes = 0;
-  std::optional<kube::Failure> failure;  // set when the hub answered with its own error
-  std::optional<StreamEnd> stream_end;   // why a response ended before its source ended it
+  EndReason end;  // set by whoever ends the exchange early; a later reason replaces it
+
+  std::optional<kube::Failure> failure() const { return reason<kube::Failure>(); }
+  std::optional<StreamEnd> stream_end() const { return reason<StreamEnd>(); }
+
+ private:
+  template <class Reason>
+  std::optional<Reason> reason() const {
+    if (const Reason* r = std::get_if<Reason>(&end)) return *r;
+    return std::nullopt;
+  }
 };
 
 }  // namespace yurthub::hub

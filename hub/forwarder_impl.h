@@ -272,9 +272,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::attempt_failed(
   const std::string& url = shared_.servers.address(server).url;
   switch (outcome) {
     case Attempt::ClientFailed:
-      if (result.failure) {
-        co_return co_await fail(*result.failure, "while reading the request body", parser, false,
-                                result);
+      if (auto failure = result.failure()) {
+        co_return co_await fail(*failure, "while reading the request body", parser, false, result);
       }
       result.keep_alive = false;
       co_return result;
@@ -318,10 +317,11 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   }
   ForwardResult relayed =
       co_await relay.relay(plan, tap.get(), filter_.get(), client_version_, result);
-  if (relayed.status != 0 || !relayed.stream_end) co_return relayed;
+  const std::optional<StreamEnd> broke = relayed.stream_end();
+  if (relayed.status != 0 || !broke) co_return relayed;
   // The response broke before any of it reached the client: answered as if the apiserver had
   // broken before its header, or with the reason its body could not be read.
-  switch (*relayed.stream_end) {
+  switch (*broke) {
     case StreamEnd::UpstreamClosed:
       co_return co_await unreachable(kube::Failure::UpstreamClosed, url, parser, info, false,
                                      relayed);
@@ -366,7 +366,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure,
           : std::nullopt;
   const bool written = co_await net::write_api_error(client_->stream, client_version_, keep_alive,
                                                      error, retry_after);
-  result.failure = failure;
+  result.end = failure;
   result.status = written ? error.code : 0;
   result.keep_alive = written && keep_alive;
   co_return result;

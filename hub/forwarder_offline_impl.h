@@ -65,7 +65,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
   }
   result.status = code;
   result.offline = source == LocalSource::NodeCache;
-  if (client_->active.stopped()) result.stream_end = client_->active.stopped();
+  if (auto stopped = client_->active.stopped()) result.end = *stopped;
   co_return result;
 }
 

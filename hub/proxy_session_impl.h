@@ -150,7 +150,7 @@ asio::awaitable<bool> ProxySession<Stream>::answer_error(
   const bool written = co_await net::write_api_error(client_->stream, parser.get().version(),
                                                      keep_alive, error, retry_after);
   ForwardResult result;
-  result.failure = failure;
+  result.end = failure;
   result.status = error.code;
   record(info, result, base::Clock::now(), kind);
   co_return written&& keep_alive;
@@ -253,8 +253,8 @@ void ProxySession<Stream>::record(const kube::RequestInfo& info, const ForwardRe
   worker_.request_series().count(info, result.status, result.response_bytes, elapsed, kind);
   if (result.response_bytes) m.response_bytes.inc(result.response_bytes);
   if (result.request_bytes) m.request_bytes.inc(result.request_bytes);
-  if (result.failure) m.failures.with({kube::failure_label(*result.failure)}).inc();
-  if (result.stream_end) m.streams_ended.with({stream_end_name(*result.stream_end)}).inc();
+  if (auto failure = result.failure()) m.failures.with({kube::failure_label(*failure)}).inc();
+  if (auto end = result.stream_end()) m.streams_ended.with({stream_end_name(*end)}).inc();
 }
 
 template <class Stream>

@@ -84,7 +84,7 @@ asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
     if (!parser.is_done()) {
       const auto rec = co_await read_piece(parser, buf);
       if (rec) {
-        result.failure = request_body_detail::client_body_failure(rec);
+        if (auto failure = request_body_detail::client_body_failure(rec)) result.end = *failure;
         co_return Sent::ClientFailed;
       }
       piece = {buf, kRelayBufferBytes - req.body().size};

@@ -304,7 +304,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::end_early(Stream
   feed_->end(false);
   stop_client_watch(*client_);
   if (!framer_->head_framed()) result_.status = 0;  // nothing reached the client
-  result_.stream_end = end;
+  result_.end = end;
   result_.keep_alive = false;
   co_return result_;
 }

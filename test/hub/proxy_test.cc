@@ -240,6 +240,9 @@ TEST_F(ProxyTest, AResponseTheFiltersCannotReadGets502) {
   EXPECT_EQ(response.body().find("garbage"), std::string::npos);
   EXPECT_TRUE(counted(R"(node_yurthub_request_failures_total{reason="bad_upstream_response"} 1)"))
       << metrics();
+  // One end reason per exchange: the cut the relay saw became this error; it is not a stream
+  // that ended as well.
+  EXPECT_EQ(metrics().find("node_yurthub_streams_ended_total{"), std::string::npos) << metrics();
 }
 
 TEST_F(ProxyTest, AFilteredWatchIsFramedIntoEventsAndCutWhereItStopsBeingJson) {

@@ -139,7 +139,7 @@ TEST_F(ResponseRelayTest, AListReachesTheClientAsSentAndTheCacheWhole) {
   ASSERT_TRUE(result_);
   EXPECT_EQ(result_->status, 200u);
   EXPECT_TRUE(result_->keep_alive);
-  EXPECT_FALSE(result_->stream_end);
+  EXPECT_FALSE(result_->stream_end());
   const std::string got = client_got();
   ASSERT_NE(got.find("\r\n\r\n"), std::string::npos);
   EXPECT_EQ(got.substr(got.find("\r\n\r\n") + 4), body);
@@ -165,7 +165,7 @@ TEST_F(ResponseRelayTest, AWatchEventReachesTheClientBeforeTheNextArrives) {
   settle();
   ASSERT_TRUE(result_);
   EXPECT_EQ(result_->status, 200u);
-  EXPECT_FALSE(result_->stream_end);
+  EXPECT_FALSE(result_->stream_end());
   EXPECT_TRUE(client_got().ends_with("0\r\n\r\n"));
   ASSERT_EQ(tap_.events.size(), 2u);
   EXPECT_TRUE(tap_.ended && tap_.complete);
@@ -184,7 +184,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingMidBodyCutsTheClientShort) {
   settle();
   ASSERT_TRUE(result_);
   EXPECT_EQ(result_->status, 200u);  // the head had gone out
-  EXPECT_EQ(result_->stream_end, StreamEnd::UpstreamClosed);
+  EXPECT_EQ(result_->stream_end(), StreamEnd::UpstreamClosed);
   EXPECT_FALSE(result_->keep_alive);  // the session closes it: the client sees a short body
   const std::string got = client_got();
   const std::size_t sent = got.size() - (got.find("\r\n\r\n") + 4);
@@ -212,7 +212,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingBeforeAnyOfTheBodyWentOutLeavesTheAnsw
   // Nothing reached the client (a short body fills the relay buffer first): status 0 tells the
   // Forwarder to answer it, from the cache or with a Status.
   EXPECT_EQ(result_->status, 0u);
-  EXPECT_EQ(result_->stream_end, StreamEnd::UpstreamClosed);
+  EXPECT_EQ(result_->stream_end(), StreamEnd::UpstreamClosed);
   EXPECT_TRUE(client_got().empty());
   EXPECT_FALSE(tap_.complete);
 }
@@ -224,7 +224,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingMidWatchEndsItWithTheEventsItSent) {
   apiserver_->close();
   settle();
   ASSERT_TRUE(result_);
-  EXPECT_EQ(result_->stream_end, StreamEnd::UpstreamClosed);
+  EXPECT_EQ(result_->stream_end(), StreamEnd::UpstreamClosed);
   const std::string got = client_got();
   EXPECT_NE(got.find(chunk(event("web-0", 8))), std::string::npos);
   // A clean end: the client re-watches from its last event instead of re-listing.
@@ -241,7 +241,7 @@ TEST_F(ResponseRelayTest, AClientLeavingEndsTheWatchWithoutWaitingForTheNextEven
   // The relay was waiting for the apiserver, which sent nothing more: the client watcher's read
   // ended the exchange, and the read from the apiserver was cancelled.
   ASSERT_TRUE(result_);
-  EXPECT_EQ(result_->stream_end, StreamEnd::ClientGone);
+  EXPECT_EQ(result_->stream_end(), StreamEnd::ClientGone);
   EXPECT_FALSE(result_->keep_alive);
   EXPECT_TRUE(released().empty());  // a stream cut short is never reused
 }
