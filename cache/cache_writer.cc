@@ -432,9 +432,11 @@ void CacheWriter::remember_gets(const std::vector<CacheOp>& ops,
     if (next_kept != kept_gets.end() && *next_kept == i) {
       unchanged_gets_.stored(UnchangedGets::key(op.identity, op.namespace_name, op.name), op.json);
       ++next_kept;
-    } else if (op.kind == OpKind::Upsert || op.kind == OpKind::Delete) {
+    } else if ((op.kind == OpKind::Upsert || op.kind == OpKind::Delete) &&
+               ListIdentity::may_be_get_set_key(op.identity)) {
       // Anything else that wrote the object (a write's kept answer, an out-of-order GET): the
-      // memo no longer says what the store holds.
+      // memo no longer says what the store holds. A list's or a watch's op writes another set,
+      // which the memo never holds: no key to build, no lock to take, for each event.
       unchanged_gets_.forget(UnchangedGets::key(op.identity, op.namespace_name, op.name));
     }
   }

@@ -27,6 +27,8 @@ struct ListIdentity {
   static constexpr std::string_view kGetSet = "\x01get";
 
   bool is_get_set() const { return field_selector == kGetSet; }
+  // Whether a key() may be a GET set's (it ends with kGetSet), without parsing it.
+  static bool may_be_get_set_key(std::string_view key) { return key.ends_with(kGetSet); }
   // component \0 group \0 version \0 resource \0 namespace \0 label \0 field, after
   // kOwnerMark owner \0 when the owner is not the node (so a cache written before owners existed
   // reads as the node's, which is whose identity it was served with unless a caller sent a token).

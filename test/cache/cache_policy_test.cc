@@ -77,6 +77,12 @@ TEST(CachePolicy, IdentitiesSeparateSelectors) {
   ASSERT_TRUE(get);
   EXPECT_TRUE(get->is_get_set());
   EXPECT_TRUE(get->namespace_name.empty());  // one get set per resource
+  // The writer tells a GET set's ops from a list's or a watch's by the key alone.
+  EXPECT_TRUE(ListIdentity::may_be_get_set_key(get->key()));
+  EXPECT_TRUE(ListIdentity::may_be_get_set_key(ListIdentity{*get}.get_set().key()));
+  for (const auto* list : {&*by_node, &*by_label, &*watch}) {
+    EXPECT_FALSE(ListIdentity::may_be_get_set_key(list->key())) << list->key();
+  }
   EXPECT_FALSE(
       policy.identity(request("GET", "/api/v1/pods?labelSelector=a%20in%20(")).has_value());
 }
