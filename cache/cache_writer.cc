@@ -149,9 +149,8 @@ void CacheWriter::run() {
   auto last_commit = base::Clock::now() - options_.commit_interval;
   std::size_t untrimmed = 0;  // bytes of the batches committed since the last malloc_trim
   std::unique_lock lock(mutex_);
-  const auto has_work = [&] {
-    return stopping_ || !queue_.empty() || !stale_.empty() || !tasks_.empty();
-  };
+  const auto queued = [&] { return !queue_.empty() || !stale_.empty() || !tasks_.empty(); };
+  const auto has_work = [&] { return stopping_ || queued(); };
   for (;;) {
     if (untrimmed > kTrimAfterBytes && !wake_.wait_for(lock, kTrimWhenIdleFor, has_work)) {
       // Big lists passed through (allocated on the worker threads, freed here), and none since:
@@ -164,7 +163,7 @@ void CacheWriter::run() {
       untrimmed = 0;
     }
     wake_.wait(lock, has_work);
-    if (stopping_ && queue_.empty() && stale_.empty() && tasks_.empty()) break;
+    if (stopping_ && !queued()) break;
     // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
     // client waiting on a journaled write does not wait for the interval.
     // A relative wait: `due` is on base::Clock, which a test may have moved past the steady
