@@ -306,9 +306,9 @@ TEST_F(PoolSharing, ANodeRebootedOfflineServesTheSharedCacheFromDisk) {
   ASSERT_EQ(online.status, 200);
   // The shared cache's own list (made at start, through the hub, as a cache agent's) is on disk
   // once the node cache has nothing pending.
-  const double ops = cluster_.cache_ops();
-  ASSERT_GT(ops, 0);
-  ASSERT_TRUE(cluster_.wait_cache_committed(ops - 1));
+  // Its first commit may still be on its way under load: wait for it rather than read it once.
+  ASSERT_TRUE(eventually([&] { return cluster_.cache_ops() > 0; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(cluster_.wait_cache_committed(cluster_.cache_ops() - 1));
   partition();
   cluster_.hub().signal(SIGKILL);
   cluster_.hub().wait_exit(std::chrono::seconds(5));
