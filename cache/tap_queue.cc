@@ -11,13 +11,17 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "net/http_io.h"
 #include "net/timer.h"
 
 namespace yurthub::cache {
 
 TapQueue::TapQueue(std::size_t max_bytes, base::Gauge* queued)
-    : max_bytes_(max_bytes), queued_gauge_(queued), thread_([this] { run(); }) {}
+    : max_bytes_(max_bytes), queued_gauge_(queued), thread_([this] {
+        base::name_this_thread("yh-cache-tap");
+        run();
+      }) {}
 
 void TapQueue::show_queued() {
   if (queued_gauge_) queued_gauge_->set(static_cast<std::int64_t>(queued_bytes_));

@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/thread_name.h"
+
 namespace yurthub::hub {
 namespace asio = boost::asio;
 
@@ -55,7 +57,10 @@ void Worker::post_filters_changed() {
 }
 
 void Worker::start_thread() {
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    base::name_this_thread("yh-worker");
+    io_.run();
+  });
 }
 
 void Worker::run_here() { io_.run(); }

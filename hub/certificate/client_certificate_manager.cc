@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "hub/certificate/kubeconfig_reloader.h"
 #include "hub/certificate/renewal.h"
 #include "kube/certificate_signing_request.h"
@@ -93,7 +94,10 @@ void ClientCertificateManager::start(std::shared_ptr<net::ReplaceableContext> co
                   [this] { return renew(); }, &renewals_, settings_.retry_max};
   net::spawn_detached(io_.get_executor(), renew_forever(wake_, std::move(renewal)),
                       "client certificate renewal");
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    base::name_this_thread("yh-certificates");
+    io_.run();
+  });
 }
 
 void ClientCertificateManager::stop() {

@@ -3,6 +3,7 @@
 #include "net/files.h"
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "net/http_io.h"
 #include "net/spawn.h"
 #include "net/x509.h"
@@ -42,7 +43,10 @@ KubeconfigReloader::KubeconfigReloader(std::string path, kube::Credentials loade
 
 void KubeconfigReloader::start() {
   net::spawn_detached(io_.get_executor(), follow(), "kubeconfig reload");
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] {
+    base::name_this_thread("yh-kubeconfig");
+    io_.run();
+  });
 }
 
 KubeconfigReloader::~KubeconfigReloader() {
