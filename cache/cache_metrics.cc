@@ -29,6 +29,10 @@ CacheMetrics::CacheMetrics(base::MetricsRegistry& r)
                             "Lists of a resourceVersion older than the cached set's (asked for "
                             "by version): relayed, not cached.",
                             {})),
+      relisted_objects(r.counter("node_yurthub_cache_relisted_objects_total",
+                                 "Objects of lists that replaced a complete cached list: held "
+                                 "already (unchanged), written, or removed as no longer listed.",
+                                 {"outcome"})),
       commit_duration(
           r.histogram("node_yurthub_cache_commit_duration_seconds",
                       "Duration of one group commit, including fsync.", {},

@@ -29,6 +29,9 @@ struct CacheMetrics {
   // node_yurthub_cache_older_lists_total: lists asked for at a resourceVersion older than the
   // cached set's, relayed but not cached.
   base::CounterFamily& older_lists;
+  // node_yurthub_cache_relisted_objects_total{outcome="unchanged"|"written"|"removed"}: what
+  // the lists that replaced a complete cached list did to its objects (relists.h).
+  base::CounterFamily& relisted_objects;
   // node_yurthub_cache_commit_duration_seconds: one group commit, including fsync.
   base::HistogramFamily& commit_duration;
   // node_yurthub_cache_queue_bytes: bytes waiting for the writer.

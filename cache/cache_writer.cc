@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "cache/list_identity.h"
 
 namespace yurthub::cache {
@@ -62,7 +63,10 @@ CacheWriter::CacheWriter(Store& store, CacheMetrics& metrics, Options options)
   });
   if (!cleaned)
     YH_LOG(Warning) << "cache: could not drop unfinished lists: " << cleaned.error().message;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    base::name_this_thread("yh-cache-writer");
+    run();
+  });
 }
 
 CacheWriter::~CacheWriter() {
@@ -271,7 +275,8 @@ Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
       if (it == staging_.end() || it->second == 0) return {};  // a page that cannot be assembled
       auto& max_rv = token_max_rv_[op.list_token];
       max_rv = std::max(max_rv, op.resource_version);
-      return txn.put_object(it->second, op.namespace_name, op.name, op.resource_version, op.json);
+      return relists_.put(txn, it->second, op.namespace_name, op.name, op.resource_version,
+                          op.json);
     }
     case OpKind::ListEnd:
       return list_end(txn, op, batch);
@@ -317,10 +322,12 @@ Status CacheWriter::list_begin(WriteTxn& txn, CacheOp& op, Batch& batch) {
                                   [&](const auto& entry) { return entry.second == r->staging_id; });
   if (r->staging_id != 0 && !in_use) {
     // An earlier list of this identity that never finished (abandoned pagination).
-    if (Status s = txn.drop_set(r->staging_id); !s) return s;
+    if (Status s = drop_staging(txn, r->staging_id); !s) return s;
   }
   auto set = txn.allocate_set();
   if (!set) return set.error();
+  // Over a complete list, the staging set takes only what changed (relists.h).
+  if (r->complete && r->set_id != 0) relists_.begin(*set, r->set_id);
   r->staging_id = *set;
   r->list_kind = op.json;
   r->api_version = op.api_version;
@@ -341,39 +348,53 @@ Status CacheWriter::list_end(WriteTxn& txn, CacheOp& op, Batch& batch) {
   if (set == 0) return {};
   Status error;
   ListRecord* r = record(txn, op.identity, false, batch, error);
-  if (!r) return txn.drop_set(set);
+  if (!r) return drop_staging(txn, set);
   batch.dirty.insert(op.identity);
   if (!op.complete) {
     // A broken response: the identity keeps its previous, complete set.
     if (r->staging_id == set) r->staging_id = 0;
     if (paginating_.count(op.identity) && paginating_[op.identity] == set)
       paginating_.erase(op.identity);
-    return txn.drop_set(set);
+    return drop_staging(txn, set);
   }
   if (!op.final_page) {
     paginating_[op.identity] = set;  // the next page (with its continue token) appends here
     return {};
   }
   const std::uint64_t listed_rv = std::max(op.resource_version, max_item_rv);
-  if (op.names_version && r->complete && r->set_id != 0 && listed_rv < r->resource_version) {
+  const bool older =
+      op.names_version && r->complete && r->set_id != 0 && listed_rv < r->resource_version;
+  // A relist whose current set is no longer the identity's (never expected: a list being
+  // assembled is never evicted) holds only what changed, so it cannot become the set.
+  const bool orphaned = relists_.diffs(set) && relists_.current(set) != r->set_id;
+  if (older || orphaned) {
     // `resourceVersion=<old>` with Exact, a paginated list or a continue token: the apiserver
     // answers with that past snapshot. It never replaces the newer set kubelet is served offline.
     if (r->staging_id == set) r->staging_id = 0;
     paginating_.erase(op.identity);
-    metrics_.older_lists.with({}).inc();
-    return txn.drop_set(set);
+    if (older) metrics_.older_lists.with({}).inc();
+    return drop_staging(txn, set);
   }
-  const std::uint32_t old = r->set_id;
-  r->set_id = set;
   if (r->staging_id == set) r->staging_id = 0;
+  const std::uint32_t old = r->set_id;
+  if (relists_.diffs(set)) {
+    if (Status s = relists_.finish(txn, set); !s) return s;
+  } else {
+    r->set_id = set;
+  }
   r->resource_version = listed_rv;
   r->complete = true;
   r->stale = item_failed;  // a list missing an object is stale until the next full list
   if (!item_failed) batch.relisted.insert(op.identity);
   r->synced_unix = base::WallClock::unix_seconds();
   paginating_.erase(op.identity);
-  if (old != 0 && old != set) return txn.drop_set(old);
+  if (old != 0 && old != r->set_id) return txn.drop_set(old);
   return {};
+}
+
+Status CacheWriter::drop_staging(WriteTxn& txn, std::uint32_t set) {
+  relists_.forget(set);
+  return txn.drop_set(set);
 }
 
 Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
@@ -385,7 +406,7 @@ Status CacheWriter::upsert(WriteTxn& txn, CacheOp& op, Batch& batch) {
     batch.dirty.insert(op.identity);
   }
   if (op.kind == OpKind::Bookmark) return {};
-  auto existing = txn.object(r->set_id, op.namespace_name, op.name);
+  auto existing = txn.peek_object(r->set_id, op.namespace_name, op.name);
   if (existing && existing->resource_version > op.resource_version) {
     metrics_.out_of_order.with({}).inc();  // resourceVersions only move forward
     return {};
@@ -451,6 +472,7 @@ void CacheWriter::fail_batch(std::vector<CacheOp>& ops, const Error& why) {
   // In-memory state may describe the aborted transaction: forget it and reload from the store.
   records_.clear();
   staging_.clear();
+  relists_.clear();
   token_max_rv_.clear();
   paginating_.clear();
   failed_tokens_.clear();

@@ -6,7 +6,9 @@
 // What the operations do (docs/offline-semantics.md):
 //   - A list response is assembled in a fresh staging set (across pages, for limit/continue) and
 //     swapped in as the identity's set in one transaction when its last page arrives whole; the
-//     old set is dropped in the same transaction. A broken response leaves the old set untouched.
+//     old set is dropped in the same transaction. Over a complete list, the staging set takes
+//     only the objects that changed, and is applied onto the set instead (relists.h). A broken
+//     response leaves the old set untouched.
 //   - Watch events and GETs update the identity's current set in order; an object's
 //     resourceVersion never moves backwards; bookmarks advance the list's resourceVersion.
 //   - Nothing fails silently: an operation that cannot be written (queue full, object refused,
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "cache/cache_metrics.h"
+#include "cache/relists.h"
 #include "cache/store.h"
 #include "cache/unchanged_gets.h"
 
@@ -119,6 +122,8 @@ class CacheWriter {
   Status list_begin(WriteTxn& txn, CacheOp& op, Batch& batch);
   Status list_end(WriteTxn& txn, CacheOp& op, Batch& batch);
   Status upsert(WriteTxn& txn, CacheOp& op, Batch& batch);
+  // Drops a list's staging set (and its relist's state).
+  Status drop_staging(WriteTxn& txn, std::uint32_t set);
   ListRecord* record(WriteTxn& txn, const std::string& identity, bool create, Batch& batch,
                      Status& error);
   void fail_batch(std::vector<CacheOp>& ops, const Error& why);
@@ -168,6 +173,7 @@ class CacheWriter {
   std::unordered_map<std::string, std::uint32_t>
       paginating_;                         // identity -> staging set awaiting pages
   std::set<std::uint64_t> failed_tokens_;  // lists with an item that could not be written
+  Relists relists_{metrics_};              // staging sets that hold only what changed
   // identity -> when this process last wrote to it (a sequence number of batches)
   std::unordered_map<std::string, std::uint64_t> last_written_;
   std::uint64_t batch_seq_ = 0;

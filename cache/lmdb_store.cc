@@ -291,6 +291,34 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
     return {};
   }
 
+  std::optional<StoredObject> peek_object(std::uint32_t set, std::string_view namespace_name,
+                                          std::string_view name) override {
+    if (namespace_name.find('\0') != std::string_view::npos) return std::nullopt;
+    auto value = get(env_->objects, object_key(set, namespace_name, name));
+    if (!value) return std::nullopt;
+    if (value->size() < kRvBytes) return decode_object(*value);  // logs it; nullopt
+    return StoredObject{read_be(*value, kRvBytes), value->substr(kRvBytes)};
+  }
+
+  void scan_names(std::uint32_t set,
+                  const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    const std::string prefix = set_prefix(set);
+    int rc = 0;
+    Cursor cursor = open_cursor(txn_, env_->objects, &rc);
+    MDB_val key = to_val(prefix), value{};
+    if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
+    for (; rc == 0 && from_val(key).starts_with(prefix);
+         rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
+      const std::string_view stored = from_val(key);
+      const std::size_t separator = stored.find('\0', prefix.size());
+      if (separator == std::string_view::npos) continue;
+      const std::string_view namespace_name =
+          stored.substr(prefix.size(), separator - prefix.size());
+      if (!visit(namespace_name, stored.substr(separator + 1))) return;
+    }
+    log_cursor_end("scanning cached names", rc);
+  }
+
   Status delete_object(std::uint32_t set, std::string_view namespace_name,
                        std::string_view name) override {
     if (namespace_name.find('\0') != std::string_view::npos) return {};  // cannot exist

@@ -95,6 +95,18 @@ class WriteTxn : public ReadView {
                                std::string_view name) = 0;
   // Deletes every object of the set.
   virtual Status drop_set(std::uint32_t set) = 0;
+  // Like object(), without the copy that keeps a value valid for the whole transaction: the JSON
+  // is valid only until this transaction's next write. For comparing what is stored with what
+  // is about to be written (the writer does it for every list item and watch event).
+  virtual std::optional<StoredObject> peek_object(std::uint32_t set,
+                                                  std::string_view namespace_name,
+                                                  std::string_view name) = 0;
+  // Visits the (namespace, name) of each object of `set` in order, without reading or copying
+  // values; the names are valid during the call only, and `visit` must not write through this
+  // transaction. `visit` returns false to stop.
+  virtual void scan_names(
+      std::uint32_t set,
+      const std::function<bool(std::string_view namespace_name, std::string_view name)>& visit) = 0;
   virtual Status put_discovery(std::string_view path, std::string_view json) = 0;
   virtual Status put_journal(std::uint64_t seq, std::string_view entry) = 0;
   virtual Status delete_journal(std::uint64_t seq) = 0;

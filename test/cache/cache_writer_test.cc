@@ -63,11 +63,60 @@ TEST_F(CacheWriterTest, ListReplacesTheSetInOneStep) {
   EXPECT_THAT(names(kPods), ElementsAre("default/b", "default/c"));
 }
 
+// kubelet lists its pods again after every restart and expired watch, and most are unchanged:
+// only what changed is written, and the set still becomes exactly the new list, in one step.
+TEST_F(CacheWriterTest, ARelistWritesOnlyWhatChanged) {
+  apply(a_list(1, {"a", "b", "c"}, 10));
+  const auto set = store_->read()->list(kPods)->set_id;
+  auto relist = a_list(2, {"a", "b", "d"}, 10);  // "a" as stored, "c" gone, "d" new
+  relist[2].resource_version = 11;               // "b" at a newer version
+  relist[2].json = R"({"v":11})";
+  auto end = relist.back();
+  relist.pop_back();
+  apply(relist);
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b", "default/c"));  // not yet
+  EXPECT_EQ(*object_json(kPods, "default", "b"), R"({"metadata":{"name":"b"}})");
+  apply({end});
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b", "default/d"));
+  EXPECT_EQ(*object_json(kPods, "default", "b"), R"({"v":11})");
+  auto record = store_->read()->list(kPods);
+  EXPECT_EQ(record->set_id, set);  // applied onto the set, not swapped for a new one
+  EXPECT_EQ(record->staging_id, 0u);
+  EXPECT_EQ(record->resource_version, 11u);
+  auto& relisted = metrics_->relisted_objects;
+  EXPECT_EQ(relisted.with({"unchanged"}).value(), 1u);
+  EXPECT_EQ(relisted.with({"written"}).value(), 2u);  // "b" and "d"
+  EXPECT_EQ(relisted.with({"removed"}).value(), 1u);  // "c"
+
+  // Same version, other bytes (an offline edit the cache held): written.
+  auto edited = a_list(3, {"a", "b", "d"}, 10);
+  edited[2].resource_version = 11;
+  edited[2].json = R"({"v":"edited"})";
+  apply(edited);
+  EXPECT_EQ(*object_json(kPods, "default", "b"), R"({"v":"edited"})");
+  EXPECT_EQ(relisted.with({"unchanged"}).value(), 3u);
+  EXPECT_EQ(relisted.with({"written"}).value(), 3u);
+}
+
+TEST_F(CacheWriterTest, APaginatedRelistIsAppliedWhenItsLastPageArrives) {
+  apply(a_list(1, {"a", "b", "c"}, 10));
+  auto first = a_list(2, {"a", "x"}, 10, false, /*final_page=*/false);
+  apply(first);
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/b", "default/c"));
+  auto last = a_list(3, {"c"}, 10, /*continuation=*/true, /*final_page=*/true);
+  last[1].json = R"({"v":"c2"})";
+  apply(last);
+  EXPECT_THAT(names(kPods), ElementsAre("default/a", "default/c", "default/x"));
+  EXPECT_EQ(*object_json(kPods, "default", "c"), R"({"v":"c2"})");
+  EXPECT_EQ(store_->read()->list(kPods)->staging_id, 0u);
+}
+
 TEST_F(CacheWriterTest, BrokenListKeepsThePreviousSet) {
   apply(a_list(1, {"a"}, 10));
   apply(a_list(2, {"x", "y"}, 20, false, true, /*complete=*/false));
   EXPECT_THAT(names(kPods), ElementsAre("default/a"));
   EXPECT_EQ(store_->read()->list(kPods)->resource_version, 10u);
+  EXPECT_EQ(store_->read()->list(kPods)->staging_id, 0u);
 }
 
 TEST_F(CacheWriterTest, PagesAreAssembledNotOverwritten) {

@@ -261,6 +261,38 @@ TEST_F(LmdbStoreTest, ValuesReadInAWriteTxnStayValidAcrossLaterWrites) {
                   .ok());
 }
 
+// The writer compares each list item and watch event with what is stored, and a relist finds
+// what it no longer names, without copying values out of the map.
+TEST_F(LmdbStoreTest, AWriteTxnPeeksAtObjectsAndScansNamesOfOneSet) {
+  put_objects(1, {{"b", "p1"}, {"", "n1"}, {"a", "p2"}, {"a", "p1"}});
+  put_objects(2, {{"a", "other"}});
+  ASSERT_TRUE(store_
+                  ->write([](WriteTxn& txn) -> Status {
+                    auto peeked = txn.peek_object(1, "a", "p2");
+                    EXPECT_TRUE(peeked.has_value());
+                    if (peeked) {
+                      EXPECT_EQ(peeked->resource_version, 1u);
+                      EXPECT_EQ(peeked->json, R"({"name":"p2"})");
+                    }
+                    EXPECT_FALSE(txn.peek_object(1, "a", "other").has_value());
+                    EXPECT_FALSE(txn.peek_object(1, std::string("a\0p", 3), "1").has_value());
+                    std::vector<std::string> names;
+                    txn.scan_names(1, [&](std::string_view ns, std::string_view name) {
+                      names.push_back(std::string(ns) + "/" + std::string(name));
+                      return names.size() < 3;
+                    });
+                    EXPECT_EQ(names, (std::vector<std::string>{"/n1", "a/p1", "a/p2"}));
+                    names.clear();
+                    txn.scan_names(3, [&](std::string_view, std::string_view) {
+                      names.emplace_back();
+                      return true;
+                    });
+                    EXPECT_TRUE(names.empty());
+                    return {};
+                  })
+                  .ok());
+}
+
 TEST_F(LmdbStoreTest, ScanInAWriteTxnToleratesDeletingWhatItVisits) {
   std::vector<std::pair<std::string, std::string>> many;
   for (int i = 0; i < 200; ++i) many.emplace_back("ns", "obj-" + std::to_string(1000 + i));
