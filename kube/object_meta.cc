@@ -106,6 +106,10 @@ std::optional<ObjectMeta> object_meta(std::string_view json) {
     head[kHeadBytes] = '\0';
     if (auto meta = parse_meta_in_situ(head.data())) return meta;
   }
+  return object_meta_of_whole_copy(json);
+}
+
+std::optional<ObjectMeta> object_meta_of_whole_copy(std::string_view json) {
   std::string scratch(json);
   return parse_meta_in_situ(scratch.data());
 }

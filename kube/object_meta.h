@@ -24,6 +24,10 @@ struct ObjectMeta {
 // (the apiserver never repeats one).
 std::optional<ObjectMeta> object_meta(std::string_view json);
 
+// object_meta() without its first-KiB shortcut: the whole text copied and parsed. The reference
+// object_meta_fuzz checks object_meta() against (they must always agree).
+std::optional<ObjectMeta> object_meta_of_whole_copy(std::string_view json);
+
 // Parses a resourceVersion as the apiserver's etcd3 storage writes it (a decimal uint64); 0 for
 // anything else, which then compares as oldest (as YurtHub does).
 std::uint64_t parse_resource_version(std::string_view text);

@@ -24,7 +24,7 @@ fi
 
 # Targets that read JSON get test/fuzz/json.dict; others may have test/fuzz/<target>.dict.
 json_targets=" service_account_keys_fuzz json_parse_fuzz list_framer_fuzz watch_framer_fuzz json_patch_fuzz strategic_merge_fuzz
-  offline_apply_fuzz journal_entry_fuzz ota_pod_fuzz autonomy_condition_fuzz admission_review_fuzz "
+  offline_apply_fuzz journal_entry_fuzz ota_pod_fuzz autonomy_condition_fuzz admission_review_fuzz object_meta_fuzz "
 
 failed=()
 for t in "${targets[@]}"; do

@@ -14,7 +14,7 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
          yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz ota_pod_fuzz
-         autonomy_condition_fuzz admission_review_fuzz pool_fuzz)
+         autonomy_condition_fuzz admission_review_fuzz pool_fuzz object_meta_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -48,6 +48,15 @@ for f in "$fx"/*list*.body "$fx"/endpointslices-*.json "$fx"/node-get.body "$fx"
   seed list_framer_fuzz < "$f"
 done
 printf '{"kind":"PodList","items":null}' | seed list_framer_fuzz
+# object_meta_fuzz: single objects as the apiserver writes them, and metadata in odd shapes.
+for f in "$fx"/node-get.body "$fx"/nodepool-get.body "$fx"/lease-create.body \
+         "$fx"/pod-status-smp.response.body; do
+  seed object_meta_fuzz < "$f"
+done
+printf '{"metadata":{"name":"a\\u0062","namespace":"","resourceVersion":"18446744073709551615"}}' |
+  seed object_meta_fuzz
+printf '{"kind":"Pod","metadata":{"labels":{"name":"x"},"name":"web-0","resourceVersion":"12a"}}' |
+  seed object_meta_fuzz
 printf '{"type":"ADDED","object":{"kind":"Pod"}}\n{"type":"BOOKMARK","object":{}}\n' | seed watch_framer_fuzz
 
 # gzip: what kube-apiserver sends a Go client, a tiny member, a cut one.
