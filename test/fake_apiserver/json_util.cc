@@ -138,6 +138,38 @@ void set_meta_string(rapidjson::Document& obj, const char* field, std::string_vi
   }
 }
 
+void order_metadata(rapidjson::Document& obj) {
+  auto md = obj.FindMember("metadata");
+  if (md == obj.MemberEnd() || !md->value.IsObject()) return;
+  // k8s.io/apimachinery/pkg/apis/meta/v1 ObjectMeta, in its declaration order.
+  static constexpr const char* kOrder[] = {"name",
+                                           "generateName",
+                                           "namespace",
+                                           "selfLink",
+                                           "uid",
+                                           "resourceVersion",
+                                           "generation",
+                                           "creationTimestamp",
+                                           "deletionTimestamp",
+                                           "deletionGracePeriodSeconds",
+                                           "labels",
+                                           "annotations",
+                                           "ownerReferences",
+                                           "finalizers",
+                                           "managedFields"};
+  auto& alloc = obj.GetAllocator();
+  rapidjson::Value& from = md->value;
+  rapidjson::Value ordered(rapidjson::kObjectType);
+  for (const char* key : kOrder) {
+    auto m = from.FindMember(key);
+    if (m == from.MemberEnd()) continue;
+    ordered.AddMember(m->name, m->value, alloc);  // moves both out
+    from.EraseMember(m);                          // keeps the others in order
+  }
+  for (auto& m : from.GetObject()) ordered.AddMember(m.name, m.value, alloc);
+  from = ordered;  // moves
+}
+
 void remove_meta(rapidjson::Document& obj, const char* field) {
   auto md = obj.FindMember("metadata");
   if (md != obj.MemberEnd() && md->value.IsObject()) md->value.EraseMember(field);

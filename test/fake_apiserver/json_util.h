@@ -34,6 +34,11 @@ void set_meta_string(rapidjson::Document& obj, const char* field, std::string_vi
 
 // Removes obj.metadata.<field> if present.
 void remove_meta(rapidjson::Document& obj, const char* field);
+// Puts metadata's members in Go's ObjectMeta field order (name, generateName, namespace, selfLink,
+// uid, resourceVersion, ... labels, annotations, ownerReferences, finalizers, managedFields), the
+// order kube-apiserver writes them in (see the captures); members it does not know follow, in
+// their own order.
+void order_metadata(rapidjson::Document& obj);
 
 // Removes top-level kind and apiVersion.
 void strip_type_meta(rapidjson::Document& obj);

@@ -22,6 +22,7 @@ StoredObject Store::put(const std::string& resource, const std::string& ns, cons
                         rapidjson::Document& doc) {
   std::uint64_t rv = ++rv_;
   set_meta_string(doc, "resourceVersion", std::to_string(rv));
+  order_metadata(doc);
   StoredObject obj{std::make_shared<const std::string>(to_json(doc)), rv};
   Objects& objects = objects_[resource];
   auto it = objects.find(Key(ns, name));

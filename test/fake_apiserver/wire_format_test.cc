@@ -4,6 +4,7 @@
 // protocol helpers.
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,36 @@ TEST(StatusTest, ExpiredWatchStatus) {
   EXPECT_EQ(expired_status(5, 200),
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"x("message":"too old resource version: 5 (200)","reason":"Expired","code":410})x");
+}
+
+std::vector<std::string> member_names(const rapidjson::Value& object) {
+  std::vector<std::string> names;
+  for (const auto& m : object.GetObject()) names.emplace_back(m.name.GetString());
+  return names;
+}
+
+// The apiserver writes metadata in ObjectMeta's field order (the hub's cache taps read name,
+// namespace and resourceVersion from an object's first bytes because of it): the fake does too.
+TEST(MetadataOrderTest, MembersFollowTheApiserversOrder) {
+  auto list = parse_json(fixture("pods-list-node.body"));
+  ASSERT_TRUE(list);
+  const rapidjson::Value& captured = (*list)["items"][0]["metadata"];
+  const auto expected = member_names(captured);
+  ASSERT_GE(expected.size(), 5u);
+  rapidjson::Document pod(rapidjson::kObjectType);
+  rapidjson::Value reversed(rapidjson::kObjectType);
+  reversed.AddMember("zz-not-objectmeta", 1, pod.GetAllocator());
+  for (auto name = expected.rbegin(); name != expected.rend(); ++name) {
+    rapidjson::Value copy(captured[name->c_str()], pod.GetAllocator());
+    reversed.AddMember(rapidjson::Value(name->c_str(), pod.GetAllocator()), copy,
+                       pod.GetAllocator());
+  }
+  pod.AddMember("metadata", reversed, pod.GetAllocator());
+  order_metadata(pod);
+  auto names = member_names(pod["metadata"]);
+  ASSERT_EQ(names.back(), "zz-not-objectmeta");
+  names.pop_back();
+  EXPECT_EQ(names, expected);
 }
 
 TEST(ContinueTokenTest, EncodesLikeTheApiserver) {
