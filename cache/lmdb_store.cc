@@ -73,10 +73,7 @@ class LmdbReader : public Base {
 
   std::optional<StoredObject> object(std::uint32_t set, std::string_view namespace_name,
                                      std::string_view name) override {
-    if (namespace_name.find('\0') != std::string_view::npos) return std::nullopt;
-    auto value = get(env_->objects, object_key(set, namespace_name, name));
-    if (!value) return std::nullopt;
-    return decode_object(*value);
+    return find_object(set, namespace_name, name, /*stable=*/true);
   }
 
   void scan(std::uint32_t set, std::string_view namespace_name, std::string_view after_namespace,
@@ -99,13 +96,10 @@ class LmdbReader : public Base {
     while (rc == 0 && from_val(key).starts_with(prefix)) {
       // In a write transaction the visitor may write; keep() copies the key so it stays valid.
       const std::string_view stable_key = keep(from_val(key));
-      const std::size_t separator = stable_key.find('\0', 4);
+      const auto parts = split_object_key(stable_key);
       auto object = decode_object(from_val(value));
       const std::uint64_t mutations_before = mutations_;
-      if (object && separator != std::string_view::npos &&
-          !visit(stable_key.substr(4, separator - 4), stable_key.substr(separator + 1), *object)) {
-        return;
-      }
+      if (object && parts && !visit(parts->first, parts->second, *object)) return;
       if (mutations_ == mutations_before) {
         rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
       } else {  // the visitor wrote: re-seek rather than trust the cursor's position
@@ -183,12 +177,23 @@ class LmdbReader : public Base {
     return arena_.emplace_back(bytes);
   }
 
-  std::optional<StoredObject> decode_object(std::string_view value) {
+  // stable: the JSON stays valid for the whole transaction (keep()); otherwise only until the
+  // transaction's next write.
+  std::optional<StoredObject> decode_object(std::string_view value, bool stable = true) {
     if (value.size() < kRvBytes) {
       YH_LOG(Error) << "cache: object value of " << value.size() << " bytes has no resourceVersion";
       return std::nullopt;
     }
-    return StoredObject{read_be(value, kRvBytes), keep(value.substr(kRvBytes))};
+    const std::string_view json = value.substr(kRvBytes);
+    return StoredObject{read_be(value, kRvBytes), stable ? keep(json) : json};
+  }
+
+  std::optional<StoredObject> find_object(std::uint32_t set, std::string_view namespace_name,
+                                          std::string_view name, bool stable) {
+    if (namespace_name.find('\0') != std::string_view::npos) return std::nullopt;
+    auto value = get(env_->objects, object_key(set, namespace_name, name));
+    if (!value) return std::nullopt;
+    return decode_object(*value, stable);
   }
 
   static void log_cursor_end(const char* what, int rc) {
@@ -293,11 +298,7 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
 
   std::optional<StoredObject> peek_object(std::uint32_t set, std::string_view namespace_name,
                                           std::string_view name) override {
-    if (namespace_name.find('\0') != std::string_view::npos) return std::nullopt;
-    auto value = get(env_->objects, object_key(set, namespace_name, name));
-    if (!value) return std::nullopt;
-    if (value->size() < kRvBytes) return decode_object(*value);  // logs it; nullopt
-    return StoredObject{read_be(*value, kRvBytes), value->substr(kRvBytes)};
+    return find_object(set, namespace_name, name, /*stable=*/false);
   }
 
   void scan_names(std::uint32_t set,
@@ -309,12 +310,8 @@ class LmdbWriteTxn final : public LmdbReader<WriteTxn> {
     if (cursor) rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
     for (; rc == 0 && from_val(key).starts_with(prefix);
          rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT)) {
-      const std::string_view stored = from_val(key);
-      const std::size_t separator = stored.find('\0', prefix.size());
-      if (separator == std::string_view::npos) continue;
-      const std::string_view namespace_name =
-          stored.substr(prefix.size(), separator - prefix.size());
-      if (!visit(namespace_name, stored.substr(separator + 1))) return;
+      const auto parts = split_object_key(from_val(key));
+      if (parts && !visit(parts->first, parts->second)) return;
     }
     log_cursor_end("scanning cached names", rc);
   }

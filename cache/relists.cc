@@ -8,10 +8,6 @@
 namespace yurthub::cache {
 namespace {
 
-// How many changed objects finish() copies out of the staging set before writing them: the
-// copies are bounded even when every item of a large list changed.
-constexpr std::size_t kCopyChunk = 256;
-
 std::string item_key(std::string_view namespace_name, std::string_view name) {
   std::string key;
   key.reserve(namespace_name.size() + 1 + name.size());
@@ -20,37 +16,24 @@ std::string item_key(std::string_view namespace_name, std::string_view name) {
   return key;
 }
 
-struct Changed {
-  std::string namespace_name;
-  std::string name;
-  std::uint64_t resource_version = 0;
-  std::string json;
-};
-
-// Copies the objects of `from` onto `into`, kCopyChunk at a time (a value read from the store is
-// only valid until the transaction writes, so each chunk is copied out before it is written).
+// Copies the objects of `from` onto `into`. Each is read without the transaction's copy
+// (peek_object) and copied once into `json` before it is written, since a value read from the
+// store is valid only until the transaction writes.
 Status copy_set(WriteTxn& txn, std::uint32_t from, std::uint32_t into, std::size_t& copied) {
-  std::vector<Changed> chunk;
-  std::string after_namespace;
-  std::string after_name;
-  do {
-    chunk.clear();
-    txn.scan(from, "", after_namespace, after_name,
-             [&](std::string_view ns, std::string_view name, const StoredObject& object) {
-               chunk.push_back({std::string(ns), std::string(name), object.resource_version,
-                                std::string(object.json)});
-               return chunk.size() < kCopyChunk;
-             });
-    for (const Changed& c : chunk) {
-      Status put = txn.put_object(into, c.namespace_name, c.name, c.resource_version, c.json);
-      if (!put) return put;
-    }
-    copied += chunk.size();
-    if (!chunk.empty()) {
-      after_namespace = chunk.back().namespace_name;
-      after_name = chunk.back().name;
-    }
-  } while (chunk.size() == kCopyChunk);
+  std::vector<std::pair<std::string, std::string>> names;
+  txn.scan_names(from, [&](std::string_view ns, std::string_view name) {
+    names.emplace_back(ns, name);
+    return true;
+  });
+  std::string json;
+  for (const auto& [ns, name] : names) {
+    auto object = txn.peek_object(from, ns, name);
+    if (!object) continue;  // an undecodable value (logged), skipped as scan() skips one
+    json.assign(object->json);
+    Status put = txn.put_object(into, ns, name, object->resource_version, json);
+    if (!put) return put;
+    ++copied;
+  }
   return {};
 }
 

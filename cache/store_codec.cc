@@ -41,6 +41,15 @@ std::string object_key(std::uint32_t set, std::string_view namespace_name, std::
   return key;
 }
 
+std::optional<std::pair<std::string_view, std::string_view>> split_object_key(
+    std::string_view key) {
+  constexpr std::size_t kSetBytes = 4;
+  if (key.size() < kSetBytes) return std::nullopt;
+  const std::size_t separator = key.find('\0', kSetBytes);
+  if (separator == std::string_view::npos) return std::nullopt;
+  return std::pair{key.substr(kSetBytes, separator - kSetBytes), key.substr(separator + 1)};
+}
+
 std::string encode_list_record(const ListRecord& record) {
   std::string out;
   out.reserve(34 + record.list_kind.size() + record.api_version.size());

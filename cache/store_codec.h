@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cache/store.h"
 
@@ -19,6 +20,9 @@ std::string u32_value(std::uint32_t value);
 // The key prefix of every object of a set.
 std::string set_prefix(std::uint32_t set);
 std::string object_key(std::uint32_t set, std::string_view namespace_name, std::string_view name);
+// The (namespace, name) of an object key (views into `key`); nullopt for a key too short to
+// hold a set id or without the separator.
+std::optional<std::pair<std::string_view, std::string_view>> split_object_key(std::string_view key);
 std::string encode_list_record(const ListRecord& record);
 // nullopt for a record of another version or a damaged one.
 std::optional<ListRecord> decode_list_record(std::string_view in);

@@ -44,7 +44,7 @@ class RelistsTest : public StoreFixture {
   static constexpr std::uint32_t kStaging = 2;
 };
 
-// Every object changed, more than one copy chunk's worth, and the last 100 gone.
+// Every object changed, 600 of them copied onto the set, and the last 100 gone.
 TEST_F(RelistsTest, ARelistOfEveryObjectChangedLeavesExactlyTheList) {
   Relists relists(*metrics_);
   relists.begin(kStaging, kCurrent);
