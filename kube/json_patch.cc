@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/json_parse.h"
 #include "kube/json_patch_nodes.h"
@@ -199,7 +200,22 @@ class Patcher {
   std::size_t copied_ = 0;  // the patch's accumulated size increase from copies so far
 };
 
-// RFC 7386 section 2, MergePatch(Target, Patch).
+// Whether each member of `object` is the last of its name. The apiserver decodes a merge patch's
+// objects into Go maps, where the last of duplicate names wins and the others are never applied.
+std::vector<bool> last_of_each_name(const Value& object) {
+  std::vector<bool> last(object.MemberCount(), true);
+  if (last.size() < 2) return last;
+  std::vector<rapidjson::SizeType> order(last.size());
+  for (rapidjson::SizeType i = 0; i < order.size(); ++i) order[i] = i;
+  auto name = [&](rapidjson::SizeType i) { return string_of(object.MemberBegin()[i].name); };
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return name(a) < name(b); });
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    if (name(order[i]) == name(order[i + 1])) last[order[i]] = false;
+  }
+  return last;
+}
+
+// RFC 7386 section 2, MergePatch(Target, Patch), with duplicate names as above.
 void merge(Value& target, const Value& patch, Allocator& allocator) {
   if (!patch.IsObject()) {
     Value copy = deep_copy(patch, allocator);
@@ -207,7 +223,10 @@ void merge(Value& target, const Value& patch, Allocator& allocator) {
     return;
   }
   if (!target.IsObject()) target.SetObject();
-  for (const auto& entry : patch.GetObject()) {
+  const std::vector<bool> last = last_of_each_name(patch);
+  for (auto entry_it = patch.MemberBegin(); entry_it != patch.MemberEnd(); ++entry_it) {
+    if (!last[entry_it - patch.MemberBegin()]) continue;
+    const auto& entry = *entry_it;
     auto it = target.FindMember(entry.name);
     if (entry.value.IsNull()) {
       for (; it != target.MemberEnd(); it = target.FindMember(entry.name)) target.EraseMember(it);

@@ -48,7 +48,9 @@ Status apply_json_patch(rapidjson::Document& target, const rapidjson::Value& pat
 
 // Applies an RFC 7386 merge patch: objects merge recursively, `null` deletes a member, any other
 // value (arrays included) replaces. A non-object patch replaces the whole target. Fails only on a
-// patch nested more than 1000 levels deep (then `target` is untouched).
+// patch nested more than 1000 levels deep (then `target` is untouched). Of a patch object's
+// members of one name only the last is applied, as the apiserver's decoding into a Go map keeps
+// only the last (so applying a patch twice gives what applying it once gave).
 // REQUIRES: `patch` is not part of `target`.
 Status apply_merge_patch(rapidjson::Document& target, const rapidjson::Value& patch);
 

@@ -400,6 +400,26 @@ TEST(MergePatchTest, DuplicateMembersAreAllDeleted) {
   EXPECT_EQ(to_json(doc), R"({"b":2})");
 }
 
+TEST(MergePatchTest, OfAPatchsDuplicateNamesOnlyTheLastIsApplied) {
+  rapidjson::Document doc = parse_json(R"({"a":{"x":1},"b":1})");
+  ASSERT_TRUE(
+      apply_merge_patch(doc, parse_json(R"({"a":{"y":1},"b":null,"a":{"z":1},"b":2})")).ok());
+  EXPECT_EQ(to_json(doc), R"({"a":{"x":1,"z":1},"b":2})");
+}
+
+// Found by json_patch_fuzz: applying every duplicate in turn deleted and re-added "b", so the
+// second application moved it behind "a" and the patch was not idempotent.
+TEST(MergePatchTest, APatchWithDuplicateNamesIsIdempotent) {
+  rapidjson::Document patch =
+      parse_json(R"({"b":{"b":null,"b":{"b":[1],"a":1,"b":null},"a":{"a":[1],"b":null,"a":1}}})");
+  rapidjson::Document doc = parse_json("null");
+  ASSERT_TRUE(apply_merge_patch(doc, patch).ok());
+  const std::string once = to_json(doc);
+  EXPECT_EQ(once, R"({"b":{"b":{"a":1},"a":{"a":1}}})");
+  ASSERT_TRUE(apply_merge_patch(doc, patch).ok());
+  EXPECT_EQ(to_json(doc), once);
+}
+
 TEST(MergePatchTest, RefusesPathologicalNesting) {
   std::string deep;
   for (int i = 0; i < 1200; ++i) deep += R"({"a":)";
