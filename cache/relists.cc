@@ -1,6 +1,7 @@
 // A relist that writes only what changed; see relists.h.
 #include "cache/relists.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "cache/cache_metrics.h"
@@ -8,12 +9,9 @@
 namespace yurthub::cache {
 namespace {
 
-std::string item_key(std::string_view namespace_name, std::string_view name) {
-  std::string key;
-  key.reserve(namespace_name.size() + 1 + name.size());
-  key.append(namespace_name).push_back('\0');
-  key.append(name);
-  return key;
+void append_item_key(std::string_view namespace_name, std::string_view name, std::string& out) {
+  out.append(namespace_name).push_back('\0');
+  out.append(name);
 }
 
 // Copies the objects of `from` onto `into`. Each is read without the transaction's copy
@@ -39,6 +37,29 @@ Status copy_set(WriteTxn& txn, std::uint32_t from, std::uint32_t into, std::size
 
 }  // namespace
 
+void Relists::NamedItems::add(std::string_view namespace_name, std::string_view name) {
+  const std::size_t offset = text_.size();
+  append_item_key(namespace_name, name, text_);
+  spans_.emplace_back(offset, text_.size() - offset);
+}
+
+void Relists::NamedItems::seal() {
+  auto key = [this](const auto& span) {
+    return std::string_view(text_).substr(span.first, span.second);
+  };
+  std::sort(spans_.begin(), spans_.end(),
+            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+}
+
+bool Relists::NamedItems::contains(std::string_view wanted) const {
+  auto key = [this](const auto& span) {
+    return std::string_view(text_).substr(span.first, span.second);
+  };
+  auto it = std::lower_bound(spans_.begin(), spans_.end(), wanted,
+                             [&](const auto& span, std::string_view w) { return key(span) < w; });
+  return it != spans_.end() && key(*it) == wanted;
+}
+
 void Relists::begin(std::uint32_t staging, std::uint32_t current) {
   relists_[staging] = Relist{current, {}};
 }
@@ -61,18 +82,22 @@ Status Relists::put(WriteTxn& txn, std::uint32_t staging, std::string_view names
   } else {
     ++relist.unchanged;
   }
-  relist.named.insert(item_key(namespace_name, name));
+  relist.named.add(namespace_name, name);
   return {};
 }
 
 Status Relists::finish(WriteTxn& txn, std::uint32_t staging) {
   auto it = relists_.find(staging);
   if (it == relists_.end()) return {};
-  const Relist relist = std::move(it->second);
+  Relist relist = std::move(it->second);
   relists_.erase(it);
+  relist.named.seal();
   std::vector<std::pair<std::string, std::string>> gone;
+  std::string key;
   txn.scan_names(relist.current, [&](std::string_view ns, std::string_view name) {
-    if (!relist.named.count(item_key(ns, name))) gone.emplace_back(ns, name);
+    key.clear();
+    append_item_key(ns, name, key);
+    if (!relist.named.contains(key)) gone.emplace_back(ns, name);
     return true;
   });
   std::size_t written = 0;

@@ -88,6 +88,27 @@ TEST_F(RelistsTest, UnchangedObjectsAreOnlyNamed) {
   EXPECT_EQ(metrics_->relisted_objects.with({"removed"}).value(), 0u);
 }
 
+// The apiserver lists in key order, but nothing here may rely on it: every other item, listed
+// from the last back to the first, and one in a namespace the current set does not have.
+TEST_F(RelistsTest, ItemsListedInAnyOrderKeepExactlyTheNamedOnes) {
+  Relists relists(*metrics_);
+  relists.begin(kStaging, kCurrent);
+  ASSERT_TRUE(store_->write([&](WriteTxn& txn) -> Status {
+    for (int i = kCount - 1; i >= 0; i -= 2) {
+      if (Status s = relists.put(txn, kStaging, "ns", name(i), 1, json(i, 1)); !s) return s;
+    }
+    return relists.put(txn, kStaging, "a-namespace", name(0), 1, json(0, 1));
+  }));
+  ASSERT_TRUE(store_->write([&](WriteTxn& txn) { return relists.finish(txn, kStaging); }));
+  auto current = set_contents(kCurrent);
+  ASSERT_EQ(current.size(), std::size_t{kCount / 2 + 1});
+  for (int i = 1; i < kCount; i += 2) EXPECT_EQ(current.count(name(i)), 1u) << i;
+  EXPECT_EQ(current.count(name(0)), 1u);  // a-namespace's: ns's pod-1000 was not listed
+  EXPECT_EQ(metrics_->relisted_objects.with({"unchanged"}).value(), std::uint64_t{kCount / 2});
+  EXPECT_EQ(metrics_->relisted_objects.with({"written"}).value(), 1u);
+  EXPECT_EQ(metrics_->relisted_objects.with({"removed"}).value(), std::uint64_t{kCount / 2});
+}
+
 TEST_F(RelistsTest, ASetThatIsNotARelistIsWrittenWhole) {
   Relists relists(*metrics_);
   ASSERT_TRUE(store_->write(
