@@ -152,8 +152,12 @@ for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rs
 
 # --- 2. A 20 MB list (10,000 pods of 2 KB in namespace bulk), time to last byte: from the request
 # sent to the last byte received (curl's time_total - time_pretransfer, so the direct path's TLS
-# handshake is not counted), median of $list_runs. Pass-through first, then kubelet (cached: the
-# hub parses every item and writes it to the cache while it streams), which leaves 10k pods cached.
+# handshake is not counted), median of $list_runs, half a second apart on every path: a node's
+# clients list after a restart or an expired watch, never back to back, and the pause lets the
+# cache finish its work on the previous list (its last group commit comes up to 50 ms after the
+# last byte), so each figure is one list as its client sees it, not the backlog of the one before.
+# Pass-through first, then kubelet (cached: the hub parses every item and writes it to the cache
+# while it streams), which leaves 10k pods cached.
 # list_once NAME URL [CURL ARGS...]: prints "seconds bytes"; a non-200 stops the benchmark.
 list_once() {
   local name=$1 url=$2 out; shift 2
@@ -166,7 +170,7 @@ declare -A list_ms
 list_bytes=0
 measure_list() {
   local name=$1 out; shift
-  out=$(for _ in $(seq 1 "$list_runs"); do list_once "$name" "$@"; done)
+  out=$(for _ in $(seq 1 "$list_runs"); do sleep 0.5; list_once "$name" "$@"; done)
   list_ms[$name]=$(awk '{print $1 * 1000}' <<<"$out" | median)
   list_bytes=$(awk 'END {print $2}' <<<"$out")
 }
