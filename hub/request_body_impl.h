@@ -62,7 +62,9 @@ asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
     UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
   auto& req = parser.get();
   net::write_message_head(client_->request_head, req);
-  net::BodyFramer framer(client_->request_head, req.chunked());
+  // The parser's framing, which Forwarder::prepare set as the header (reading the header back
+  // would parse its Transfer-Encoding again).
+  net::BodyFramer framer(client_->request_head, parser.chunked());
   if (whole_) {
     result.request_bytes += bytes_.size();
     beast::get_lowest_layer(up.stream).expires_after(kClientIoTimeout);

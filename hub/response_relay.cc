@@ -4,7 +4,7 @@
 
 namespace yurthub::hub {
 
-void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version) {
+bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version) {
   auto& res = rp.get();
   if (plan.drop_body_headers) res.erase(http::field::content_encoding);
   net::strip_hop_by_hop(res, false);
@@ -23,6 +23,7 @@ void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned cl
   net::set_body_framing(res, chunked, length);
   res.version(client_version);
   res.keep_alive(plan.keep_alive);
+  return chunked;
 }
 
 template class ResponseRelay<net::PlainStream>;

@@ -28,8 +28,10 @@ namespace yurthub::hub {
 // Edits the apiserver's response head `rp` has read for the client as `plan` says (the relay's
 // first step): hop-by-hop headers stripped, Content-Encoding dropped when the filter replaces the
 // body, the framing headers the hub's own (chunked, the parsed Content-Length, or none), the
-// client's HTTP version and keep-alive. Also run by test/fuzz/upstream_response_fuzz.cc.
-void shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
+// client's HTTP version and keep-alive. Returns whether the body goes to the client chunked, as
+// its Transfer-Encoding now says (reading the header back parses it again). Also run by
+// test/fuzz/upstream_response_fuzz.cc, which checks the two agree.
+bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
 
 // `Upstream`: an UpstreamConnection, or a test's in-memory one (its `stream`, `buffer` and
 // `server`; release_upstream() gives it back after a clean response, found by ADL).
@@ -97,6 +99,7 @@ class ResponseRelay {
   ResponseFilter* filter_ = nullptr;
   std::optional<BodyTransform> feed_;
   std::optional<net::BodyFramer> framer_;
+  bool client_chunked_ = false;  // the body goes to the client chunked (shape_head)
   char* buf_ = nullptr;
   std::chrono::steady_clock::time_point stream_deadline_;  // a stream's, from start_stream()
   ForwardResult result_;

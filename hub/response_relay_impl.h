@@ -75,7 +75,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relay(const Resp
   const bool upstream_keep_alive = rp_.keep_alive();
   shape_head(client_version);
   net::write_message_head(client_->response_head, rp_.get());
-  framer_.emplace(client_->response_head, rp_.get().chunked());
+  framer_.emplace(client_->response_head, client_chunked_);
   buf_ = client_->relay();
   if (plan_.streaming) {
     const std::optional<StreamEnd> end = co_await start_stream();
@@ -131,7 +131,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relist_for_cache
 
 template <class Stream, class Upstream>
 void ResponseRelay<Stream, Upstream>::shape_head(unsigned client_version) {
-  shape_client_head(rp_, plan_, client_version);
+  client_chunked_ = shape_client_head(rp_, plan_, client_version);
   result_.status = rp_.get().result_int();
 }
 
@@ -142,7 +142,7 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start
                                                ? std::chrono::seconds(*info_.timeout_seconds + 60)
                                                : 2 * shared_.options.min_request_timeout);
   auto& active = client_->active;
-  active.relaying_stream(filter_, &*feed_, rp_.get().chunked());
+  active.relaying_stream(filter_, &*feed_, client_chunked_);
   // A drain or health change that happened while this request waited for its response header
   // found no stream to end; end it now rather than never.
   if (shared_.draining) active.stop(StreamEnd::HubDraining);
@@ -291,7 +291,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::end_early(Stream
       break;
     default:
       // A stream the client can resume (a watch) ends cleanly; anything else is cut short.
-      if (plan_.streaming && rp_.get().chunked()) co_await end_chunked_stream(client_);
+      if (plan_.streaming && client_chunked_) co_await end_chunked_stream(client_);
       YH_LOG(Info) << kube::verb_name(info_.verb) << " " << info_.path << " for " << info_.component
                    << " ended early: " << stream_end_name(end);
   }

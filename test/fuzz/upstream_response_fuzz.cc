@@ -95,8 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned status = rp.get().result_int();
   const bool upstream_chunked = rp.chunked();
   const auto upstream_length = rp.content_length();
-  hub::shape_client_head(rp, plan, client.version);
-  const bool hub_chunked = rp.get().chunked();  // what the relay's BodyFramer writes
+  const bool hub_chunked = hub::shape_client_head(rp, plan, client.version);  // the relay frames so
+  fuzz::check(rp.get().chunked() == hub_chunked, "the head says other framing than the relay's");
   std::string head;
   net::write_message_head(head, rp.get());
 
