@@ -43,20 +43,19 @@ void Relists::NamedItems::add(std::string_view namespace_name, std::string_view 
   spans_.emplace_back(offset, text_.size() - offset);
 }
 
+std::string_view Relists::NamedItems::key(const Span& span) const {
+  return std::string_view(text_).substr(span.first, span.second);
+}
+
 void Relists::NamedItems::seal() {
-  auto key = [this](const auto& span) {
-    return std::string_view(text_).substr(span.first, span.second);
-  };
   std::sort(spans_.begin(), spans_.end(),
-            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+            [this](const Span& a, const Span& b) { return key(a) < key(b); });
 }
 
 bool Relists::NamedItems::contains(std::string_view wanted) const {
-  auto key = [this](const auto& span) {
-    return std::string_view(text_).substr(span.first, span.second);
-  };
-  auto it = std::lower_bound(spans_.begin(), spans_.end(), wanted,
-                             [&](const auto& span, std::string_view w) { return key(span) < w; });
+  auto it =
+      std::lower_bound(spans_.begin(), spans_.end(), wanted,
+                       [this](const Span& span, std::string_view w) { return key(span) < w; });
   return it != spans_.end() && key(*it) == wanted;
 }
 

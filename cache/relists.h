@@ -60,8 +60,11 @@ class Relists {
     bool contains(std::string_view key) const;
 
    private:
+    using Span = std::pair<std::size_t, std::size_t>;  // offset, length in text_
+    std::string_view key(const Span& span) const;
+
     std::string text_;
-    std::vector<std::pair<std::size_t, std::size_t>> spans_;  // offset, length in text_
+    std::vector<Span> spans_;
   };
   struct Relist {
     std::uint32_t current = 0;

@@ -95,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned status = rp.get().result_int();
   const bool upstream_chunked = rp.chunked();
   const auto upstream_length = rp.content_length();
-  const bool hub_chunked = hub::shape_client_head(rp, plan, client.version);  // the relay frames so
+  // What the relay's BodyFramer writes; the head must say the same.
+  const bool hub_chunked = hub::shape_client_head(rp, plan, client.version);
   fuzz::check(rp.get().chunked() == hub_chunked, "the head says other framing than the relay's");
   std::string head;
   net::write_message_head(head, rp.get());
