@@ -17,7 +17,7 @@ using asio::ip::tcp;
 // An idle keep-alive connection that the server has closed (or that has unexpected bytes
 // waiting) is readable; a healthy idle one is not.
 bool looks_alive(UpstreamConnection& c) {
-  if (c.buffer.size() != 0) return false;
+  if (c.buffer.size() != 0 || c.stream.holds_unread()) return false;
   auto& socket = beast::get_lowest_layer(c.stream).socket();
   if (!socket.is_open()) return false;
   pollfd pfd{socket.native_handle(), POLLIN, 0};
@@ -47,17 +47,13 @@ asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(asio::any_io_exe
   if (cec) co_return make_error("connect " + address.url + ": " + cec.message());
   tcp_layer.socket().set_option(tcp::no_delay(true));
 
-  // Asio asks OpenSSL to free a connection's record buffers whenever they empty, which suits
-  // many idle client connections; a pooled upstream connection carries request after request,
-  // and re-allocating its two 17 KB buffers for each showed in the small GET's profile.
-  SSL_clear_mode(conn->stream.native_handle(), SSL_MODE_RELEASE_BUFFERS);
   const std::string& verify_name =
       tls.server_name_override.empty() ? address.host : tls.server_name_override;
   if (auto named = net::name_server(conn->stream.native_handle(), verify_name, tls.verify_peer);
       !named) {
     co_return make_error("cannot verify " + address.url + ": " + named.error().message);
   }
-  auto [hec] = co_await conn->stream.async_handshake(asio::ssl::stream_base::client, net::kNoThrow);
+  auto [hec] = co_await conn->stream.async_handshake(net::kNoThrow);
   if (hec) co_return make_error("TLS handshake with " + address.url + ": " + hec.message());
   co_return std::move(conn);
 }

@@ -14,13 +14,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "base/clock.h"
 #include "base/result.h"
 #include "hub/hub_metrics.h"
 #include "hub/server_set.h"
-#include "net/timed_socket.h"
+#include "net/socket_tls.h"
 #include "net/tls.h"
 
 namespace yurthub::hub {
@@ -36,7 +35,7 @@ enum class Identity { Hub = 0, Bearer = 1 };
 inline constexpr std::size_t kUpstreamReadBytes = 16 * 1024;
 
 struct UpstreamConnection {
-  UpstreamConnection(boost::asio::any_io_executor executor,
+  UpstreamConnection(const boost::asio::any_io_executor& executor,
                      std::shared_ptr<boost::asio::ssl::context> tls)
       : context(std::move(tls)), stream(executor, *context) {
     buffer.reserve(kUpstreamReadBytes);
@@ -51,7 +50,7 @@ struct UpstreamConnection {
   // Kept for the connection's life: a renewed certificate replaces the hub's context while
   // connections made with the old one are still open.
   std::shared_ptr<boost::asio::ssl::context> context;
-  boost::beast::ssl_stream<net::TimedSocket> stream;
+  net::SocketTls stream;             // OpenSSL on the socket's descriptor (net/socket_tls.h)
   boost::beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   std::size_t server = 0;
   Identity identity = Identity::Hub;

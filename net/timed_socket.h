@@ -120,6 +120,17 @@ class TimedSocket {
         });
   }
 
+  // Waits until the socket is readable (wait_read) or writable (wait_write), within the deadline
+  // of that direction. Completes with (error_code).
+  template <class Token>
+  auto async_wait(boost::asio::socket_base::wait_type type, Token&& token) {
+    return start<void(boost::system::error_code)>(
+        type == boost::asio::socket_base::wait_write ? &timed_socket_detail::State::write
+                                                     : &timed_socket_detail::State::read,
+        std::forward<Token>(token),
+        [type](auto& socket, auto handler) { socket.async_wait(type, std::move(handler)); });
+  }
+
   // Synchronous, and never waiting: what the socket takes (or holds) right now, else
   // would_block. For a caller that knows the socket is ready, and cheaper than an asynchronous
   // operation that completes at once (which still goes through the event loop). As with Beast's

@@ -5,10 +5,6 @@
 // test/hub/upstream_pool_test.cc, health_checker_test.cc and proxy_fixture.h.
 #pragma once
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -22,34 +18,26 @@
 #include "net/http_io.h"
 #include "net/streams.h"
 #include "net/tls.h"
+#include "test/net/self_signed.h"
 
 namespace yurthub::hub::test_support {
 
 class LoopbackPki {
  public:
-  LoopbackPki() {
-    char pattern[] = "/tmp/yurthub-loopback-pki-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    const std::string cmd =
-        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
-        dir_ + "/k.pem -out " + dir_ +
-        "/c.pem -subj /CN=apiserver -addext subjectAltName=IP:127.0.0.1 -days 1 >/dev/null 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0);
-  }
-  ~LoopbackPki() { std::filesystem::remove_all(dir_); }
+  LoopbackPki() = default;
   LoopbackPki(const LoopbackPki&) = delete;
   LoopbackPki& operator=(const LoopbackPki&) = delete;
 
   // A fresh server context for the certificate (null, with a test failure, if it cannot be made).
   std::shared_ptr<boost::asio::ssl::context> server() const {
-    auto tls = net::make_server_tls(dir_ + "/c.pem", dir_ + "/k.pem");
+    auto tls = net::make_server_tls(certificate_.certificate(), certificate_.key());
     EXPECT_TRUE(tls) << tls.error().message;
     return tls ? *tls : nullptr;
   }
   // A fresh client context that trusts only the certificate.
   std::shared_ptr<boost::asio::ssl::context> client() const {
     auto ctx = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
-    ctx->load_verify_file(dir_ + "/c.pem");
+    ctx->load_verify_file(certificate_.certificate());
     ctx->set_verify_mode(boost::asio::ssl::verify_peer);
     return ctx;
   }
@@ -63,7 +51,8 @@ class LoopbackPki {
   }
 
  private:
-  std::string dir_;
+  yurthub::test_support::SelfSignedCertificate certificate_{"apiserver",
+                                                            "subjectAltName=IP:127.0.0.1"};
 };
 
 // The address of a stand-in apiserver listening on 127.0.0.1:`port`.
