@@ -37,6 +37,15 @@ std::string invalid(const char* kind, const kube::RequestInfo& info, const std::
   return std::string(kind) + " \"" + info.name + "\" is invalid: " + field + ": Forbidden: " + why;
 }
 
+std::string forbidden_pod_change(const kube::RequestInfo& info) {
+  return invalid("Pod", info, "spec",
+                 "pod updates may not change fields other than `spec.containers[*].image`, "
+                 "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, "
+                 "`spec.tolerations` (only additions to existing tolerations) or "
+                 "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+                 "previously negative)");
+}
+
 // ValidatePodUpdate: a copy of the new spec with what may change set back to the old values must
 // equal the old spec.
 std::optional<std::string> pod_change(const kube::RequestInfo& info, const Value& stored,
@@ -44,6 +53,10 @@ std::optional<std::string> pod_change(const kube::RequestInfo& info, const Value
   const Value* old_spec = member(&stored, "spec");
   const Value* new_spec = member(&updated, "spec");
   if (old_spec == nullptr || new_spec == nullptr) return std::nullopt;
+  if (!old_spec->IsObject() || !new_spec->IsObject()) {  // nothing in it may change then
+    if (*new_spec == *old_spec) return std::nullopt;
+    return forbidden_pod_change(info);
+  }
   Document munged;
   munged.CopyFrom(*new_spec, munged.GetAllocator());
   auto& a = munged.GetAllocator();
@@ -68,12 +81,7 @@ std::optional<std::string> pod_change(const kube::RequestInfo& info, const Value
     set_copy(munged, "terminationGracePeriodSeconds", old_grace, a);
   }
   if (munged == *old_spec) return std::nullopt;
-  return invalid("Pod", info, "spec",
-                 "pod updates may not change fields other than `spec.containers[*].image`, "
-                 "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, "
-                 "`spec.tolerations` (only additions to existing tolerations) or "
-                 "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
-                 "previously negative)");
+  return forbidden_pod_change(info);
 }
 
 // ValidateNodeUpdate: podCIDRs and providerID may be set once, never changed.

@@ -71,6 +71,14 @@ TEST(UpdateRules, APodsImageMayChangeItsPrivilegesMayNot) {
               HasSubstr(R"("activeDeadlineSeconds":60)"));
 }
 
+TEST(UpdateRules, APodsSpecTurnedIntoAnythingButAnObjectIsRefusedNotAsserted) {
+  // Found by offline_apply_fuzz: the rule copied and edited the new spec as an object.
+  EXPECT_THAT(apply(kPod, 40, write("PATCH", kPodPath), kMerge, R"({"spec":"Pod"})"),
+              HasSubstr("422 Pod \"web-0\" is invalid: spec: Forbidden"));
+  EXPECT_THAT(apply(kPod, 40, write("PATCH", kPodPath), kMerge, R"({"spec":[1]})"),
+              HasSubstr("422 Pod \"web-0\" is invalid: spec: Forbidden"));
+}
+
 TEST(UpdateRules, AStatusWriteNeverChangesTheSpec) {
   const auto out = parse_json(
       apply(kPod, 40, write("PATCH", "/api/v1/namespaces/default/pods/web-0/status"), kMerge,
