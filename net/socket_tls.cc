@@ -107,19 +107,21 @@ SocketTls::SocketTls(const boost::asio::any_io_executor& executor,
 SocketTls::~SocketTls() { SSL_free(ssl_); }
 
 void SocketTls::attach() {
-  if (attached_) return;
-  attached_ = true;
+  if (attached()) return;
   BIO* bio = BIO_new(descriptor_method());
   BIO_set_data(bio,
                reinterpret_cast<void*>(static_cast<intptr_t>(socket_.socket().native_handle())));
   SSL_set_bio(ssl_, bio, bio);  // the SSL owns the BIO (one reference for both directions)
 }
 
+// The SSL holds a BIO exactly when the stream is attached: OpenSSL's state, not a flag beside it.
+bool SocketTls::attached() const { return SSL_get_rbio(ssl_) != nullptr; }
+
 bool SocketTls::holds_unread() const { return SSL_has_pending(ssl_) == 1; }
 
 SocketTls::Outcome SocketTls::call(Call what, boost::asio::mutable_buffer in,
                                    boost::asio::const_buffer out) {
-  if (!attached_) return {Want::Nothing, boost::asio::error::not_connected, 0};
+  if (!attached()) return {Want::Nothing, boost::asio::error::not_connected, 0};
   ERR_clear_error();  // SSL_get_error reads the thread's queue: only this call's errors in it
   std::size_t bytes = 0;
   int result = 0;

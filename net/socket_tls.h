@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -100,6 +101,7 @@ class SocketTls {
   Outcome call(Call what, boost::asio::mutable_buffer in, boost::asio::const_buffer out);
   // Gives OpenSSL the socket's descriptor, once it is connected.
   void attach();
+  bool attached() const;
 
   template <class Buffers>
   static boost::asio::mutable_buffer first_buffer(const Buffers& buffers) {
@@ -116,8 +118,9 @@ class SocketTls {
     while (it != end && boost::asio::const_buffer(*it).size() == 0) ++it;
     if (it == end) return {};
     const boost::asio::const_buffer first(*it);
-    auto next = it;
-    if (first.size() >= kGatherBytes || ++next == end) return first;
+    auto next = std::next(it);
+    while (next != end && boost::asio::const_buffer(*next).size() == 0) ++next;
+    if (first.size() >= kGatherBytes || next == end) return first;  // nothing to gather with
     gathered_.clear();
     for (; it != end && gathered_.size() < kGatherBytes; ++it) {
       const boost::asio::const_buffer b(*it);
@@ -179,7 +182,6 @@ class SocketTls {
 
   TimedSocket socket_;
   SSL* ssl_ = nullptr;
-  bool attached_ = false;
   std::string gathered_;  // a write's leading buffers, gathered into one record
 };
 
