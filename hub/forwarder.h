@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,10 +28,18 @@
 
 namespace yurthub::hub {
 
-template <class Stream>
+// `Pool`: where connections to the apiservers come from (reuse, dial) and go back to
+// (release_upstream): the worker's UpstreamPool, or a test's pool of in-memory connections
+// (test/hub/memory_upstreams.h), so that the whole exchange runs without a socket.
+template <class Stream, class Pool = UpstreamPool>
 class Forwarder {
  public:
-  Forwarder(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker);
+  using Upstream = typename Pool::Connection;
+
+  Forwarder(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker, Pool& upstreams);
+  Forwarder(std::shared_ptr<ClientConnection<Stream>> client,
+            Worker& worker) requires std::same_as<Pool, UpstreamPool>
+      : Forwarder(std::move(client), worker, worker.pool()) {}
 
   // Forwards the request whose header `parser` has read (its body, if any, is still unread).
   // `client_keep_alive`: the client allows another request on this connection.
@@ -79,9 +88,9 @@ class Forwarder {
   boost::asio::awaitable<ForwardResult> exchange(RequestParser& parser,
                                                  const kube::RequestInfo& info, bool keep_alive);
   // Sends the request on `up` and reads the response header into `rp`.
-  boost::asio::awaitable<Attempt> attempt(UpstreamConnection& up, RequestParser& parser,
-                                          ResponseParser& rp, const kube::RequestInfo& info,
-                                          ForwardResult& result, boost::system::error_code& ec);
+  boost::asio::awaitable<Attempt> attempt(Upstream& up, RequestParser& parser, ResponseParser& rp,
+                                          const kube::RequestInfo& info, ForwardResult& result,
+                                          boost::system::error_code& ec);
   // An attempt that got no response: the client's error, the cache, or a Status.
   boost::asio::awaitable<ForwardResult> attempt_failed(Attempt attempt, std::size_t server,
                                                        const boost::system::error_code& ec,
@@ -89,8 +98,8 @@ class Forwarder {
                                                        const kube::RequestInfo& info,
                                                        ForwardResult result);
   // The response header arrived: plans the response and relays it.
-  boost::asio::awaitable<ForwardResult> relay_response(UpstreamConnectionPtr up, ResponseParser& rp,
-                                                       RequestParser& parser,
+  boost::asio::awaitable<ForwardResult> relay_response(std::unique_ptr<Upstream> up,
+                                                       ResponseParser& rp, RequestParser& parser,
                                                        const kube::RequestInfo& info,
                                                        bool keep_alive, ForwardResult result);
   // Checks `done` every `period` until it holds (true) or `limit` passes or the hub drains
@@ -134,6 +143,7 @@ class Forwarder {
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;
   SharedState& shared_;
+  Pool& upstreams_;
   unsigned client_version_ = 11;
   std::string client_authorization_;   // the client's own Authorization header, if it sent one
   bool replaying_ = false;             // the request is the journal's replay of an offline write
@@ -149,7 +159,7 @@ class Forwarder {
   // exchange() and relay_response(), whose coroutine frames they would take past the 1020 bytes
   // Asio recycles (docs/benchmarks.md). The Forwarder lives in its ProxySession for one request.
   std::optional<ResponseParser> response_;
-  std::optional<ResponseRelay<Stream>> relay_;
+  std::optional<ResponseRelay<Stream, Pool>> relay_;
 };
 
 extern template class Forwarder<net::PlainStream>;

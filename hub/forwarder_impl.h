@@ -1,6 +1,7 @@
 // The member templates of Forwarder (hub/forwarder.h); see there. Included by hub/forwarder.cc,
 // which instantiates them for the hub's two client streams, and by the request path's tests over
-// in-memory streams (test/hub/proxy_session_streams_test.cc).
+// in-memory streams (test/hub/proxy_session_streams_test.cc, forwarder_streams_test.cc, over
+// test_support::MemoryUpstreams).
 //
 // Serving one request: server choice, sending, cache decisions and fallback; see forwarder.h.
 #pragma once
@@ -13,6 +14,7 @@
 #include "base/log.h"
 #include "base/url.h"
 #include "hub/hooks/cache_hooks.h"
+#include "hub/request_body_impl.h"
 #include "hub/request_head.h"
 #include "hub/response_relay.h"
 #include "kube/media_type.h"
@@ -41,20 +43,24 @@ inline std::chrono::seconds response_header_timeout(const kube::RequestInfo& inf
 
 }  // namespace forwarder_detail
 
-template <class Stream>
-Forwarder<Stream>::Forwarder(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker)
-    : client_(std::move(client)), worker_(worker), shared_(worker.shared()) {}
+template <class Stream, class Pool>
+Forwarder<Stream, Pool>::Forwarder(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
+                                   Pool& upstreams)
+    : client_(std::move(client)),
+      worker_(worker),
+      shared_(worker.shared()),
+      upstreams_(upstreams) {}
 
-template <class Stream>
-void Forwarder<Stream>::upstream_failed(std::size_t server, const char* kind) {
+template <class Stream, class Pool>
+void Forwarder<Stream, Pool>::upstream_failed(std::size_t server, const char* kind) {
   shared_.metrics.upstream_errors.with({shared_.servers.address(server).url, kind}).inc();
   if (shared_.health) shared_.health->probe_soon(server);
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
-                                                          const kube::RequestInfo& info,
-                                                          bool client_keep_alive) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::forward(RequestParser& parser,
+                                                                const kube::RequestInfo& info,
+                                                                bool client_keep_alive) {
   prepare(parser, info);
   if (framing_doubt_) client_keep_alive = false;
   if (pool_scope_) return answer_shared(parser, info, client_keep_alive);
@@ -66,10 +72,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::forward(RequestParser& parser,
   return exchange(parser, info, client_keep_alive);
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::wait_then_exchange(RequestParser& parser,
-                                                                     const kube::RequestInfo& info,
-                                                                     bool client_keep_alive) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::wait_then_exchange(
+    RequestParser& parser, const kube::RequestInfo& info, bool client_keep_alive) {
   // The waits are coroutines, called only when there is something to wait for.
   std::optional<Refusal> refusal;
   if (plan_.filter && !shared_.filters->ready()) refusal = co_await wait_for_filters();
@@ -95,8 +100,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::wait_then_exchange(RequestPars
   co_return co_await exchange(parser, info, client_keep_alive);
 }
 
-template <class Stream>
-void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& info) {
+template <class Stream, class Pool>
+void Forwarder<Stream, Pool>::prepare(RequestParser& parser, const kube::RequestInfo& info) {
   auto& req = parser.get();
   client_version_ = req.version();
   body_.emplace(client_, base::Clock::now() + shared_.options.request_body_timeout);
@@ -147,9 +152,9 @@ void Forwarder<Stream>::prepare(RequestParser& parser, const kube::RequestInfo& 
   }
 }
 
-template <class Stream>
-asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
-Forwarder<Stream>::wait_for_filters() {
+template <class Stream, class Pool>
+asio::awaitable<std::optional<typename Forwarder<Stream, Pool>::Refusal>>
+Forwarder<Stream, Pool>::wait_for_filters() {
   FilterHooks* filters = shared_.filters;
   // Polled: readiness flips once per process, so a waiter list would buy nothing.
   const bool ready =
@@ -160,21 +165,21 @@ Forwarder<Stream>::wait_for_filters() {
                     "the informers of nodes, nodepools and services have not synced"};
 }
 
-template <class Stream>
-bool Forwarder<Stream>::probes_pending() const {
+template <class Stream, class Pool>
+bool Forwarder<Stream, Pool>::probes_pending() const {
   return shared_.health && !shared_.health->initial_probes_done();
 }
 
-template <class Stream>
-bool Forwarder<Stream>::replay_pending(const kube::RequestInfo& info) const {
+template <class Stream, class Pool>
+bool Forwarder<Stream, Pool>::replay_pending(const kube::RequestInfo& info) const {
   CacheHooks* cache = shared_.cache;
   return cache && !replaying_ && kube::is_write_verb(info.verb) && cache->write_pending(info) &&
          shared_.servers.any_healthy();
 }
 
-template <class Stream>
-asio::awaitable<std::optional<typename Forwarder<Stream>::Refusal>>
-Forwarder<Stream>::wait_for_servers(const kube::RequestInfo& info) {
+template <class Stream, class Pool>
+asio::awaitable<std::optional<typename Forwarder<Stream, Pool>::Refusal>>
+Forwarder<Stream, Pool>::wait_for_servers(const kube::RequestInfo& info) {
   if (probes_pending()) {
     // Servers start unhealthy; a request in the hub's first moments would otherwise be answered
     // from the cache although the apiserver is fine. One probe takes at most its attempts'
@@ -194,10 +199,10 @@ Forwarder<Stream>::wait_for_servers(const kube::RequestInfo& info) {
   co_return Refusal{kube::Failure::ReplayPending, info.resource + " \"" + info.name + "\""};
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser,
-                                                           const kube::RequestInfo& info,
-                                                           bool keep_alive) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& parser,
+                                                                 const kube::RequestInfo& info,
+                                                                 bool keep_alive) {
   auto& req = parser.get();
   ForwardResult result;
   ServerSet::Mask tried;
@@ -214,10 +219,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
                                      keep_alive, result);
     }
     // A retry goes on a fresh connection: the other idle ones may have been closed as well.
-    UpstreamConnectionPtr up =
-        fresh_retry_used ? nullptr : worker_.pool().reuse(*server, identity_);
+    std::unique_ptr<Upstream> up =
+        fresh_retry_used ? nullptr : upstreams_.reuse(*server, identity_);
     if (!up) {
-      auto acquired = co_await worker_.pool().dial(*server, identity_);
+      auto acquired = co_await upstreams_.dial(*server, identity_);
       if (!acquired) {
         // Nothing was sent: trying another healthy server is safe for any method.
         upstream_failed(*server, "connect");
@@ -249,10 +254,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::exchange(RequestParser& parser
   }
 }
 
-template <class Stream>
-asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
-    UpstreamConnection& up, RequestParser& parser, ResponseParser& rp,
-    const kube::RequestInfo& info, ForwardResult& result, boost::system::error_code& ec) {
+template <class Stream, class Pool>
+asio::awaitable<typename Forwarder<Stream, Pool>::Attempt> Forwarder<Stream, Pool>::attempt(
+    Upstream& up, RequestParser& parser, ResponseParser& rp, const kube::RequestInfo& info,
+    ForwardResult& result, boost::system::error_code& ec) {
   const auto sent = co_await body_->send(up, parser, result);
   if (sent == RequestBody<Stream>::Sent::ClientFailed) co_return Attempt::ClientFailed;
   if (sent == RequestBody<Stream>::Sent::UpstreamFailed) co_return Attempt::Closed;
@@ -265,8 +270,8 @@ asio::awaitable<typename Forwarder<Stream>::Attempt> Forwarder<Stream>::attempt(
   co_return net::is_malformed_http(ec) ? Attempt::BadResponse : Attempt::Closed;
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::attempt_failed(
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::attempt_failed(
     Attempt outcome, std::size_t server, const boost::system::error_code& ec, RequestParser& parser,
     const kube::RequestInfo& info, ForwardResult result) {
   const std::string& url = shared_.servers.address(server).url;
@@ -292,12 +297,13 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::attempt_failed(
   }
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
-    UpstreamConnectionPtr up, ResponseParser& rp, RequestParser& parser,
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::relay_response(
+    std::unique_ptr<Upstream> up, ResponseParser& rp, RequestParser& parser,
     const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   const std::string& url = shared_.servers.address(up->server).url;
-  ResponseRelay<Stream>& relay = relay_.emplace(client_, worker_, info, std::move(up), rp);
+  ResponseRelay<Stream, Pool>& relay =
+      relay_.emplace(client_, worker_, upstreams_, info, std::move(up), rp);
   const auto& res = rp.get();
   if (upgrade_ && res.result() == http::status::switching_protocols) {
     co_return co_await relay.tunnel(result);
@@ -337,10 +343,10 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::relay_response(
   }
 }
 
-template <class Stream>
-asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
-                                                    std::chrono::steady_clock::duration limit,
-                                                    std::chrono::milliseconds period) {
+template <class Stream, class Pool>
+asio::awaitable<bool> Forwarder<Stream, Pool>::poll_until(std::function<bool()> done,
+                                                          std::chrono::steady_clock::duration limit,
+                                                          std::chrono::milliseconds period) {
   net::Timer timer(client_->write_watchdog.get_executor());
   const auto deadline = base::Clock::now() + limit;
   while (!done()) {
@@ -351,11 +357,11 @@ asio::awaitable<bool> Forwarder<Stream>::poll_until(std::function<bool()> done,
   co_return true;
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::fail(kube::Failure failure,
-                                                       const std::string& detail,
-                                                       RequestParser& parser, bool keep_alive,
-                                                       ForwardResult result) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::fail(kube::Failure failure,
+                                                             const std::string& detail,
+                                                             RequestParser& parser, bool keep_alive,
+                                                             ForwardResult result) {
   const kube::ApiError error = kube::api_error(failure, detail);
   // A request whose body was not read to the end leaves the connection unusable.
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;

@@ -17,8 +17,8 @@
 namespace yurthub::hub {
 namespace asio = boost::asio;
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::unreachable(
     kube::Failure failure, const std::string& detail, RequestParser& parser,
     const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   CacheHooks* cache = shared_.cache;
@@ -38,8 +38,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::unreachable(
   co_return co_await fail(failure, detail, parser, keep_alive, result);
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::answer_locally(
     RequestParser& parser, const kube::RequestInfo& info, bool keep_alive, ForwardResult result,
     LocalSource source, const OfflineWrite* write) {
   keep_alive = keep_alive && parser.is_done() && !shared_.draining;
@@ -69,8 +69,8 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_locally(
   co_return result;
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_offline_write(
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::answer_offline_write(
     RequestParser& parser, const kube::RequestInfo& info, bool keep_alive, ForwardResult result) {
   auto& req = parser.get();
   if (!body_->read_whole_already()) {

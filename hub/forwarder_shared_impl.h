@@ -14,10 +14,10 @@
 namespace yurthub::hub {
 namespace asio = boost::asio;
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& parser,
-                                                                const kube::RequestInfo& info,
-                                                                bool keep_alive) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::answer_shared(RequestParser& parser,
+                                                                      const kube::RequestInfo& info,
+                                                                      bool keep_alive) {
   const bool admitted = co_await shared_.pool->admit(info);
   if (!admitted) co_return co_await wait_then_exchange(parser, info, keep_alive);
   if (plan_.filter && !shared_.filters->ready()) {
@@ -31,10 +31,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream>::answer_shared(RequestParser& p
                                     LocalSource::SharedCache);
 }
 
-template <class Stream>
-asio::awaitable<ForwardResult> Forwarder<Stream>::answer_follower(RequestParser& parser,
-                                                                  const kube::RequestInfo& info,
-                                                                  bool keep_alive) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::answer_follower(
+    RequestParser& parser, const kube::RequestInfo& info, bool keep_alive) {
   client_version_ = parser.get().version();
   const bool admitted = co_await shared_.pool->admit_follower(info);
   if (!admitted) {

@@ -36,9 +36,10 @@ class RequestBody {
   enum class Sent { All, ClientFailed, UpstreamFailed };
   // Sends the request's head and its body to `up`: bytes() when read whole, else each piece as
   // it arrives (re-chunked if it came chunked). Counts the body in result.request_bytes; on
-  // ClientFailed, result.failure says what to answer (none: the client went away).
-  boost::asio::awaitable<Sent> send(UpstreamConnection& up, RequestParser& parser,
-                                    ForwardResult& result);
+  // ClientFailed, result.failure says what to answer (none: the client went away). `Upstream`:
+  // an UpstreamConnection, or a test's in-memory one (a `stream` and `reused`).
+  template <class Upstream>
+  boost::asio::awaitable<Sent> send(Upstream& up, RequestParser& parser, ForwardResult& result);
 
  private:
   // Reads the next piece into the relay buffer; req.body().size is then what is left unused.

@@ -58,8 +58,9 @@ asio::awaitable<typename RequestBody<Stream>::WholeRead> RequestBody<Stream>::re
 }
 
 template <class Stream>
+template <class Upstream>
 asio::awaitable<typename RequestBody<Stream>::Sent> RequestBody<Stream>::send(
-    UpstreamConnection& up, RequestParser& parser, ForwardResult& result) {
+    Upstream& up, RequestParser& parser, ForwardResult& result) {
   auto& req = parser.get();
   net::write_message_head(client_->request_head, req);
   // The parser's framing, which Forwarder::prepare set as the header (reading the header back

@@ -33,13 +33,16 @@ namespace yurthub::hub {
 // test/fuzz/upstream_response_fuzz.cc, which checks the two agree.
 bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version);
 
-// `Upstream`: an UpstreamConnection, or a test's in-memory one (its `stream`, `buffer` and
-// `server`; release_upstream() gives it back after a clean response, found by ADL).
-template <class Stream, class Upstream = UpstreamConnection>
+// `Pool`: the worker's UpstreamPool, or a test's pool of in-memory connections
+// (test/hub/memory_upstreams.h). Its `Connection` has a `stream`, a `buffer` and a `server`;
+// release_upstream(pool, connection), found by ADL, gives one back after a clean response.
+template <class Stream, class Pool = UpstreamPool>
 class ResponseRelay {
  public:
-  // The response whose header `rp` has read from `up`.
-  ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker,
+  using Upstream = typename Pool::Connection;
+
+  // The response whose header `rp` has read from `up`, a connection of `pool`.
+  ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client, Worker& worker, Pool& pool,
                 const kube::RequestInfo& info, std::unique_ptr<Upstream> up, ResponseParser& rp);
 
   // Relays the response as `plan` says. `tap` and `filter` are used only when the plan says so;
@@ -91,6 +94,7 @@ class ResponseRelay {
   std::shared_ptr<ClientConnection<Stream>> client_;
   Worker& worker_;
   SharedState& shared_;
+  Pool& pool_;
   const kube::RequestInfo& info_;
   std::unique_ptr<Upstream> up_;
   ResponseParser& rp_;

@@ -50,23 +50,25 @@ inline const std::string& relist_event(StreamEnd end) {
 
 }  // namespace response_relay_detail
 
-template <class Stream, class Upstream>
-ResponseRelay<Stream, Upstream>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client,
-                                               Worker& worker, const kube::RequestInfo& info,
-                                               std::unique_ptr<Upstream> up, ResponseParser& rp)
+template <class Stream, class Pool>
+ResponseRelay<Stream, Pool>::ResponseRelay(std::shared_ptr<ClientConnection<Stream>> client,
+                                           Worker& worker, Pool& pool,
+                                           const kube::RequestInfo& info,
+                                           std::unique_ptr<Upstream> up, ResponseParser& rp)
     : client_(std::move(client)),
       worker_(worker),
       shared_(worker.shared()),
+      pool_(pool),
       info_(info),
       up_(std::move(up)),
       rp_(rp) {}
 
-template <class Stream, class Upstream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relay(const ResponsePlan& plan,
-                                                                      ResponseTap* tap,
-                                                                      ResponseFilter* filter,
-                                                                      unsigned client_version,
-                                                                      ForwardResult result) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::relay(const ResponsePlan& plan,
+                                                                  ResponseTap* tap,
+                                                                  ResponseFilter* filter,
+                                                                  unsigned client_version,
+                                                                  ForwardResult result) {
   plan_ = plan;
   result_ = result;
   tap_ = plan_.tap ? tap : nullptr;
@@ -113,30 +115,30 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relay(const Resp
   }
 }
 
-template <class Stream, class Upstream>
-bool ResponseRelay<Stream, Upstream>::cache_failed(bool body_done) const {
+template <class Stream, class Pool>
+bool ResponseRelay<Stream, Pool>::cache_failed(bool body_done) const {
   // Asked of the tap, not answered by the filter: the cache's writer thread may fail a write at
   // any time, whatever the piece was. A client that gets the body as the apiserver encoded it
   // cannot be sent an event, and a body that is done is complete for the client.
   return plan_.streaming && feed_->failed() && !plan_.client_encoded && !body_done;
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::relist_for_cache(
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::relist_for_cache(
     std::string_view piece) {
   // The cache missed a write for this list: send what arrived, then make the client re-list.
   const bool sent = co_await write_to_client(client_, framer_->frame(piece, false), true);
   co_return co_await end_early(sent ? StreamEnd::CacheRelist : StreamEnd::ClientGone);
 }
 
-template <class Stream, class Upstream>
-void ResponseRelay<Stream, Upstream>::shape_head(unsigned client_version) {
+template <class Stream, class Pool>
+void ResponseRelay<Stream, Pool>::shape_head(unsigned client_version) {
   client_chunked_ = shape_client_head(rp_, plan_, client_version);
   result_.status = rp_.get().result_int();
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start_stream() {
+template <class Stream, class Pool>
+asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Pool>::start_stream() {
   // A watch ends by the apiserver's own timeout; this deadline only bounds a stream nobody ends.
   stream_deadline_ = base::Clock::now() + (info_.timeout_seconds
                                                ? std::chrono::seconds(*info_.timeout_seconds + 60)
@@ -159,14 +161,14 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::start
   co_return std::nullopt;
 }
 
-template <class Stream, class Upstream>
-bool ResponseRelay<Stream, Upstream>::take_due_correction() {
+template <class Stream, class Pool>
+bool ResponseRelay<Stream, Pool>::take_due_correction() {
   // Corrections asked for while the last write was in progress (or at the start).
   return plan_.streaming && filter_ && client_->active.take_correction();
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::send_corrections() {
+template <class Stream, class Pool>
+asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Pool>::send_corrections() {
   std::string events;
   const FilterStatus status = feed_->correct(&events);
   const std::optional<StreamEnd> end = stream_end_of(status);
@@ -176,8 +178,8 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Upstream>::send_
   co_return sent ? std::nullopt : std::optional<StreamEnd>(StreamEnd::ClientGone);
 }
 
-template <class Stream, class Upstream>
-boost::system::error_code ResponseRelay<Stream, Upstream>::take_ready_body() {
+template <class Stream, class Pool>
+boost::system::error_code ResponseRelay<Stream, Pool>::take_ready_body() {
   auto& res = rp_.get();
   res.body().data = buf_;
   res.body().size = kRelayBufferBytes;
@@ -189,16 +191,16 @@ boost::system::error_code ResponseRelay<Stream, Upstream>::take_ready_body() {
   return response_relay_detail::take_buffered_body(rp_, up_->buffer);
 }
 
-template <class Stream, class Upstream>
-bool ResponseRelay<Stream, Upstream>::needs_read() const {
+template <class Stream, class Pool>
+bool ResponseRelay<Stream, Pool>::needs_read() const {
   // A stream is written as each piece arrives; any other body fills the relay buffer first (an
   // apiserver may send one small TLS record per chunk, and a write per record is slow).
   const std::size_t room = rp_.get().body().size;
   return !rp_.is_done() && (room == kRelayBufferBytes || (!plan_.streaming && room > 0));
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Upstream>::read_body() {
+template <class Stream, class Pool>
+asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Pool>::read_body() {
   auto& res = rp_.get();
   auto& active = client_->active;
   boost::system::error_code ec;
@@ -219,14 +221,14 @@ asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Upstream>::read
   co_return ec;
 }
 
-template <class Stream, class Upstream>
-StreamEnd ResponseRelay<Stream, Upstream>::read_failure(const boost::system::error_code& ec) const {
+template <class Stream, class Pool>
+StreamEnd ResponseRelay<Stream, Pool>::read_failure(const boost::system::error_code& ec) const {
   if (client_->active.stopped()) return *client_->active.stopped();
   return ec == beast::error::timeout ? StreamEnd::UpstreamTimeout : StreamEnd::UpstreamClosed;
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<StreamEnd> ResponseRelay<Stream, Upstream>::forward_received(StreamEnd end) {
+template <class Stream, class Pool>
+asio::awaitable<StreamEnd> ResponseRelay<Stream, Pool>::forward_received(StreamEnd end) {
   if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
   std::string_view piece;
   const FilterStatus status = take_piece(piece);
@@ -239,8 +241,8 @@ asio::awaitable<StreamEnd> ResponseRelay<Stream, Upstream>::forward_received(Str
   co_return end;
 }
 
-template <class Stream, class Upstream>
-FilterStatus ResponseRelay<Stream, Upstream>::take_piece(std::string_view& piece) {
+template <class Stream, class Pool>
+FilterStatus ResponseRelay<Stream, Pool>::take_piece(std::string_view& piece) {
   const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
   result_.response_bytes += received.size();
   FilterStatus status = feed_->feed(received);
@@ -251,16 +253,16 @@ FilterStatus ResponseRelay<Stream, Upstream>::take_piece(std::string_view& piece
   return status;
 }
 
-template <class Stream, class Upstream>
-FilterStatus ResponseRelay<Stream, Upstream>::last_piece(std::string_view& piece) {
+template <class Stream, class Pool>
+FilterStatus ResponseRelay<Stream, Pool>::last_piece(std::string_view& piece) {
   feed_->out().clear();
   const FilterStatus status = feed_->finish();
   if (filter_) piece = feed_->out();
   return status;
 }
 
-template <class Stream, class Upstream>
-void ResponseRelay<Stream, Upstream>::arm_upstream_timer() {
+template <class Stream, class Pool>
+void ResponseRelay<Stream, Pool>::arm_upstream_timer() {
   auto& up_tcp = beast::get_lowest_layer(up_->stream);
   if (!plan_.streaming)
     up_tcp.expires_after(kUpstreamIoTimeout);
@@ -270,8 +272,8 @@ void ResponseRelay<Stream, Upstream>::arm_upstream_timer() {
     up_tcp.expires_after(kLongRunningIdleTimeout);
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::end_early(StreamEnd end) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::end_early(StreamEnd end) {
   switch (end) {
     case StreamEnd::FilterRelist:
     case StreamEnd::CacheRelist:
@@ -309,21 +311,21 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::end_early(Stream
   co_return result_;
 }
 
-template <class Stream, class Upstream>
-ForwardResult ResponseRelay<Stream, Upstream>::complete(bool upstream_keep_alive) {
+template <class Stream, class Pool>
+ForwardResult ResponseRelay<Stream, Pool>::complete(bool upstream_keep_alive) {
   feed_->end(true);
   stop_client_watch(*client_);
   result_.keep_alive = plan_.keep_alive;
   // Bytes after the end of the response are a framing doubt (a response the hub did not ask
   // for): such a connection is closed, never reused for another client.
   if (upstream_keep_alive && !client_->active.stopped() && up_->buffer.size() == 0) {
-    release_upstream(worker_.pool(), std::move(up_));
+    release_upstream(pool_, std::move(up_));
   }
   return result_;
 }
 
-template <class Stream, class Upstream>
-asio::awaitable<ForwardResult> ResponseRelay<Stream, Upstream>::tunnel(ForwardResult result) {
+template <class Stream, class Pool>
+asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::tunnel(ForwardResult result) {
   const std::string head = net::message_head(rp_.get());
   beast::get_lowest_layer(client_->stream).expires_after(kClientIoTimeout);
   auto [ec, n] = co_await asio::async_write(client_->stream, asio::buffer(head), net::kNoThrow);

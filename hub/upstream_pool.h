@@ -72,6 +72,7 @@ boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
 
 class UpstreamPool {
  public:
+  using Connection = UpstreamConnection;
   static constexpr std::size_t kMaxIdlePerKey = 32;
   static constexpr std::chrono::seconds kIdleTimeout{90};
   static constexpr std::chrono::milliseconds kConnectTimeout{10000};
@@ -110,7 +111,7 @@ class UpstreamPool {
 };
 
 // Gives `connection` back to `pool` after a response read to its end: what the ResponseRelay calls
-// (a test's in-memory upstream has its own overload).
+// (a test's pool of in-memory connections has its own overload).
 inline void release_upstream(UpstreamPool& pool, UpstreamConnectionPtr connection) {
   pool.release(std::move(connection));
 }

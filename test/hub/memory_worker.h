@@ -1,7 +1,8 @@
 // test_support::MemoryWorker: a real hub Worker, with its SharedState, for the request path's
 // tests over in-memory streams (test/net/memory_stream.h): response_relay_streams_test.cc and
-// proxy_session_streams_test.cc. Its io_context runs on the test's thread only, in settle(); one
-// apiserver is configured (healthy or not), and nothing is cached or filtered.
+// proxy_session_streams_test.cc, forwarder_streams_test.cc. Its io_context runs on the test's
+// thread only, in settle(); one apiserver is configured (healthy or not), or several in priority
+// order (kServerUrl first, then kSecondServerUrl), and nothing is cached or filtered.
 #pragma once
 
 #include <memory>
@@ -22,13 +23,23 @@ namespace yurthub::test_support {
 class MemoryWorker {
  public:
   static constexpr const char* kServerUrl = "https://apiserver.test:6443";
+  static constexpr const char* kSecondServerUrl = "https://apiserver-2.test:6443";
 
   explicit MemoryWorker(bool server_healthy = true) {
     options.servers = {{kServerUrl, "apiserver.test", "6443"}};
     servers = std::make_unique<hub::ServerSet>(options.servers, hub::LbMode::RoundRobin);
     servers->set_healthy(0, server_healthy);
-    shared.reset(new hub::SharedState{options, *servers, tls, metrics});
-    worker = std::make_unique<hub::Worker>(*shared);
+    start();
+  }
+  // Two healthy apiservers, tried in priority order.
+  struct TwoServers {};
+  explicit MemoryWorker(TwoServers) {
+    options.servers = {{kServerUrl, "apiserver.test", "6443"},
+                       {kSecondServerUrl, "apiserver-2.test", "6443"}};
+    servers = std::make_unique<hub::ServerSet>(options.servers, hub::LbMode::Priority);
+    servers->set_healthy(0, true);
+    servers->set_healthy(1, true);
+    start();
   }
 
   boost::asio::io_context& io() { return worker->io(); }
@@ -49,6 +60,12 @@ class MemoryWorker {
   std::unique_ptr<hub::ServerSet> servers;
   std::unique_ptr<hub::SharedState> shared;
   std::unique_ptr<hub::Worker> worker;
+
+ private:
+  void start() {
+    shared.reset(new hub::SharedState{options, *servers, tls, metrics});
+    worker = std::make_unique<hub::Worker>(*shared);
+  }
 };
 
 }  // namespace yurthub::test_support

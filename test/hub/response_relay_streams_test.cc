@@ -15,6 +15,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "hub/response_plan.h"
+#include "test/hub/memory_upstreams.h"
 #include "test/hub/memory_worker.h"
 #include "test/hub/recording_tap.h"
 #include "test/net/memory_stream.h"
@@ -23,24 +24,9 @@ namespace yurthub::hub {
 namespace {
 
 using test_support::MemoryStream;
+using test_support::MemoryUpstream;
+using test_support::MemoryUpstreams;
 using test_support::RecordingTap;
-
-// The apiserver's side of one exchange, as the relay reads it from an UpstreamConnection.
-struct MemoryUpstream {
-  explicit MemoryUpstream(MemoryStream s) : stream(std::move(s)) {}
-  MemoryStream stream;
-  boost::beast::flat_buffer buffer;
-  std::size_t server = 0;
-};
-
-// What the relay gave back after a clean response (the pool would keep it for the next request).
-std::vector<std::unique_ptr<MemoryUpstream>>& released() {
-  static std::vector<std::unique_ptr<MemoryUpstream>> kept;
-  return kept;
-}
-void release_upstream(UpstreamPool& /*pool*/, std::unique_ptr<MemoryUpstream> upstream) {
-  released().push_back(std::move(upstream));
-}
 
 std::string chunk(std::string_view data) {
   char size[32];
@@ -67,9 +53,7 @@ class ResponseRelayTest : public ::testing::Test {
     upstream_ = std::make_unique<MemoryUpstream>(std::move(up_end));
     client_peer_.emplace(std::move(client_peer));
     apiserver_.emplace(std::move(up_peer));
-    released().clear();
   }
-  ~ResponseRelayTest() override { released().clear(); }
 
   boost::asio::io_context& io() { return hub_.io(); }
   void settle() { hub_.settle(); }
@@ -92,6 +76,7 @@ class ResponseRelayTest : public ::testing::Test {
   }
 
   test_support::MemoryWorker hub_;
+  MemoryUpstreams pool_{hub_.io().get_executor()};  // where a clean connection goes back
   std::shared_ptr<ClientConnection<MemoryStream>> client_;
   std::unique_ptr<MemoryUpstream> upstream_;
   std::optional<MemoryStream> client_peer_;  // the client's end
@@ -114,8 +99,8 @@ class ResponseRelayTest : public ::testing::Test {
     const ClientSide side{
         .version = 11, .keep_alive = true, .long_running = info_.is_long_running()};
     const ResponsePlan plan = plan_response(request, response_head_facts(rp, true), side);
-    ResponseRelay<MemoryStream, MemoryUpstream> relay(client_, *hub_.worker, info_,
-                                                      std::move(upstream_), rp);
+    ResponseRelay<MemoryStream, MemoryUpstreams> relay(client_, *hub_.worker, pool_, info_,
+                                                       std::move(upstream_), rp);
     co_return co_await relay.relay(plan, &tap_, nullptr, 11, ForwardResult{});
   }
 };
@@ -146,7 +131,7 @@ TEST_F(ResponseRelayTest, AListReachesTheClientAsSentAndTheCacheWhole) {
   EXPECT_NE(got.find("Content-Length: " + std::to_string(body.size())), std::string::npos);
   EXPECT_EQ(tap_.got, body);
   EXPECT_TRUE(tap_.ended && tap_.complete);
-  EXPECT_EQ(released().size(), 1u);  // read to its end: the connection may serve another request
+  EXPECT_EQ(pool_.idle.size(), 1u);  // read to its end: the connection may serve another request
 }
 
 TEST_F(ResponseRelayTest, AWatchEventReachesTheClientBeforeTheNextArrives) {
@@ -192,7 +177,7 @@ TEST_F(ResponseRelayTest, AnApiserverDyingMidBodyCutsTheClientShort) {
   EXPECT_LE(sent, 40000u);
   EXPECT_TRUE(tap_.ended);
   EXPECT_FALSE(tap_.complete);  // the cache keeps nothing of it
-  EXPECT_TRUE(released().empty());
+  EXPECT_TRUE(pool_.idle.empty());
   EXPECT_EQ(
       hub_.metrics.upstream_errors.with({test_support::MemoryWorker::kServerUrl, "stream_broken"})
           .value(),
@@ -243,7 +228,7 @@ TEST_F(ResponseRelayTest, AClientLeavingEndsTheWatchWithoutWaitingForTheNextEven
   ASSERT_TRUE(result_);
   EXPECT_EQ(result_->stream_end(), StreamEnd::ClientGone);
   EXPECT_FALSE(result_->keep_alive);
-  EXPECT_TRUE(released().empty());  // a stream cut short is never reused
+  EXPECT_TRUE(pool_.idle.empty());  // a stream cut short is never reused
 }
 
 TEST_F(ResponseRelayTest, AnApiserver429IsRelayedWithItsRetryAfterAndNotCached) {
@@ -264,7 +249,7 @@ TEST_F(ResponseRelayTest, AnApiserver429IsRelayedWithItsRetryAfterAndNotCached) 
   EXPECT_NE(got.find("Retry-After: 1\r\n"), std::string::npos) << got;
   EXPECT_TRUE(got.ends_with(status));
   EXPECT_TRUE(tap_.got.empty());  // the cache keeps the object, not the apiserver's refusal
-  EXPECT_EQ(released().size(), 1u);
+  EXPECT_EQ(pool_.idle.size(), 1u);
 }
 
 }  // namespace
