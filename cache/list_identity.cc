@@ -57,6 +57,16 @@ ListIdentity ListIdentity::get_set() const {
   return ListIdentity{component, group, version, resource, "", "", std::string(kGetSet), owner};
 }
 
+std::string ListIdentity::get_set_key(std::string_view component, std::string_view group,
+                                      std::string_view version, std::string_view resource,
+                                      std::string_view owner) {
+  std::string out = resource_prefix(component, group, version, resource, owner);
+  out += kSep;  // no namespace
+  out += kSep;  // no label selector
+  out += kGetSet;
+  return out;
+}
+
 std::string ListIdentity::component_prefix(std::string_view component, std::string_view owner) {
   std::string out = owner_prefix(owner);
   out += component;

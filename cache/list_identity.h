@@ -39,6 +39,10 @@ struct ListIdentity {
 
   // The GET set of this identity's resource.
   ListIdentity get_set() const;
+  // The key() of the GET set of one owner's component's resource, without building the identity.
+  static std::string get_set_key(std::string_view component, std::string_view group,
+                                 std::string_view version, std::string_view resource,
+                                 std::string_view owner = {});
   // Prefix of every identity of one owner's component ("kubelet\0" for the node's).
   static std::string component_prefix(std::string_view component, std::string_view owner = {});
   // Prefix of every identity of one owner's component's resource ("kubelet\0\0v1\0pods\0").

@@ -76,7 +76,8 @@ bool NodeCache::is_discovery(const kube::RequestInfo& info) const {
 }
 
 bool NodeCache::keeps_answer(const kube::RequestInfo& info) const {
-  return info.is_resource_request && policy_.is_agent(info.component) && agent_answer_kept(info);
+  // is_agent (a lock and a lookup) last: a read, what tap() mostly sees, is never a kept answer.
+  return info.is_resource_request && agent_answer_kept(info) && policy_.is_agent(info.component);
 }
 
 bool NodeCache::agent_answer_kept(const kube::RequestInfo& info) {
@@ -128,17 +129,24 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
   if (keeps_answer(info)) return kept_answer_tap(info, status, request_body, owner);
   if (status != 200) return nullptr;
   if (is_discovery(info)) return make_discovery_tap(*writer_, metrics_, info.path);
+  const auto too_long = [this](const std::string& key) {
+    if (key.size() <= kMaxIdentityKeyBytes) return false;
+    metrics_.failures.with({"identity_too_long"}).inc();
+    return true;
+  };
+  if (info.verb == kube::Verb::Get) {
+    // The GET set's key, written at once: a GET is the most common cached request, and building
+    // its whole ListIdentity first cost as much as the rest of the tap.
+    std::string key = ListIdentity::get_set_key(info.component, info.api_group, info.api_version,
+                                                info.resource, owner);
+    if (too_long(key)) return nullptr;
+    return make_get_tap(*writer_, metrics_, std::move(key), info.namespace_name, info.name);
+  }
   auto identity = policy_.identity(info);
   if (!identity) return nullptr;
   identity->owner = owner;
   std::string key = identity->key();
-  if (key.size() > kMaxIdentityKeyBytes) {
-    metrics_.failures.with({"identity_too_long"}).inc();
-    return nullptr;
-  }
-  if (info.verb == kube::Verb::Get) {
-    return make_get_tap(*writer_, metrics_, std::move(key), info.namespace_name, info.name);
-  }
+  if (too_long(key)) return nullptr;
   if (info.verb == kube::Verb::List) {
     remember_listed(key);
     return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());

@@ -87,6 +87,18 @@ TEST(CachePolicy, IdentitiesSeparateSelectors) {
       policy.identity(request("GET", "/api/v1/pods?labelSelector=a%20in%20(")).has_value());
 }
 
+TEST(ListIdentity, AGetSetsKeyWrittenAtOnceIsItsIdentitysKey) {
+  for (const std::string owner : {"", "token:abc"}) {
+    ListIdentity pods{"kubelet", "", "v1", "pods", "default", "app=web", "", owner};
+    EXPECT_EQ(ListIdentity::get_set_key("kubelet", "", "v1", "pods", owner), pods.get_set().key());
+    ListIdentity leases{"kubelet", "coordination.k8s.io", "v1", "leases", "", "", "", owner};
+    EXPECT_EQ(ListIdentity::get_set_key("kubelet", "coordination.k8s.io", "v1", "leases", owner),
+              leases.get_set().key());
+  }
+  EXPECT_NE(ListIdentity::get_set_key("kubelet", "", "v1", "pods", "token:abc"),
+            ListIdentity::get_set_key("kubelet", "", "v1", "pods"));
+}
+
 TEST(ListIdentity, KeyRoundTripsAndPrefixes) {
   ListIdentity id{"kubelet", "discovery.k8s.io", "v1", "endpointslices", "kube-system", "a=b",
                   "x=y"};
