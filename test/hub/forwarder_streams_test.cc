@@ -55,6 +55,17 @@ class ForwarderStreamsTest : public ::testing::Test {
  protected:
   ForwarderStreamsTest() { connect_client(); }
   explicit ForwarderStreamsTest(MemoryWorker::TwoServers two) : hub_(two) { connect_client(); }
+  // A forward still waiting must end before the client connection whose memory its request
+  // parser uses is gone: every end closes, and the forward runs to its end (a retry on a fresh
+  // connection, which closing a kept one starts, is closed in turn).
+  ~ForwarderStreamsTest() override {
+    client_peer_->close();
+    hub_.settle();
+    for (std::size_t i = 0; i < pool_.dialled.size(); ++i) {
+      pool_.dialled[i].end.close();
+      hub_.settle();
+    }
+  }
 
   // Reads the client's next request head and forwards it, as ProxySession does. Done when
   // result_ is set.
