@@ -29,7 +29,7 @@
 namespace yurthub::hub {
 
 // `Pool`: where connections to the apiservers come from (reuse, dial) and go back to
-// (release_upstream): the worker's UpstreamPool, or a test's pool of in-memory connections
+// (release): the worker's UpstreamPool, or a test's pool of in-memory connections
 // (test/hub/memory_upstreams.h), so that the whole exchange runs without a socket.
 template <class Stream, class Pool = UpstreamPool>
 class Forwarder {

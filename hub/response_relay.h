@@ -35,7 +35,7 @@ bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned cl
 
 // `Pool`: the worker's UpstreamPool, or a test's pool of in-memory connections
 // (test/hub/memory_upstreams.h). Its `Connection` has a `stream`, a `buffer` and a `server`;
-// release_upstream(pool, connection), found by ADL, gives one back after a clean response.
+// its release() takes one back after a clean response.
 template <class Stream, class Pool = UpstreamPool>
 class ResponseRelay {
  public:
@@ -92,7 +92,6 @@ class ResponseRelay {
   ForwardResult complete(bool upstream_keep_alive);
 
   std::shared_ptr<ClientConnection<Stream>> client_;
-  Worker& worker_;
   SharedState& shared_;
   Pool& pool_;
   const kube::RequestInfo& info_;

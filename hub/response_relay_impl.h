@@ -56,7 +56,6 @@ ResponseRelay<Stream, Pool>::ResponseRelay(std::shared_ptr<ClientConnection<Stre
                                            const kube::RequestInfo& info,
                                            std::unique_ptr<Upstream> up, ResponseParser& rp)
     : client_(std::move(client)),
-      worker_(worker),
       shared_(worker.shared()),
       pool_(pool),
       info_(info),
@@ -319,7 +318,7 @@ ForwardResult ResponseRelay<Stream, Pool>::complete(bool upstream_keep_alive) {
   // Bytes after the end of the response are a framing doubt (a response the hub did not ask
   // for): such a connection is closed, never reused for another client.
   if (upstream_keep_alive && !client_->active.stopped() && up_->buffer.size() == 0) {
-    release_upstream(pool_, std::move(up_));
+    pool_.release(std::move(up_));
   }
   return result_;
 }

@@ -110,10 +110,4 @@ class UpstreamPool {
   std::vector<base::Gauge*> open_;      // [server]: closable_conns{"host:port"}
 };
 
-// Gives `connection` back to `pool` after a response read to its end: what the ResponseRelay calls
-// (a test's pool of in-memory connections has its own overload).
-inline void release_upstream(UpstreamPool& pool, UpstreamConnectionPtr connection) {
-  pool.release(std::move(connection));
-}
-
 }  // namespace yurthub::hub

@@ -78,7 +78,8 @@ class MemoryUpstreams {
     co_return std::move(up);
   }
 
-  // Kept for the next request to the same server and identity, as the pool keeps them.
+  // What the ResponseRelay gives back after a response read to its end: kept for the next
+  // request to the same server and identity, as the pool keeps them.
   void release(std::unique_ptr<MemoryUpstream> up) { idle.push_back(std::move(up)); }
 
   std::deque<Dialled> dialled;
@@ -88,10 +89,5 @@ class MemoryUpstreams {
  private:
   boost::asio::any_io_executor executor_;
 };
-
-// What the ResponseRelay calls (found by ADL) after a response read to its end.
-inline void release_upstream(MemoryUpstreams& pool, std::unique_ptr<MemoryUpstream> up) {
-  pool.release(std::move(up));
-}
 
 }  // namespace yurthub::test_support

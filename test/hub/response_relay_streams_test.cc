@@ -63,7 +63,7 @@ class ResponseRelayTest : public ::testing::Test {
   // connection open.
   void start(const std::string& method, const std::string& target) {
     info_ = kube::classify_request(method, target, "kubelet/v1.26.1");
-    boost::asio::co_spawn(io(), relay(), [this](std::exception_ptr e, ForwardResult r) {
+    boost::asio::co_spawn(io(), relay(), [this](const std::exception_ptr& e, ForwardResult r) {
       if (e) std::rethrow_exception(e);
       result_ = r;
     });
