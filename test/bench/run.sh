@@ -38,7 +38,7 @@ admin_port=${BENCH_ADMIN_PORT:-20367}
 nginx_port=${BENCH_NGINX_PORT:-20380}
 target=/api/v1/namespaces/default/pods/web-0
 list_target=/api/v1/namespaces/bulk/pods
-list_runs=${BENCH_LIST_RUNS:-5}
+list_runs=${BENCH_LIST_RUNS:-9}
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
@@ -152,34 +152,51 @@ for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rs
 
 # --- 2. A 20 MB list (10,000 pods of 2 KB in namespace bulk), time to last byte: from the request
 # sent to the last byte received (curl's time_total - time_pretransfer, so the direct path's TLS
-# handshake is not counted), median of $list_runs, half a second apart on every path: a node's
-# clients list after a restart or an expired watch, never back to back, and the pause lets the
-# cache finish its work on the previous list (its last group commit comes up to 50 ms after the
-# last byte), so each figure is one list as its client sees it, not the backlog of the one before.
-# Pass-through first, then kubelet (cached: the hub parses every item and writes it to the cache
-# while it streams), which leaves 10k pods cached.
+# handshake is not counted), median of $list_runs, half a second apart: a node's clients list
+# after a restart or an expired watch, never back to back, and the pause lets the cache finish its
+# work on the previous list (its last group commit comes up to 50 ms after the last byte), so each
+# figure is one list as its client sees it, not the backlog of the one before. The paths take
+# turns, round after round, as the small GETs do: nginx's own time for this list has ranged from
+# 11 to 59 ms across this machine's runs, and five lists of one path in a row put a slow spell on
+# that path alone, so a single run's verdict depended on the run (docs/benchmarks.md).
+# hub-cached is kubelet (the hub parses every item and writes it to the cache while it streams),
+# which leaves 10k pods cached. One pass-through round first, uncounted, gives the hub's peak RSS
+# before anything is cached.
 # list_once NAME URL [CURL ARGS...]: prints "seconds bytes"; a non-200 stops the benchmark.
 list_once() {
-  local name=$1 url=$2 out; shift 2
-  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$url")
+  local name=$1 address=$2 out; shift 2
+  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$address")
   read -r code total pre bytes <<<"$out"
   [ "$code" = 200 ] || { echo "bench: list via $name answered $code" >&2; exit 1; }
   awk -v t="$total" -v p="$pre" -v b="$bytes" 'BEGIN { printf "%.4f %d\n", t - p, b }'
 }
-declare -A list_ms
-list_bytes=0
-measure_list() {
-  local name=$1 out; shift
-  out=$(for _ in $(seq 1 "$list_runs"); do sleep 0.5; list_once "$name" "$@"; done)
-  list_ms[$name]=$(awk '{print $1 * 1000}' <<<"$out" | median)
-  list_bytes=$(awk 'END {print $2}' <<<"$out")
+list_paths=(direct nginx hub hub-cached)
+declare -A list_args=(
+  [direct]="https://127.0.0.1:$api_port$list_target --cacert $work/pki/ca.crt -H"
+  [nginx]="http://127.0.0.1:$nginx_port$list_target"
+  [hub]="http://127.0.0.1:$hub_port$list_target -A bench/1.0"
+  [hub-cached]="http://127.0.0.1:$hub_port$list_target -A kubelet/v1.32.4")
+# list_path NAME: one list on that path (the direct path's token has spaces: passed apart).
+list_path() {
+  # shellcheck disable=SC2086  # the arguments are split on purpose
+  if [ "$1" = direct ]; then list_once "$1" ${list_args[$1]} "$token"; else list_once "$1" ${list_args[$1]}; fi
 }
+declare -A list_ms list_samples
+list_bytes=0
 hub_before_list_hwm=$(status_kb "$hub_pid" VmHWM)
-measure_list direct "https://127.0.0.1:$api_port$list_target" --cacert "$work/pki/ca.crt" -H "$token"
-measure_list nginx "http://127.0.0.1:$nginx_port$list_target"
-measure_list hub "http://127.0.0.1:$hub_port$list_target" -A "bench/1.0"
+for name in direct nginx hub; do sleep 0.5; list_path "$name" >/dev/null; done
 hub_pass_hwm=$(status_kb "$hub_pid" VmHWM)
-measure_list hub-cached "http://127.0.0.1:$hub_port$list_target" -A "kubelet/v1.32.4 (linux/amd64) kubernetes/abc"
+for _ in $(seq 1 "$list_runs"); do
+  for name in "${list_paths[@]}"; do
+    sleep 0.5
+    out=$(list_path "$name")  # a non-200 exits here, as set -e ends the script
+    read -r seconds list_bytes <<<"$out"
+    list_samples[$name]+="$seconds"$'\n'
+  done
+done
+for name in "${list_paths[@]}"; do
+  list_ms[$name]=$(awk 'NF {print $1 * 1000}' <<<"${list_samples[$name]}" | median)
+done
 hub_list_hwm=$(status_kb "$hub_pid" VmHWM)
 sleep 2  # the cache writer's last group commit
 hub_cached_rss=$(rss_kb "$hub_pid"); hub_cached_anon=$(status_kb "$hub_pid" RssAnon)
