@@ -96,10 +96,11 @@ class ListTap final : public TapBase, private base::ListSink {
   void body(std::string_view bytes) override {
     if (broken_) return;
     if (Status s = framer_.feed(bytes); !s) fail("framing", s.error().message);
-    submit_if_large();
   }
+  // The filter's framing of the list, instead of bytes to frame here.
+  base::ListSink* list_sink() override { return this; }
   void end(bool complete) override {
-    const bool whole = complete && !broken_ && framer_.done() && began_;
+    const bool whole = complete && !broken_ && closed_ && began_;
     submit();
     if (!began_) return;  // nothing was queued for this list
     CacheOp last = op(OpKind::ListEnd);
@@ -156,9 +157,10 @@ class ListTap final : public TapBase, private base::ListSink {
     o.resource_version = meta->resource_version;
     o.json.assign(raw);
     queue(std::move(o));
+    submit_if_large();
   }
   void items_end() override {}
-  void end() override {}
+  void end() override { closed_ = true; }
 
   base::ListFramer framer_;
   bool continuation_;
@@ -168,6 +170,7 @@ class ListTap final : public TapBase, private base::ListSink {
   std::uint64_t list_rv_ = 0;
   bool has_continue_ = false;
   bool began_ = false;
+  bool closed_ = false;  // the list's closing brace was seen
 };
 
 class WatchTap final : public TapBase {

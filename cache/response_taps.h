@@ -1,13 +1,14 @@
 // Response taps: what the cache does with the body of one cacheable response as it is relayed.
-//   list      frames items one by one (base/json_frames.h) and queues ListBegin/ListItem/ListEnd;
+//   list      frames items one by one (base/json_frames.h), or takes them as the response filter
+//             framed them (list_sink()), and queues ListBegin/ListItem/ListEnd;
 //   watch     takes the events the hub framed and queues Upsert/Delete/Bookmark, in order;
 //   object    a GET: keeps the body (bounded) and queues one Upsert into the resource's get set;
 //   discovery keeps the document (bounded) and queues it.
-// Operations are batched per body() call (per events_done() for a watch) and submitted to the
-// CacheWriter. A tap never blocks and never throws: a body it cannot frame, or a full writer (or
-// tap) queue, counts a failure, marks the list stale and sets failed(). Created by NodeCache::tap()
-// on a worker thread; used on that thread, except for lists and watches given a TapQueue, whose
-// work moves to the queue's thread (tap_queue.h).
+// Operations are batched (up to 256 KiB of a list's items; per events_done() for a watch) and
+// submitted to the CacheWriter. A tap never blocks and never throws: a body it cannot frame, or a
+// full writer (or tap) queue, counts a failure, marks the list stale and sets failed(). Created by
+// NodeCache::tap() on a worker thread; used on that thread, except for lists and watches given a
+// TapQueue, whose work moves to the queue's thread (tap_queue.h).
 #pragma once
 
 #include <memory>

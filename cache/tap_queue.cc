@@ -1,6 +1,7 @@
 // The cache's tap queue and the deferred taps that use it; see tap_queue.h.
 #include "cache/tap_queue.h"
 
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include "base/json_frames.h"
 #include "base/log.h"
 #include "base/thread_name.h"
 #include "net/http_io.h"
@@ -136,18 +138,56 @@ bool post_or_fall_behind(TapQueue& queue, const std::shared_ptr<TapCore>& core, 
 
 constexpr std::size_t kPieceBytes = 256 * 1024;  // a list's body is digested in pieces this big
 
-class DeferredListTap final : public hub::ResponseTap {
+// One member or item of a list the filter framed, recorded for the queue's thread: its key and
+// value are the next bytes of the piece.
+struct ListRecord {
+  enum class Kind : std::uint8_t { Member, ItemsBegin, Item, ItemsEnd, End };
+  Kind kind;
+  std::uint32_t key_bytes;    // a member's name
+  std::uint32_t value_bytes;  // a member's value, an item
+};
+
+// Tells `sink` what was recorded into `piece`, in order.
+void replay(base::ListSink& sink, std::string_view piece, const std::vector<ListRecord>& records) {
+  std::size_t at = 0;
+  for (const ListRecord& r : records) {
+    const std::string_view key = piece.substr(at, r.key_bytes);
+    const std::string_view value = piece.substr(at + r.key_bytes, r.value_bytes);
+    at += r.key_bytes + r.value_bytes;
+    switch (r.kind) {
+      case ListRecord::Kind::Member:
+        sink.member(key, value);
+        break;
+      case ListRecord::Kind::ItemsBegin:
+        sink.items_begin();
+        break;
+      case ListRecord::Kind::Item:
+        sink.item(value);
+        break;
+      case ListRecord::Kind::ItemsEnd:
+        sink.items_end();
+        break;
+      case ListRecord::Kind::End:
+        sink.end();
+        break;
+    }
+  }
+}
+
+// A list's body goes to the queue in pieces: its bytes, or, when the filter frames the list, its
+// members and items as framed (so the queue's thread does not frame it again).
+class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
  public:
   DeferredListTap(std::shared_ptr<TapCore> core, TapQueue& queue)
       : core_(std::move(core)), queue_(queue) {}
 
   void body(std::string_view bytes) override {
     if (behind_) return;
-    // Room for a whole piece at once: growing by doubling would copy the bytes again.
-    if (piece_.empty()) piece_.reserve(kPieceBytes + kPieceBytes / 4);
+    reserve_piece();
     piece_.append(bytes);
     if (piece_.size() >= kPieceBytes) post_piece();
   }
+  base::ListSink* list_sink() override { return core_->list_sink() ? this : nullptr; }
   void event(std::string_view raw) override {
     post_piece();
     queue_.post_control([core = core_, raw = std::string(raw)] { core->event(raw); });
@@ -166,17 +206,46 @@ class DeferredListTap final : public hub::ResponseTap {
   bool failed() const override { return core_->failed(); }
 
  private:
+  void member(std::string_view key, std::string_view raw) override {
+    record(ListRecord::Kind::Member, key, raw);
+  }
+  void items_begin() override { record(ListRecord::Kind::ItemsBegin, {}, {}); }
+  void item(std::string_view raw) override { record(ListRecord::Kind::Item, {}, raw); }
+  void items_end() override { record(ListRecord::Kind::ItemsEnd, {}, {}); }
+  void end() override { record(ListRecord::Kind::End, {}, {}); }
+
+  void record(ListRecord::Kind kind, std::string_view key, std::string_view value) {
+    if (behind_) return;
+    reserve_piece();
+    piece_.append(key).append(value);
+    records_.push_back(
+        {kind, static_cast<std::uint32_t>(key.size()), static_cast<std::uint32_t>(value.size())});
+    if (piece_.size() >= kPieceBytes) post_piece();
+  }
+  void reserve_piece() {
+    // Room for a whole piece at once: growing by doubling would copy the bytes again.
+    if (piece_.empty() && records_.empty()) piece_.reserve(kPieceBytes + kPieceBytes / 4);
+  }
   void post_piece() {
-    if (piece_.empty() || behind_) return;
-    const std::size_t size = piece_.size();
-    behind_ = !post_or_fall_behind(
-        queue_, core_, [core = core_, piece = std::move(piece_)] { core->body(piece); }, size);
+    if ((piece_.empty() && records_.empty()) || behind_) return;
+    const std::size_t size = piece_.size() + records_.size() * sizeof(ListRecord);
+    TapQueue::Job job;
+    if (records_.empty()) {
+      job = [core = core_, piece = std::move(piece_)] { core->body(piece); };
+    } else {
+      job = [core = core_, piece = std::move(piece_), records = std::move(records_)] {
+        replay(*core->list_sink(), piece, records);
+      };
+    }
+    behind_ = !post_or_fall_behind(queue_, core_, std::move(job), size);
     piece_ = std::string();
+    records_.clear();
   }
 
   std::shared_ptr<TapCore> core_;
   TapQueue& queue_;
-  std::string piece_;  // body bytes not posted yet
+  std::string piece_;                // body bytes, or recorded members and items, not posted yet
+  std::vector<ListRecord> records_;  // what piece_ holds, when the filter framed the list
   bool behind_ = false;
 };
 

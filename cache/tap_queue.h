@@ -87,8 +87,9 @@ class TapCore : public hub::ResponseTap {
   virtual void recheck_stale() {}
 };
 
-// A list's tap whose body is digested on `queue`'s thread in pieces of up to 256 KiB; failed()
-// reads the core's flag (an atomic set from any thread).
+// A list's tap whose body is digested on `queue`'s thread in pieces of up to 256 KiB: its bytes,
+// or, when the core has a list_sink() and the response filter frames the list, the members and
+// items as the filter framed them. failed() reads the core's flag (an atomic set from any thread).
 std::unique_ptr<hub::ResponseTap> deferred_list_tap(std::shared_ptr<TapCore> core, TapQueue& queue);
 // A watch's tap: its events reach the core on the worker thread while `queue` is idle, else
 // through the queue, behind the lists posted before them.

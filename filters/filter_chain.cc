@@ -76,16 +76,19 @@ class FilterChain::ListWriter final : public base::ListSink {
   base::ListFramer framer{*this};
   std::string* out = nullptr;
   View view;
+  base::ListSink* echo = nullptr;  // told what is appended to *out (FilterChain::echo_list)
 
   void member(std::string_view key, std::string_view raw_value) override {
     separator();
     append_json_string(key, out);
     out->push_back(':');
     out->append(raw_value);
+    if (echo) echo->member(key, raw_value);
   }
   void items_begin() override {
     separator();
     out->append(R"("items":[)");
+    if (echo) echo->items_begin();
     first_item_ = true;
     if (chain_.client_view_ && chain_.first_page_) chain_.client_view_->clear(view);
   }
@@ -114,10 +117,14 @@ class FilterChain::ListWriter final : public base::ListSink {
     if (verdict == Verdict::Drop) return;
     append_item(verdict == Verdict::Modified ? std::string_view(outcome.json) : raw);
   }
-  void items_end() override { out->push_back(']'); }
+  void items_end() override {
+    out->push_back(']');
+    if (echo) echo->items_end();
+  }
   void end() override {
     if (!opened_) out->push_back('{');
     out->push_back('}');
+    if (echo) echo->end();
   }
 
  private:
@@ -129,6 +136,7 @@ class FilterChain::ListWriter final : public base::ListSink {
     if (!first_item_) out->push_back(',');
     first_item_ = false;
     out->append(json);
+    if (echo) echo->item(json);
   }
   FilterChain& chain_;
   bool opened_ = false;
@@ -155,6 +163,12 @@ FilterChain::FilterChain(Shape shape, std::vector<const ObjectFilter*> filters, 
 }
 
 FilterChain::~FilterChain() = default;
+
+bool FilterChain::echo_list(base::ListSink* sink) {
+  if (!list_) return false;
+  list_->echo = sink;
+  return true;
+}
 
 Verdict FilterChain::run(rapidjson::Value& object, rapidjson::Document::AllocatorType& allocator,
                          const ClusterView& view) {

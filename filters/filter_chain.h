@@ -1,14 +1,15 @@
 // FilterChain: filters one response with an ordered list of ObjectFilters: a get's whole object,
-// every item of a list (framed here; dropped items are left out, the list's other members kept
-// as sent), every event of a watch (framed by the hub's BodyTransform, which shares the events
-// with the cache's tap; a dropped object becomes a DELETED event carrying the object as the
-// apiserver sent it, so the client forgets it). Objects the filters
-// leave unchanged are passed on as the exact bytes received; only changed ones are re-serialized.
-// Objects that cannot be parsed pass through unchanged and are counted. An object (a list item, a
-// get's body, an ADDED/MODIFIED/DELETED event's whole text) that no ready filter may_change() is
-// not parsed at all: its bytes go on as received, counted as seen by each ready filter, exactly
-// as a parsed object every filter keeps; so if it was malformed, it is no parse failure. Not in
-// a reactive list or watch, which parses what it sends to record it in the ClientView.
+// every item of a list (framed here, and echoed to the cache's tap; dropped items are left out,
+// the list's other members kept as sent), every event of a watch (framed by the hub's
+// BodyTransform, which shares the events with the cache's tap; a dropped object becomes a DELETED
+// event carrying the object as the apiserver sent it, so the client forgets it). Objects the
+// filters leave unchanged are passed on as the exact bytes received; only changed ones are
+// re-serialized. Objects that cannot be parsed pass through unchanged and are counted. An object (a
+// list item, a get's body, an ADDED/MODIFIED/DELETED event's whole text) that no ready filter
+// may_change() is not parsed at all: its bytes go on as received, counted as seen by each ready
+// filter, exactly as a parsed object every filter keeps; so if it was malformed, it is no parse
+// failure. Not in a reactive list or watch, which parses what it sends to record it in the
+// ClientView.
 //
 // A reactive list or watch (one of its filters depends on Services or pool membership) records
 // what it sends in the client's ClientView, so correct() can re-filter everything the client
@@ -51,6 +52,7 @@ class FilterChain final : public hub::ResponseFilter {
   hub::FilterStatus event(std::string_view raw, std::string* out) override;   // Watch
   void unframeable(std::string_view why) override;
   hub::FilterStatus finish(std::string* out) override;
+  bool echo_list(base::ListSink* sink) override;  // List only
   std::string_view cut_reason() const override { return cut_reason_; }
   bool reactive() const override { return reactive_; }
   hub::FilterStatus correct(std::string* out) override;

@@ -9,6 +9,11 @@ BodyTransform::BodyTransform(ResponseTap* tap, ResponseFilter* filter, bool gzip
     : tap_(tap), filter_(filter) {
   if ((tap_ || filter_) && gzip) gzip_.emplace();
   if ((tap_ || filter_) && watch) watch_.emplace();
+  // A list the filter frames reaches the tap framed, not as bytes to frame a second time.
+  if (tap_ && filter_ && !watch) {
+    base::ListSink* sink = tap_->list_sink();
+    tap_framed_ = sink && filter_->echo_list(sink);
+  }
 }
 
 FilterStatus BodyTransform::feed(std::string_view piece) {
@@ -23,7 +28,7 @@ FilterStatus BodyTransform::feed(std::string_view piece) {
   if (watch_) return feed_events(plain);
   const FilterStatus status = filter_->feed(plain, &out_);
   if (status == FilterStatus::Cut) return fail(std::string(filter_->cut_reason()));
-  if (status == FilterStatus::Send && tap_) tap_->body(out_);
+  if (status == FilterStatus::Send && tap_ && !tap_framed_) tap_->body(out_);
   return status;
 }
 
@@ -99,7 +104,8 @@ FilterStatus BodyTransform::finish() {
   if (gzip_ && !gzip_->done()) return fail("the gzip stream ended early");
   const std::size_t before = out_.size();
   if (filter_->finish(&out_) == FilterStatus::Cut) return fail(std::string(filter_->cut_reason()));
-  if (tap_ && !watch_ && out_.size() > before) tap_->body(std::string_view(out_).substr(before));
+  if (tap_ && !watch_ && !tap_framed_ && out_.size() > before)
+    tap_->body(std::string_view(out_).substr(before));
   return FilterStatus::Send;  // the body is complete: its end goes out, never held
 }
 

@@ -2,7 +2,9 @@
 // the apiserver gzipped it, run through the response filter (whose output then replaces the
 // piece for the client) and handed to the cache's tap (which gets what the client gets, so the
 // cache holds what this component was served). A watch is framed here, once, into events that
-// the filter and the tap share; a get or a list goes to them as bytes. A piece the tap cannot get
+// the filter and the tap share; a get goes to them as bytes, and so does a list, except that a
+// tap that can take it framed gets the members and items the filter framed and sends on
+// (ResponseFilter::echo_list), so a filtered list is framed once too. A piece the tap cannot get
 // (bad gzip, a stream that cannot be framed) ends the tap as incomplete; unfiltered, the client
 // is not affected. Owned by the ResponseRelay, one per response, as its ResponsePlan says;
 // worker-thread only.
@@ -67,7 +69,8 @@ class BodyTransform {
   std::string decoded_;
   std::string out_;
   std::string error_;
-  bool broken_ = false;  // fail() was called: the filter and the tap get nothing more
+  bool broken_ = false;      // fail() was called: the filter and the tap get nothing more
+  bool tap_framed_ = false;  // the tap gets the list as the filter frames it, not as bytes
 };
 
 }  // namespace yurthub::hub

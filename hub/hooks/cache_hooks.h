@@ -26,6 +26,10 @@
 #include "hub/hooks/stream_end.h"
 #include "kube/request_info.h"
 
+namespace yurthub::base {
+class ListSink;  // base/json_frames.h
+}  // namespace yurthub::base
+
 namespace yurthub::hub {
 
 class ResponseTap {
@@ -49,6 +53,10 @@ class ResponseTap {
   // A cache write for this response failed (set from the cache writer's thread). The relay then
   // ends a watch with a 410 Expired event, so the client re-lists and the cache is rebuilt.
   virtual bool failed() const = 0;
+  // Lists: where the tap takes the list already framed, when the response filter frames it (then
+  // it is told each member and item the client gets, and body() is not called); null when it
+  // takes only bytes. Asked once, before the body.
+  virtual base::ListSink* list_sink() { return nullptr; }
 };
 
 class ResponseWriter {

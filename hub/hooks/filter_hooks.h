@@ -19,6 +19,10 @@
 #include "hub/hooks/filter_status.h"
 #include "kube/request_info.h"
 
+namespace yurthub::base {
+class ListSink;  // base/json_frames.h
+}  // namespace yurthub::base
+
 namespace yurthub::hub {
 
 class ResponseFilter {
@@ -44,6 +48,13 @@ class ResponseFilter {
   virtual std::string_view cut_reason() const = 0;
   // Watches: whether this response's filters depend on state that changes while it is open.
   virtual bool reactive() const = 0;
+  // Lists: tells `sink`, as well, each member and item the client gets, as it is appended to the
+  // output (the cache's tap then reads the list framed once, here). False, telling nothing, when
+  // this filter does not frame the response as a list. Before the first feed().
+  virtual bool echo_list(base::ListSink* sink) {
+    (void)sink;
+    return false;
+  }
   // Watches: the filters' inputs changed. Appends events that correct what the client was sent
   // (MODIFIED with the object filtered anew; ADDED or DELETED when its visibility changed), each
   // compact JSON on a line of its own (so a newline is where one ends). Send: events were

@@ -128,6 +128,44 @@ TEST_F(FilterChainTest, ListDropsAndModifiesItemsAndKeepsTheRestByteForByte) {
   EXPECT_EQ(metrics_.objects.with({"standin", "modified"}).value(), 3u);
 }
 
+// Writes down what a list's echo is told, one line per call.
+class EchoLog final : public base::ListSink {
+ public:
+  void member(std::string_view key, std::string_view raw) override {
+    log += std::string(key) + "=" + std::string(raw) + "\n";
+  }
+  void items_begin() override { log += "[\n"; }
+  void item(std::string_view raw) override { log += std::string(raw) + "\n"; }
+  void items_end() override { log += "]\n"; }
+  void end() override { log += "end\n"; }
+  std::string log;
+};
+
+TEST_F(FilterChainTest, AListsEchoIsToldTheMembersAndItemsTheClientGets) {
+  const std::string expected =
+      "kind=\"ServiceList\"\napiVersion=\"v1\"\nmetadata={\"resourceVersion\":\"7\"}\n[\n"
+      R"({"metadata":{"name":"a","namespace":"x"}})"
+      "\n"
+      R"({"metadata":{"name":"mod-c","labels":{"filtered":"yes"}}})"
+      "\n]\nend\n";
+  for (std::size_t step : {std::size_t{1}, std::size_t{7}, kList.size()}) {
+    auto c = chain(FilterChain::Shape::List, standin_);
+    EchoLog echo;
+    ASSERT_TRUE(c->echo_list(&echo));
+    run(*c, kList, step);
+    EXPECT_EQ(echo.log, expected) << "step " << step;
+  }
+  // "items":null is an empty list for the echo too, as for the client.
+  auto c = chain(FilterChain::Shape::List, standin_);
+  EchoLog echo;
+  ASSERT_TRUE(c->echo_list(&echo));
+  EXPECT_EQ(run(*c, R"({"items":null})"), R"({"items":[]})");
+  EXPECT_EQ(echo.log, "[\n]\nend\n");
+  // Only a list is framed into members and items.
+  EXPECT_FALSE(chain(FilterChain::Shape::Object, standin_)->echo_list(&echo));
+  EXPECT_FALSE(chain(FilterChain::Shape::Watch, standin_)->echo_list(&echo));
+}
+
 TEST_F(FilterChainTest, EmptyAndNullItemsStayValidLists) {
   auto c = chain(FilterChain::Shape::List, standin_);
   EXPECT_EQ(run(*c, R"({"kind":"L","items":[{"metadata":{"name":"drop-x"}}]})"),

@@ -27,13 +27,20 @@ class UpperFilter : public ResponseFilter {
     }
     if (held_.size() < 2) return FilterStatus::Hold;
     out->append(held_, 0, held_.size() - 1);
+    if (echo_) echo_->item(std::string_view(held_).substr(0, held_.size() - 1));
     held_ = held_.substr(held_.size() - 1);
     return FilterStatus::Send;
   }
   FilterStatus finish(std::string* out) override {
     *out += held_;
+    if (echo_ && !held_.empty()) echo_->item(held_);
     held_.clear();
     return FilterStatus::Send;
+  }
+  // With frames_lists, each piece it sends is echoed as one list item.
+  bool echo_list(base::ListSink* sink) override {
+    if (frames_lists) echo_ = sink;
+    return frames_lists;
   }
   std::string_view cut_reason() const override { return "malformed"; }
   // A watch event: upper-cased on a line of its own; one whose object is "drop" is left out.
@@ -54,9 +61,22 @@ class UpperFilter : public ResponseFilter {
   std::string unframed;
   std::string corrections;      // what correct() appends
   bool cannot_correct = false;  // correct() says the client must re-list
+  bool frames_lists = false;    // echo_list() takes a sink
 
  private:
   std::string held_;
+  base::ListSink* echo_ = nullptr;
+};
+
+// The items a list's tap is told, as the filter framed them.
+class ItemLog final : public base::ListSink {
+ public:
+  void member(std::string_view, std::string_view) override {}
+  void items_begin() override {}
+  void item(std::string_view raw) override { items.emplace_back(raw); }
+  void items_end() override {}
+  void end() override {}
+  std::vector<std::string> items;
 };
 
 // Keeps the whole body until finish(), as a get's filter keeps its object; says it cannot correct.
@@ -132,6 +152,41 @@ TEST(BodyTransformTest, TheFilteredOutputIsWhatTheClientAndTheTapGet) {
   client += feed.out();
   EXPECT_EQ(client, "ABCDEF");
   EXPECT_EQ(tap.got, client);
+}
+
+TEST(BodyTransformTest, AListTheFilterFramesReachesTheTapFramedNotAsBytes) {
+  ItemLog items;
+  RecordingTap tap;
+  tap.sink = &items;
+  UpperFilter filter;
+  filter.frames_lists = true;
+  BodyTransform feed(&tap, &filter, false);
+  std::string client;
+  for (std::string_view piece : {"abc", "def"}) {
+    ASSERT_EQ(feed.feed(piece), FilterStatus::Send);
+    client += feed.out();
+  }
+  feed.out().clear();
+  ASSERT_EQ(feed.finish(), FilterStatus::Send);
+  client += feed.out();
+  feed.end(true);
+  EXPECT_EQ(client, "ABCDEF");
+  EXPECT_EQ(items.items, (std::vector<std::string>{"AB", "CDE", "F"}));
+  EXPECT_TRUE(tap.got.empty());  // not the bytes a second time
+  EXPECT_TRUE(tap.complete);
+}
+
+TEST(BodyTransformTest, ATapThatCanTakeAFramedListGetsBytesWhenTheFilterDoesNotFrameIt) {
+  ItemLog items;
+  RecordingTap tap;
+  tap.sink = &items;
+  UpperFilter filter;  // frames no list
+  BodyTransform feed(&tap, &filter, false);
+  ASSERT_EQ(feed.feed("abc"), FilterStatus::Send);
+  ASSERT_EQ(feed.finish(), FilterStatus::Send);
+  feed.end(true);
+  EXPECT_EQ(tap.got, "ABC");
+  EXPECT_TRUE(items.items.empty());
 }
 
 TEST(BodyTransformTest, AGzippedFilteredBodyIsDecodedBeforeTheFilter) {

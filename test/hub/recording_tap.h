@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/json_frames.h"
 #include "hub/hooks/cache_hooks.h"
 
 namespace yurthub::test_support {
@@ -23,14 +24,16 @@ class RecordingTap : public hub::ResponseTap {
     complete = complete_body;
   }
   bool failed() const override { return fail; }
+  base::ListSink* list_sink() override { return sink; }
 
   std::string got;                  // the body, as handed over
   std::vector<std::string> events;  // each framed event
   int batches = 0;                  // events_done() calls
   std::string unframed;             // why the body could not be framed, if it could not
   bool ended = false;
-  bool complete = false;  // what end() was told
-  bool fail = false;      // what failed() answers
+  bool complete = false;           // what end() was told
+  bool fail = false;               // what failed() answers
+  base::ListSink* sink = nullptr;  // what list_sink() answers
 };
 
 }  // namespace yurthub::test_support
