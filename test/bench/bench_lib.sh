@@ -32,6 +32,10 @@ http {
   access_log off;
   client_body_temp_path $work/nginx/body;
   proxy_temp_path $work/nginx/proxy;
+  # Buffers in memory only, streaming like the hub: a response bigger than its buffers is never
+  # spilled to a temporary file (which its worker, run as nobody, cannot create in this root-owned
+  # directory: the 19 MiB list came back cut short, and fast, in most rounds).
+  proxy_max_temp_file_size 0;
   upstream apiserver { server 127.0.0.1:$api_port; keepalive 64; }
   server {
     listen 127.0.0.1:$listen_port;

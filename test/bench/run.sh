@@ -162,12 +162,19 @@ for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rs
 # hub-cached is kubelet (the hub parses every item and writes it to the cache while it streams),
 # which leaves 10k pods cached. One pass-through round first, uncounted, gives the hub's peak RSS
 # before anything is cached.
-# list_once NAME URL [CURL ARGS...]: prints "seconds bytes"; a non-200 stops the benchmark.
+# Every list must arrive whole and as long as the apiserver's own: a list cut short is fast, and
+# nginx's lists were cut short in most rounds until its temporary files were turned off
+# (bench_lib.sh), which made it look twice as fast as it is.
+# list_once NAME URL [CURL ARGS...]: prints "seconds bytes"; a non-200, a transfer curl reports
+# as failed (a chunked body cut short) or a length other than the first list's stops the benchmark.
 list_once() {
   local name=$1 address=$2 out; shift 2
-  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$address")
+  out=$(curl -sS -o /dev/null -w '%{http_code} %{time_total} %{time_pretransfer} %{size_download}' "$@" "$address") ||
+    { echo "bench: list via $name failed (curl exit $?)" >&2; exit 1; }
   read -r code total pre bytes <<<"$out"
   [ "$code" = 200 ] || { echo "bench: list via $name answered $code" >&2; exit 1; }
+  [ "$list_bytes" = 0 ] || [ "$bytes" = "$list_bytes" ] ||
+    { echo "bench: list via $name was $bytes bytes, not $list_bytes" >&2; exit 1; }
   awk -v t="$total" -v p="$pre" -v b="$bytes" 'BEGIN { printf "%.4f %d\n", t - p, b }'
 }
 list_paths=(direct nginx hub hub-cached)
@@ -184,7 +191,9 @@ list_path() {
 declare -A list_ms list_samples
 list_bytes=0
 hub_before_list_hwm=$(status_kb "$hub_pid" VmHWM)
-for name in direct nginx hub; do sleep 0.5; list_path "$name" >/dev/null; done
+out=$(list_path direct)  # the apiserver's own length, which every other list must have
+read -r _ list_bytes <<<"$out"
+for name in nginx hub; do sleep 0.5; list_path "$name" >/dev/null; done
 hub_pass_hwm=$(status_kb "$hub_pid" VmHWM)
 for _ in $(seq 1 "$list_runs"); do
   for name in "${list_paths[@]}"; do
