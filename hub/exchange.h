@@ -15,6 +15,7 @@
 #include "hub/response_plan.h"
 #include "kube/status.h"
 #include "net/header_arena.h"
+#include "net/view_body.h"
 
 namespace yurthub::hub {
 
@@ -22,8 +23,10 @@ namespace http = boost::beast::http;
 // The heads' fields live in a net::HeaderArena: the session's for the request, the forwarder's for
 // the response (ClientConnection). Construct one with the arena's fresh allocator (its fields
 // argument): Parser parser(std::piecewise_construct, std::tuple<>{}, std::tuple{arena.fresh()}).
+// A request's body is read into the client connection's relay buffer (buffer_body); a response's
+// is read where it arrived, in the upstream connection's buffer (net::ViewBody, InPlaceBody).
 using RequestParser = http::request_parser<http::buffer_body, net::ArenaAllocator>;
-using ResponseParser = http::response_parser<http::buffer_body, net::ArenaAllocator>;
+using ResponseParser = http::response_parser<net::ViewBody, net::ArenaAllocator>;
 
 // Readies `rp` to read an apiserver's response head as the Forwarder does: the head bounded by
 // kMaxResponseHeaderBytes, the body unbounded (a watch or a big list is relayed piece by piece,

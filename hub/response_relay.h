@@ -18,6 +18,7 @@
 #include "hub/client_connection.h"
 #include "hub/exchange.h"
 #include "hub/hooks/filter_status.h"
+#include "hub/in_place_body.h"
 #include "hub/response_plan.h"
 #include "hub/worker.h"
 #include "kube/request_info.h"
@@ -65,9 +66,10 @@ class ResponseRelay {
   // A correction is due now (it is taken: send_corrections() sends it).
   bool take_due_correction();
   boost::asio::awaitable<std::optional<StreamEnd>> send_corrections();
-  // Reading the body into the relay buffer: first what is buffered already, without I/O; then,
-  // if needs_read(), reads until a stream has a piece or any other body fills the buffer.
+  // Reading the body: first what is buffered already, without I/O; then, if needs_read(), reads
+  // until a stream has a piece or any other body has enough_for_a_write().
   boost::system::error_code take_ready_body();
+  std::size_t enough_for_a_write() const;
   bool needs_read() const;
   boost::asio::awaitable<boost::system::error_code> read_body();
   // Why a read failed: the reason the exchange was stopped for, or the apiserver's failure.
@@ -102,8 +104,8 @@ class ResponseRelay {
   ResponseFilter* filter_ = nullptr;
   std::optional<BodyTransform> feed_;
   std::optional<net::BodyFramer> framer_;
+  std::optional<InPlaceBody> body_;
   bool client_chunked_ = false;  // the body goes to the client chunked (shape_head)
-  char* buf_ = nullptr;
   std::chrono::steady_clock::time_point stream_deadline_;  // a stream's, from start_stream()
   ForwardResult result_;
 };

@@ -3,12 +3,15 @@
 // the request path's tests over in-memory streams (test/hub/response_relay_streams_test.cc,
 // proxy_session_streams_test.cc).
 //
-// Bodies move through one fixed relay buffer with Beast's buffer_body (the "relay" pattern of
-// Beast's HTTP examples): neither body is ever held whole, and a watch event reaches the client as
-// soon as its chunk arrives.
+// The body is parsed where it was read, in the upstream connection's buffer (InPlaceBody), and
+// goes to the client (or the filter and tap) from there: it is never held whole, a watch event
+// reaches the client as soon as its chunk arrives, and a byte is not copied between the read and
+// the client's write.
 #pragma once
 
 #include "hub/response_relay.h"
+
+#include <limits>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -22,22 +25,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 namespace response_relay_detail {
-
-// Moves body bytes that are already buffered into the parser's remaining body space, without I/O.
-// Beast's async_read_some yields at most one chunk per call; an apiserver writing small chunks
-// would otherwise cost one client write per chunk. Only bytes already received are taken, so a
-// watch event is never held back waiting for more. Returns a parse error, if any.
-template <class Parser>
-boost::system::error_code take_buffered_body(Parser& parser, beast::flat_buffer& buffer) {
-  boost::system::error_code ec;
-  while (!parser.is_done() && parser.get().body().size > 0 && buffer.size() > 0) {
-    const std::size_t used = parser.put(buffer.data(), ec);
-    buffer.consume(used);
-    if (ec == http::error::need_more || ec == http::error::need_buffer) return {};
-    if (ec || used == 0) return ec;
-  }
-  return {};
-}
 
 // What a client that must re-list sees: the apiserver's own way of saying "start over".
 inline const std::string& relist_event(StreamEnd end) {
@@ -77,7 +64,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::relay(const Response
   shape_head(client_version);
   net::write_message_head(client_->response_head, rp_.get());
   framer_.emplace(client_->response_head, client_chunked_);
-  buf_ = client_->relay();
+  body_.emplace(rp_, up_->buffer);
   if (plan_.streaming) {
     const std::optional<StreamEnd> end = co_await start_stream();
     if (end) co_return co_await end_early(*end);
@@ -85,6 +72,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::relay(const Response
   // Each step is a coroutine only where it may wait: a coroutine frame per piece costs as much as
   // a header lookup, and a small response's body is usually here already.
   for (;;) {
+    body_->release();  // the last piece has gone to the client
     std::optional<StreamEnd> end;
     if (take_due_correction()) end = co_await send_corrections();
     if (end) co_return co_await end_early(*end);
@@ -179,44 +167,43 @@ asio::awaitable<std::optional<StreamEnd>> ResponseRelay<Stream, Pool>::send_corr
 
 template <class Stream, class Pool>
 boost::system::error_code ResponseRelay<Stream, Pool>::take_ready_body() {
-  auto& res = rp_.get();
-  res.body().data = buf_;
-  res.body().size = kRelayBufferBytes;
   arm_upstream_timer();
   if (client_->active.stopped()) return asio::error::operation_aborted;
   // Body bytes that came with the header (a small response's whole body) or with the last read
   // are taken first: an async read that needs no I/O still costs a trip through the event loop
   // before the client's write.
-  return response_relay_detail::take_buffered_body(rp_, up_->buffer);
+  return body_->parse(enough_for_a_write());
+}
+
+template <class Stream, class Pool>
+std::size_t ResponseRelay<Stream, Pool>::enough_for_a_write() const {
+  // A stream is written as each piece arrives (all that is buffered); any other body is written
+  // kRelayBufferBytes at a time (an apiserver may send one small TLS record per chunk, and a
+  // write per record is slow).
+  return plan_.streaming ? std::numeric_limits<std::size_t>::max() : kRelayBufferBytes;
 }
 
 template <class Stream, class Pool>
 bool ResponseRelay<Stream, Pool>::needs_read() const {
-  // A stream is written as each piece arrives; any other body fills the relay buffer first (an
-  // apiserver may send one small TLS record per chunk, and a write per record is slow).
-  const std::size_t room = rp_.get().body().size;
-  return !rp_.is_done() && (room == kRelayBufferBytes || (!plan_.streaming && room > 0));
+  const std::size_t have = body_->piece().size();
+  return !rp_.is_done() && (have == 0 || (!plan_.streaming && have < kRelayBufferBytes));
 }
 
 template <class Stream, class Pool>
 asio::awaitable<boost::system::error_code> ResponseRelay<Stream, Pool>::read_body() {
-  auto& res = rp_.get();
   auto& active = client_->active;
   boost::system::error_code ec;
   do {
     arm_upstream_timer();
     if (active.stopped()) co_return asio::error::operation_aborted;
-    const std::size_t room = res.body().size;
-    ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
-    if (!ec && res.body().size == room && !rp_.is_done()) {
-      active.upstream_read(plan_.streaming);
-      auto [rec, rn] = co_await http::async_read_some(up_->stream, up_->buffer, rp_, net::kNoThrow);
-      active.upstream_read(false);
-      co_await wait_for_correction_writer(*client_);
-      ec = rec == http::error::need_buffer ? boost::system::error_code{} : rec;
-      if (!ec) ec = response_relay_detail::take_buffered_body(rp_, up_->buffer);
-    }
-  } while (!ec && !plan_.streaming && !rp_.is_done() && res.body().size > 0);
+    active.upstream_read(plan_.streaming);
+    auto [rec, read] = co_await up_->stream.async_read_some(body_->prepare(), net::kNoThrow);
+    body_->commit(read);
+    active.upstream_read(false);
+    co_await wait_for_correction_writer(*client_);
+    ec = rec == asio::error::eof ? body_->end_of_stream() : rec;
+    if (!ec) ec = body_->parse(enough_for_a_write());
+  } while (!ec && !plan_.streaming && needs_read());
   co_return ec;
 }
 
@@ -228,7 +215,7 @@ StreamEnd ResponseRelay<Stream, Pool>::read_failure(const boost::system::error_c
 
 template <class Stream, class Pool>
 asio::awaitable<StreamEnd> ResponseRelay<Stream, Pool>::forward_received(StreamEnd end) {
-  if (end == StreamEnd::ClientGone || rp_.get().body().size == kRelayBufferBytes) co_return end;
+  if (end == StreamEnd::ClientGone || body_->piece().empty()) co_return end;
   std::string_view piece;
   const FilterStatus status = take_piece(piece);
   const std::optional<StreamEnd> filter_end = stream_end_of(status);
@@ -242,7 +229,7 @@ asio::awaitable<StreamEnd> ResponseRelay<Stream, Pool>::forward_received(StreamE
 
 template <class Stream, class Pool>
 FilterStatus ResponseRelay<Stream, Pool>::take_piece(std::string_view& piece) {
-  const std::string_view received{buf_, kRelayBufferBytes - rp_.get().body().size};
+  const std::string_view received = body_->piece();
   result_.response_bytes += received.size();
   FilterStatus status = feed_->feed(received);
   // The body's last bytes: the filter's last output (a get's object) joins them.
@@ -312,6 +299,7 @@ asio::awaitable<ForwardResult> ResponseRelay<Stream, Pool>::end_early(StreamEnd 
 
 template <class Stream, class Pool>
 ForwardResult ResponseRelay<Stream, Pool>::complete(bool upstream_keep_alive) {
+  body_->release();
   feed_->end(true);
   stop_client_watch(*client_);
   result_.keep_alive = plan_.keep_alive;

@@ -14,7 +14,8 @@ targets=(json_parse_fuzz request_info_fuzz http_request_fuzz list_framer_fuzz wa
          offline_apply_fuzz journal_entry_fuzz kubeconfig_fuzz protobuf_wire_fuzz
          certificate_objects_fuzz rtnetlink_fuzz list_record_fuzz continue_token_fuzz
          yurt_hub_cfg_fuzz upstream_response_fuzz service_account_keys_fuzz ota_pod_fuzz
-         autonomy_condition_fuzz admission_review_fuzz pool_fuzz object_meta_fuzz)
+         autonomy_condition_fuzz admission_review_fuzz pool_fuzz object_meta_fuzz
+         upstream_body_fuzz)
 for t in "${targets[@]}"; do rm -rf "${out:?}/$t"; mkdir -p "$out/$t"; done
 
 # seed TARGET: one seed from stdin, named by its SHA-1 as libFuzzer names corpus files.
@@ -326,6 +327,13 @@ printf '\x12HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nConnection: kee
   | seed upstream_response_fuzz
 printf '\x16HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 5, 5\r\nTrailer: X-A\r\n\r\nerror' \
   | seed upstream_response_fuzz
+# upstream_body_fuzz: whole responses (head and body) behind the byte that picks the reads: the
+# captured watch as the apiserver framed it, and each way a body may be delimited.
+{ printf '\x07'; head -c 6000 "$fx"/pods-watch.raw-http1; } | seed upstream_body_fuzz
+printf '\x2aHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\nX-T: 1\r\n\r\n' \
+  | seed upstream_body_fuzz
+printf '\x05HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello worldHTTP/1.1' | seed upstream_body_fuzz
+printf '\x11HTTP/1.0 200 OK\r\n\r\n{"kind":"Status"}' | seed upstream_body_fuzz
 # What the target found (fixed): "020", read as 20, written to the client as a two-digit status.
 printf '\x12HTTP/1.1 020 OK\r\nContent-Length: 2\r\n\r\n{}' | seed upstream_response_fuzz
 # Transfer-Encoding lines the parser reads as chunked and Beast's message does not (a second
