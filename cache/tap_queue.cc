@@ -222,12 +222,13 @@ class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
         {kind, static_cast<std::uint32_t>(key.size()), static_cast<std::uint32_t>(value.size())});
     if (piece_.size() >= kPieceBytes) post_piece();
   }
+  bool nothing_pending() const { return piece_.empty() && records_.empty(); }
   void reserve_piece() {
     // Room for a whole piece at once: growing by doubling would copy the bytes again.
-    if (piece_.empty() && records_.empty()) piece_.reserve(kPieceBytes + kPieceBytes / 4);
+    if (nothing_pending()) piece_.reserve(kPieceBytes + kPieceBytes / 4);
   }
   void post_piece() {
-    if ((piece_.empty() && records_.empty()) || behind_) return;
+    if (nothing_pending() || behind_) return;
     const std::size_t size = piece_.size() + records_.size() * sizeof(ListRecord);
     TapQueue::Job job;
     if (records_.empty()) {
