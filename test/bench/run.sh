@@ -156,9 +156,8 @@ for p in $(pgrep -f "nginx.*$work/nginx.conf" || true); do nginx_rss=$((nginx_rs
 # after a restart or an expired watch, never back to back, and the pause lets the cache finish its
 # work on the previous list (its last group commit comes up to 50 ms after the last byte), so each
 # figure is one list as its client sees it, not the backlog of the one before. The paths take
-# turns, round after round, as the small GETs do: nginx's own time for this list has ranged from
-# 11 to 59 ms across this machine's runs, and five lists of one path in a row put a slow spell on
-# that path alone, so a single run's verdict depended on the run (docs/benchmarks.md).
+# turns, round after round, as the small GETs do: five lists of one path in a row put a slow spell
+# on that path alone, so a single run's verdict depended on the run (docs/benchmarks.md).
 # hub-cached is kubelet (the hub parses every item and writes it to the cache while it streams),
 # which leaves 10k pods cached. One pass-through round first, uncounted, gives the hub's peak RSS
 # before anything is cached.
