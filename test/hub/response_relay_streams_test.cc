@@ -134,6 +134,53 @@ TEST_F(ResponseRelayTest, AListReachesTheClientAsSentAndTheCacheWhole) {
   EXPECT_EQ(pool_.idle.size(), 1u);  // read to its end: the connection may serve another request
 }
 
+TEST_F(ResponseRelayTest, AListInManySmallChunksReachesTheClientAndTheCacheWhole) {
+  // The body is parsed in the upstream connection's buffer (InPlaceBody): every chunk header
+  // between two pieces of body is closed up, whatever the chunks and the reads.
+  std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},)"
+                     R"("items":[)";
+  for (int i = 0; i < 400; ++i) body += (i ? "," : "") + event("web-" + std::to_string(i), i);
+  body += "]}";
+  std::string wire = kWatchHead;
+  for (std::size_t at = 0; at < body.size(); at += 7) wire += chunk(body.substr(at, 7));
+  wire += "0\r\n\r\n";
+  start("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-1");
+  for (std::size_t at = 0; at < wire.size(); at += 5000) {
+    apiserver_->write(wire.substr(at, 5000));
+    settle();
+  }
+  ASSERT_TRUE(result_);
+  EXPECT_EQ(result_->status, 200u);
+  EXPECT_FALSE(result_->stream_end());
+  const std::string got = client_got();
+  std::string unchunked;  // the client's chunked body, de-chunked
+  for (std::size_t at = got.find("\r\n\r\n") + 4; at < got.size();) {
+    const std::size_t size = std::stoul(got.substr(at, got.find("\r\n", at) - at), nullptr, 16);
+    at = got.find("\r\n", at) + 2;
+    unchunked += got.substr(at, size);
+    at += size + 2;
+  }
+  EXPECT_EQ(unchunked, body);
+  EXPECT_EQ(tap_.got, body);
+  EXPECT_TRUE(tap_.ended && tap_.complete);
+  EXPECT_EQ(pool_.idle.size(), 1u);
+}
+
+TEST_F(ResponseRelayTest, BytesAfterTheResponseKeepTheConnectionFromThePool) {
+  // A response the hub did not ask for, after the one it did: the connection is not reused.
+  start("GET", "/api/v1/namespaces/default/pods/web-0");
+  const std::string body = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0"}})";
+  apiserver_->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body +
+                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+  settle();
+  ASSERT_TRUE(result_);
+  EXPECT_EQ(result_->status, 200u);
+  const std::string got = client_got();
+  EXPECT_EQ(got.substr(got.find("\r\n\r\n") + 4), body);
+  EXPECT_TRUE(pool_.idle.empty());
+}
+
 TEST_F(ResponseRelayTest, AWatchEventReachesTheClientBeforeTheNextArrives) {
   start("GET", "/api/v1/pods?watch=true&resourceVersion=7");
   apiserver_->write(kWatchHead);
