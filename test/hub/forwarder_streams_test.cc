@@ -21,11 +21,13 @@
 #include "kube/bearer_token.h"
 #include "test/hub/memory_upstreams.h"
 #include "test/hub/memory_worker.h"
+#include "test/net/chunked.h"
 #include "test/net/memory_stream.h"
 
 namespace yurthub::hub {
 namespace {
 
+using test_support::chunk;
 using test_support::MemoryStream;
 using test_support::MemoryUpstreams;
 using test_support::MemoryWorker;
@@ -38,12 +40,6 @@ constexpr const char* kPodBody = R"({"kind":"Pod","apiVersion":"v1","metadata":{
 std::string ok(std::string_view body) {
   return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
-}
-
-std::string chunk(std::string_view data) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return std::string(size) + std::string(data) + "\r\n";
 }
 
 std::string body_of(const std::string& response) {

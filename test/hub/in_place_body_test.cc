@@ -11,6 +11,8 @@
 
 #include <boost/beast/http/error.hpp>
 
+#include "test/net/chunked.h"
+
 namespace yurthub::hub {
 namespace {
 
@@ -61,11 +63,7 @@ class Reading {
 
 std::string chunked(const std::vector<std::string>& chunks) {
   std::string out;
-  for (const auto& chunk : chunks) {
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", chunk.size());
-    out += size + chunk + "\r\n";
-  }
+  for (const auto& data : chunks) out += test_support::chunk(data);
   return out + "0\r\n\r\n";
 }
 

@@ -33,6 +33,7 @@
 #include "net/streams.h"
 #include "test/base/poll.h"
 #include "test/hub/loopback_pki.h"
+#include "test/net/chunked.h"
 
 namespace yurthub::hub::proxy_fixture {
 
@@ -58,11 +59,7 @@ struct Received {
   std::string body;
 };
 
-inline std::string chunk(const std::string& data) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return size + data + "\r\n";
-}
+using ::yurthub::test_support::chunk;
 inline const char* const kWatchHeader =
     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
 inline std::string event(const std::string& name) {

@@ -18,21 +18,17 @@
 #include "test/hub/memory_upstreams.h"
 #include "test/hub/memory_worker.h"
 #include "test/hub/recording_tap.h"
+#include "test/net/chunked.h"
 #include "test/net/memory_stream.h"
 
 namespace yurthub::hub {
 namespace {
 
+using test_support::chunk;
 using test_support::MemoryStream;
 using test_support::MemoryUpstream;
 using test_support::MemoryUpstreams;
 using test_support::RecordingTap;
-
-std::string chunk(std::string_view data) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return std::string(size) + std::string(data) + "\r\n";
-}
 
 // The head of an apiserver's watch response.
 const std::string kWatchHead =
@@ -152,15 +148,16 @@ TEST_F(ResponseRelayTest, AListInManySmallChunksReachesTheClientAndTheCacheWhole
   ASSERT_TRUE(result_);
   EXPECT_EQ(result_->status, 200u);
   EXPECT_FALSE(result_->stream_end());
+  // The client reads its chunked response as any HTTP client would.
+  boost::beast::http::response_parser<boost::beast::http::string_body> client;
+  client.eager(true);
+  client.body_limit(boost::none);
+  boost::system::error_code ec;
   const std::string got = client_got();
-  std::string unchunked;  // the client's chunked body, de-chunked
-  for (std::size_t at = got.find("\r\n\r\n") + 4; at < got.size();) {
-    const std::size_t size = std::stoul(got.substr(at, got.find("\r\n", at) - at), nullptr, 16);
-    at = got.find("\r\n", at) + 2;
-    unchunked += got.substr(at, size);
-    at += size + 2;
-  }
-  EXPECT_EQ(unchunked, body);
+  client.put(boost::asio::buffer(got), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_TRUE(client.is_done());
+  EXPECT_EQ(client.get().body(), body);
   EXPECT_EQ(tap_.got, body);
   EXPECT_TRUE(tap_.ended && tap_.complete);
   EXPECT_EQ(pool_.idle.size(), 1u);

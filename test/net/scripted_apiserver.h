@@ -24,6 +24,7 @@
 
 #include "kube/request_info.h"
 #include "net/http_io.h"
+#include "test/net/chunked.h"
 
 namespace yurthub::net::test_support {
 
@@ -172,10 +173,7 @@ class ScriptedApiserver {
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
     for (;;) {
       for (; !stream->pending.empty(); stream->pending.pop_front()) {
-        const std::string event = stream->pending.front() + "\n";
-        char size[32];
-        std::snprintf(size, sizeof size, "%zx\r\n", event.size());
-        out += size + event + "\r\n";
+        out += yurthub::test_support::chunk(stream->pending.front() + "\n");
       }
       if (stream->end) out += "0\r\n\r\n";
       auto [ec, n] = co_await asio::async_write(*socket, asio::buffer(out), kNoThrow);
