@@ -6,12 +6,8 @@
 #include "base/json_frames.h"
 
 #include <array>
-#include <bit>
-#include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "base/json_string_run.h"
 
 namespace yurthub::base {
 namespace {
@@ -22,18 +18,14 @@ constexpr std::size_t kMaxDepth = 10000;
 constexpr std::size_t kKeptBufferBytes = 256 * 1024;
 
 enum CharClass : std::uint8_t {
-  kStringStop = 1,   // ends the fast run inside a string: '"', '\\', control characters
-  kScalarStart = 2,  // may start a number or literal
-  kScalarPart = 4,   // may continue a number or literal
-  kHexDigit = 8,
-  kEscaped = 16,  // may follow a backslash in a string
+  kScalarStart = 1,  // may start a number or literal
+  kScalarPart = 2,   // may continue a number or literal
+  kHexDigit = 4,
+  kEscaped = 8,  // may follow a backslash in a string
 };
 
 constexpr std::array<std::uint8_t, 256> make_classes() {
   std::array<std::uint8_t, 256> t{};
-  for (int c = 0; c < 0x20; ++c) t[c] |= kStringStop;
-  t['"'] |= kStringStop;
-  t['\\'] |= kStringStop;
   for (int c = '0'; c <= '9'; ++c) t[c] |= kScalarStart | kScalarPart | kHexDigit;
   for (int c = 'a'; c <= 'z'; ++c) t[c] |= kScalarPart;
   for (int c = 'A'; c <= 'Z'; ++c) t[c] |= kScalarPart;
@@ -50,43 +42,6 @@ constexpr std::array<std::uint8_t, 256> kClasses = make_classes();
 
 bool has(char c, CharClass k) { return (kClasses[static_cast<unsigned char>(c)] & k) != 0; }
 bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// The index of the first '"', '\\' or control character in p[i, n), or n. Most bytes of a
-// Kubernetes object are in strings, so this is the framers' hot loop: sixteen bytes at a time with
-// SSE2 (every x86-64 has it), else eight at a time in a word (each mask's lowest set bit is exact,
-// which is the only bit used), then one at a time.
-std::size_t skip_string_run(const char* p, std::size_t i, std::size_t n) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-  const __m128i control_max = _mm_set1_epi8(0x1f);
-  for (; i + 16 <= n; i += 16) {
-    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    // A byte is a control character when its unsigned minimum with 0x1f is itself.
-    const __m128i hit =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(w, control_max), w));
-    if (const int mask = _mm_movemask_epi8(hit); mask != 0) {
-      return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
-    }
-  }
-#else
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr std::uint64_t kOnes = 0x0101010101010101, kHigh = 0x8080808080808080;
-    for (; i + 8 <= n; i += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      const std::uint64_t quote = w ^ (kOnes * '"'), slash = w ^ (kOnes * '\\');
-      const std::uint64_t hit =
-          ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w);
-      if ((hit & kHigh) != 0) {
-        return i + static_cast<std::size_t>(std::countr_zero(hit & kHigh)) / 8;
-      }
-    }
-  }
-#endif
-  while (i < n && !has(p[i], kStringStop)) ++i;
-  return i;
-}
 
 unsigned hex4(const char* p) {
   unsigned v = 0;
@@ -181,6 +136,13 @@ Step ValueScanner::scan(std::string_view in, std::size_t* pos, std::string_view*
         // last-applied-configuration annotation is full of \" escapes, skipped here in place.
         for (;;) {
           i = skip_string_run(p, i, n);
+          if (i < n && p[i] == '\\') {
+            // From its first escape a string is read in blocks (json_string_run.h).
+            if (const std::size_t past = skip_escaped_blocks(p, i, n); past != i) {
+              i = past;
+              continue;
+            }
+          }
           if (i + 1 < n && p[i] == '\\' && p[i + 1] != 'u' && has(p[i + 1], kEscaped)) {
             i += 2;
             continue;
