@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "base/log.h"
+#include "base/malloc_policy.h"
 #include "cache/autonomy_keeper.h"
 #include "cache/inspect.h"
 #include "cache/node_cache.h"
@@ -163,6 +164,7 @@ int main(int argc, char** argv) {
   // Every failure the hub expects is a Result; an exception reaching here is a bug. It is
   // reported and the process exits (systemd restarts it) rather than aborting without a word.
   try {
+    (void)yurthub::base::keep_freed_memory_for_reuse();  // before any thread allocates
     return run_hub(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "yurthub: stopped by an exception (a bug): " << e.what() << "\n";
