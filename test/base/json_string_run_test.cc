@@ -42,8 +42,8 @@ bool is_step(std::string_view s, std::size_t from, std::size_t at) {
 }
 
 std::string random_text(std::mt19937& rng, std::size_t size) {
-  static constexpr char kAlphabet[] = {'a', 'a', 'a', 'x', '"', '\\', '\\', '\\', 'n', 'u',
-                                       '/', 't', '\x01', '\x1f', ' ', '\x7f', '\xc3', 'Z'};
+  static constexpr char kAlphabet[] = {'a', 'a', 'a', 'x',    '"',    '\\', '\\',   '\\',   'n',
+                                       'u', '/', 't', '\x01', '\x1f', ' ',  '\x7f', '\xc3', 'Z'};
   std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 1);
   std::string s(size, 'a');
   for (char& c : s) c = kAlphabet[pick(rng)];
