@@ -74,7 +74,8 @@ CacheWriter::~CacheWriter() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  work_.notify_all();
+  interval_.notify_all();
   thread_.join();
 }
 
@@ -90,7 +91,7 @@ bool CacheWriter::submit(std::vector<CacheOp> ops) {
     }
     enqueue(ops, bytes);
   }
-  wake_.notify_one();
+  work_.notify_one();
   return true;
 }
 
@@ -101,7 +102,7 @@ void CacheWriter::submit_control(std::vector<CacheOp> ops) {
     std::lock_guard lock(mutex_);
     enqueue(ops, bytes);
   }
-  wake_.notify_one();
+  work_.notify_one();
 }
 
 // REQUIRES: mutex_ held.
@@ -119,7 +120,7 @@ void CacheWriter::mark_stale(const std::string& identity) {
     stale_.insert(identity);
     known_stale_.insert(identity);
   }
-  wake_.notify_one();
+  work_.notify_one();
 }
 
 bool CacheWriter::known_stale(const std::string& identity) const {
@@ -136,7 +137,7 @@ void CacheWriter::flush() {
   std::unique_lock lock(mutex_);
   const std::uint64_t target = submitted_;
   const bool marks_pending = !stale_.empty();
-  wake_.notify_one();
+  work_.notify_one();
   committed_cv_.wait(lock,
                      [&] { return committed_ >= target && (!marks_pending || stale_.empty()); });
 }
@@ -146,7 +147,8 @@ void CacheWriter::run_exclusive(Task task, std::function<void(Status)> done) {
     std::lock_guard lock(mutex_);
     tasks_.emplace_back(std::move(task), std::move(done));
   }
-  wake_.notify_one();
+  work_.notify_one();
+  interval_.notify_one();
 }
 
 void CacheWriter::run() {
@@ -156,7 +158,7 @@ void CacheWriter::run() {
   const auto queued = [&] { return !queue_.empty() || !stale_.empty() || !tasks_.empty(); };
   const auto has_work = [&] { return stopping_ || queued(); };
   for (;;) {
-    if (untrimmed > kTrimAfterBytes && !wake_.wait_for(lock, kTrimWhenIdleFor, has_work)) {
+    if (untrimmed > kTrimAfterBytes && !work_.wait_for(lock, kTrimWhenIdleFor, has_work)) {
       // Big lists passed through (allocated on the worker threads, freed here), and none since:
       // give the freed memory back to the system, or glibc keeps it in its arenas (tens of MB of
       // RSS for good). Not after each batch: a trim hands every free page back, so the next
@@ -166,14 +168,14 @@ void CacheWriter::run() {
       lock.lock();
       untrimmed = 0;
     }
-    wake_.wait(lock, has_work);
+    work_.wait(lock, has_work);
     if (stopping_ && !queued()) break;
     // Group commit: at most one transaction per interval; what arrives meanwhile joins it. A
     // client waiting on a journaled write does not wait for the interval.
     // A relative wait: `due` is on base::Clock, which a test may have moved past the steady
     // clock that the condition variable would read an absolute time on (the same time_point type).
     const auto wait = last_commit + options_.commit_interval - base::Clock::now();
-    if (!stopping_) wake_.wait_for(lock, wait, [&] { return stopping_ || !tasks_.empty(); });
+    if (!stopping_) interval_.wait_for(lock, wait, [&] { return stopping_ || !tasks_.empty(); });
     auto tasks = std::move(tasks_);
     tasks_.clear();
     tasks_running_ = !tasks.empty();

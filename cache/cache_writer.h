@@ -154,7 +154,13 @@ class CacheWriter {
   mutable std::mutex mutex_;  // guards queue_, queue_bytes_, stale_, known_stale_, submitted_,
                               // committed_, stopping_
   std::set<std::string> known_stale_;
-  std::condition_variable wake_;
+  // Two waits, so that what a batch gathers does not wake the writer: `work_`, for anything to
+  // do (ops, stale marks, tasks, stopping); `interval_`, during a group commit's interval, for
+  // what ends it early (a task, stopping). A list's tap submits every 256 KiB, and each submit
+  // woke the writer in its interval only for it to sleep again: 76 futex wakes and context
+  // switches per 19 MiB list, a quarter of the writer's time.
+  std::condition_variable work_;
+  std::condition_variable interval_;
   std::condition_variable committed_cv_;
   std::deque<CacheOp> queue_;
   std::size_t queue_bytes_ = 0;
