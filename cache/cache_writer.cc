@@ -20,7 +20,7 @@ constexpr std::chrono::milliseconds kTrimWhenIdleFor{1000};
 
 std::size_t op_bytes(const CacheOp& op) {
   return sizeof(CacheOp) + op.identity.size() + op.namespace_name.size() + op.name.size() +
-         op.json.size() + op.api_version.size();
+         op.json.size() + op.item.size() + op.api_version.size();
 }
 
 // The error key (error_keys.h) of what `op` writes.
@@ -268,7 +268,8 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
 }
 
 Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
-  if (!op.identity.empty()) last_written_[op.identity] = batch_seq_;
+  // A list's items are written when its begin and end are, which note it.
+  if (!op.identity.empty() && op.kind != OpKind::ListItem) last_written_[op.identity] = batch_seq_;
   switch (op.kind) {
     case OpKind::ListBegin:
       return list_begin(txn, op, batch);
@@ -278,7 +279,7 @@ Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
       auto& max_rv = token_max_rv_[op.list_token];
       max_rv = std::max(max_rv, op.resource_version);
       return relists_.put(txn, it->second, op.namespace_name, op.name, op.resource_version,
-                          op.json);
+                          op.item_json());
     }
     case OpKind::ListEnd:
       return list_end(txn, op, batch);

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,10 @@ struct CacheOp {
   std::string name;
   std::uint64_t resource_version = 0;
   std::string json;
+  // ListItem: the item's bytes where the tap read them, in a piece of the body that `piece`
+  // keeps alive (tap_queue.h), instead of a copy in `json`. See item_json().
+  std::shared_ptr<const std::string> piece;
+  std::string_view item;
   std::string api_version;     // ListBegin: the list's apiVersion
   bool continuation = false;   // ListBegin: the request carried a continue token
   bool final_page = false;     // ListEnd: the response had no continue token
@@ -64,6 +69,9 @@ struct CacheOp {
   bool names_version = false;  // ListEnd: the request named its version (may be an old snapshot)
   bool get_answer = false;     // Upsert: a GET's answer (remembered in UnchangedGets once stored)
   std::shared_ptr<std::atomic<bool>> failed;  // set when this operation could not be written
+
+  // A ListItem's JSON: in the shared piece, or copied.
+  std::string_view item_json() const { return piece ? item : std::string_view(json); }
 };
 
 class CacheWriter {

@@ -1,6 +1,8 @@
 // The cache's response taps; see response_taps.h.
 #include "cache/response_taps.h"
 
+#include <cstdint>
+
 #include <rapidjson/document.h>
 
 #include "base/json_frames.h"
@@ -99,6 +101,7 @@ class ListTap final : public TapBase, private base::ListSink {
   }
   // The filter's framing of the list, instead of bytes to frame here.
   base::ListSink* list_sink() override { return this; }
+  void share_piece(const std::shared_ptr<const std::string>& piece) override { piece_ = piece; }
   void end(bool complete) override {
     const bool whole = complete && !broken_ && closed_ && began_;
     submit();
@@ -155,12 +158,23 @@ class ListTap final : public TapBase, private base::ListSink {
     o.namespace_name = std::move(meta->namespace_name);
     o.name = std::move(meta->name);
     o.resource_version = meta->resource_version;
-    o.json.assign(raw);
+    if (in_piece(raw)) {
+      o.piece = piece_;
+      o.item = raw;
+    } else {
+      o.json.assign(raw);  // it spanned two pieces (the framer's copy), or there is no piece
+    }
     queue(std::move(o));
     submit_if_large();
   }
   void items_end() override {}
   void end() override { closed_ = true; }
+  bool in_piece(std::string_view raw) const {
+    if (!piece_) return false;
+    const auto begin = reinterpret_cast<std::uintptr_t>(piece_->data());
+    const auto at = reinterpret_cast<std::uintptr_t>(raw.data());
+    return at >= begin && at + raw.size() <= begin + piece_->size();
+  }
 
   base::ListFramer framer_;
   bool continuation_;
@@ -170,7 +184,8 @@ class ListTap final : public TapBase, private base::ListSink {
   std::uint64_t list_rv_ = 0;
   bool has_continue_ = false;
   bool began_ = false;
-  bool closed_ = false;  // the list's closing brace was seen
+  bool closed_ = false;                       // the list's closing brace was seen
+  std::shared_ptr<const std::string> piece_;  // the piece being read (share_piece)
 };
 
 class WatchTap final : public TapBase {

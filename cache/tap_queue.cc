@@ -230,12 +230,20 @@ class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
   void post_piece() {
     if (nothing_pending() || behind_) return;
     const std::size_t size = piece_.size() + records_.size() * sizeof(ListRecord);
+    // Shared with the items the core keeps (CacheOp::piece): they are not copied again.
+    auto piece = std::make_shared<const std::string>(std::move(piece_));
     TapQueue::Job job;
     if (records_.empty()) {
-      job = [core = core_, piece = std::move(piece_)] { core->body(piece); };
+      job = [core = core_, piece] {
+        core->share_piece(piece);
+        core->body(*piece);
+        core->share_piece(nullptr);
+      };
     } else {
-      job = [core = core_, piece = std::move(piece_), records = std::move(records_)] {
-        replay(*core->list_sink(), piece, records);
+      job = [core = core_, piece, records = std::move(records_)] {
+        core->share_piece(piece);
+        replay(*core->list_sink(), *piece, records);
+        core->share_piece(nullptr);
       };
     }
     behind_ = !post_or_fall_behind(queue_, core_, std::move(job), size);

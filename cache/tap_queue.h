@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <boost/asio/awaitable.hpp>
@@ -85,6 +86,9 @@ class TapCore : public hub::ResponseTap {
   // A watch whose queue was busy when it began: its list may have failed while being digested.
   // Then the watch fails too (the client re-lists), as it would have had the list failed first.
   virtual void recheck_stale() {}
+  // The piece of the body that the next calls' bytes lie in, or null after them: a list's core
+  // may keep its items as views into it rather than copies (CacheOp::piece).
+  virtual void share_piece(const std::shared_ptr<const std::string>& /*piece*/) {}
 };
 
 // A list's tap whose body is digested on `queue`'s thread in pieces of up to 256 KiB: its bytes,
