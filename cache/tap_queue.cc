@@ -116,7 +116,9 @@ void TapQueue::run() {
     } catch (const std::exception& e) {  // a tap never throws; an allocation may
       YH_LOG(Error) << "cache: a relayed response could not be digested: " << e.what();
     }
-    job = nullptr;  // its piece is freed before it stops counting against the bound
+    // Its piece is freed before it stops counting against the bound, or, where list items point
+    // into it (CacheOp::piece), held by ops that the writer's queue counts against its own.
+    job = nullptr;
     lock.lock();
     queued_bytes_ -= bytes;
     if (bytes > 0) show_queued();
