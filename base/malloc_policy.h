@@ -2,15 +2,15 @@
 // cmd/yurthub's main, before the hub starts a thread.
 //
 // A big list a cached client reads (kubelet's pods after a restart, kube-proxy's EndpointSlices)
-// is copied into the cache's tap in 256 KiB pieces and items of a few KiB, allocated on one thread
-// and freed on another once the cache has them. glibc gives the top of an arena back to the system
-// once more than its trim threshold is free there, and that threshold follows the largest block
-// it mmapped: 640 KiB after the first piece. So every such list gave its tens of MB back, and the
-// next list faulted them in again (about 4,800 page faults per 19 MiB list on the tap thread, a
-// third of its time). Freed memory is now kept for reuse up to kKeptFreeBytes at the top of each
-// arena, and only blocks of kOwnMappingBytes or more get their own mapping (given back when freed).
-// The cache writer still trims once the hub has been idle a second after big lists
-// (cache_writer.cc), so what is kept is kept while lists come.
+// is copied into the cache's tap in 256 KiB pieces, allocated on the worker and freed on another
+// thread once the cache has them. glibc gives the top of an arena back to the system once more
+// than its trim threshold is free there, and that threshold follows the largest block it mmapped:
+// 640 KiB after the first piece. So every such list gave its tens of MB back, and the next list
+// faulted them in again (about 4,800 page faults per 19 MiB list, then on the tap thread, a third
+// of its time). Freed memory is now kept for reuse up to kKeptFreeBytes at the top of each arena,
+// and only blocks of kOwnMappingBytes or more get their own mapping (given back when freed). The
+// cache writer still trims once it has been idle five seconds after big lists (cache_writer.cc),
+// so what is kept is kept while lists come.
 #pragma once
 
 #include <cstddef>
