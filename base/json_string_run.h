@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -28,19 +27,26 @@ inline bool stops_string_run(char c) {
   return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
 }
 
+// The bytes that may follow a backslash as a one-character escape (\u is the other escape).
+inline constexpr char kSimpleEscapes[] = {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'};
+
+#if defined(__SSE2__)
+// The control characters of `w`: a byte is one when its unsigned minimum with 0x1f is itself.
+inline __m128i control_bytes(__m128i w) {
+  return _mm_cmpeq_epi8(_mm_min_epu8(w, _mm_set1_epi8(0x1f)), w);
+}
+#endif
+
 // The index of the first '"', '\\' or control character in p[i, n), or n: sixteen bytes at a time
 // with SSE2 (every x86-64 has it), else eight at a time in a word (each mask's lowest set bit is
 // exact, which is the only bit used), then one at a time.
 inline std::size_t skip_string_run(const char* p, std::size_t i, std::size_t n) {
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-  const __m128i control_max = _mm_set1_epi8(0x1f);
   for (; i + 16 <= n; i += 16) {
     const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    // A byte is a control character when its unsigned minimum with 0x1f is itself.
-    const __m128i hit =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)),
-                     _mm_cmpeq_epi8(_mm_min_epu8(w, control_max), w));
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)), control_bytes(w));
     if (const int mask = _mm_movemask_epi8(hit); mask != 0) {
       return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
     }
@@ -82,12 +88,11 @@ inline StringBlockMasks string_block_masks(const char* p) {
   StringBlockMasks m;
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-  const __m128i control_max = _mm_set1_epi8(0x1f);
   for (int part = 0; part < 4; ++part) {
     const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
     m.quote |= block_bits(_mm_cmpeq_epi8(w, quote), part);
     m.backslash |= block_bits(_mm_cmpeq_epi8(w, slash), part);
-    m.control |= block_bits(_mm_cmpeq_epi8(_mm_min_epu8(w, control_max), w), part);
+    m.control |= block_bits(control_bytes(w), part);
   }
 #else
   for (int k = 0; k < 64; ++k) {
@@ -100,21 +105,21 @@ inline StringBlockMasks string_block_masks(const char* p) {
   return m;
 }
 
-// The bytes of a 64-byte block that may follow a backslash as a one-character escape: "\\/bfnrt.
+// The bytes of a 64-byte block that may follow a backslash as a one-character escape.
 inline std::uint64_t simple_escape_bytes(const char* p) {
   std::uint64_t simple = 0;
 #if defined(__SSE2__)
   for (int part = 0; part < 4; ++part) {
     const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
     __m128i hits = _mm_setzero_si128();
-    for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) {
+    for (const char c : kSimpleEscapes) {
       hits = _mm_or_si128(hits, _mm_cmpeq_epi8(w, _mm_set1_epi8(c)));
     }
     simple |= block_bits(hits, part);
   }
 #else
   for (int k = 0; k < 64; ++k) {
-    for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) {
+    for (const char c : kSimpleEscapes) {
       if (p[k] == c) simple |= std::uint64_t{1} << k;
     }
   }
