@@ -234,20 +234,14 @@ class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
     const std::size_t size = piece_.size() + records_.size() * sizeof(ListRecord);
     // Shared with the items the core keeps (CacheOp::piece): they are not copied again.
     auto piece = std::make_shared<const std::string>(std::move(piece_));
-    TapQueue::Job job;
-    if (records_.empty()) {
-      job = [core = core_, piece] {
-        core->share_piece(piece);
+    TapQueue::Job job = [core = core_, piece, records = std::move(records_)] {
+      core->share_piece(piece);
+      if (records.empty())
         core->body(*piece);
-        core->share_piece(nullptr);
-      };
-    } else {
-      job = [core = core_, piece, records = std::move(records_)] {
-        core->share_piece(piece);
+      else
         replay(*core->list_sink(), *piece, records);
-        core->share_piece(nullptr);
-      };
-    }
+      core->share_piece(nullptr);
+    };
     behind_ = !post_or_fall_behind(queue_, core_, std::move(job), size);
     piece_ = std::string();
     records_.clear();
