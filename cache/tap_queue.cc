@@ -19,8 +19,8 @@
 
 namespace yurthub::cache {
 
-TapQueue::TapQueue(std::size_t max_bytes, base::Gauge* queued)
-    : max_bytes_(max_bytes), queued_gauge_(queued), thread_([this] {
+TapQueue::TapQueue(std::size_t max_bytes, base::Gauge* queued, std::chrono::milliseconds hold_limit)
+    : max_bytes_(max_bytes), hold_limit_(hold_limit), queued_gauge_(queued), thread_([this] {
         base::name_this_thread("yh-cache-tap");
         run();
       }) {}
@@ -38,20 +38,57 @@ TapQueue::~TapQueue() {
   thread_.join();
 }
 
-bool TapQueue::post(Job job, std::size_t bytes) {
+TapQueue::HoldId TapQueue::begin_hold() {
+  std::lock_guard lock(mutex_);
+  const HoldId hold = ++last_hold_;
+  holds_.emplace(hold, Hold{std::chrono::steady_clock::now() + hold_limit_, 0});
+  return hold;
+}
+
+void TapQueue::end_hold(HoldId hold) {
+  {
+    std::lock_guard lock(mutex_);
+    if (holds_.erase(hold) == 0) return;
+  }
+  wake_.notify_one();
+}
+
+bool TapQueue::post(Job job, std::size_t bytes, HoldId hold) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (bytes > 0 && queued_bytes_ + bytes > max_bytes_) return false;
-    jobs_.emplace_back(std::move(job), bytes);
+    if (auto it = holds_.find(hold); it != holds_.end()) {
+      it->second.bytes += bytes;
+      if (it->second.bytes > max_bytes_ / 2) {
+        holds_.erase(it);  // too large to hold: digested as it comes
+        wake = true;
+      }
+    }
+    // The thread waits on a job only when the queue was empty: otherwise it is running one, and
+    // looks again when it is done, or it waits for a hold at the front, which a new job behind
+    // it does not change (so a held list's pieces cost no wake-ups).
+    wake = wake || jobs_.empty();
+    jobs_.push_back({std::move(job), bytes, hold});
     queued_bytes_ += bytes;
     outstanding_.fetch_add(1, std::memory_order_relaxed);
     if (bytes > 0) show_queued();
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
   return true;
 }
 
 void TapQueue::post_control(Job job) { post(std::move(job), 0); }
+
+std::optional<std::chrono::steady_clock::time_point> TapQueue::front_held() {
+  auto it = holds_.find(jobs_.front().hold);
+  if (it == holds_.end()) return std::nullopt;
+  if (stopping_ || std::chrono::steady_clock::now() >= it->second.until) {
+    holds_.erase(it);  // stopping digests everything; a hold past its limit ends
+    return std::nullopt;
+  }
+  return it->second.until;
+}
 
 bool TapQueue::drain(std::chrono::milliseconds limit) {
   std::unique_lock lock(mutex_);
@@ -108,7 +145,12 @@ void TapQueue::run() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and everything queued was digested
-    auto [job, bytes] = std::move(jobs_.front());
+    if (const auto until = front_held()) {
+      wake_.wait_until(lock, *until);
+      continue;
+    }
+    Job job = std::move(jobs_.front().job);
+    const std::size_t bytes = jobs_.front().bytes;
     jobs_.pop_front();
     lock.unlock();
     try {
@@ -132,8 +174,8 @@ namespace {
 // Posts `job`, which holds `bytes` of body. When the queue is full, `core` falls behind instead
 // (its list is left stale, and it takes nothing more): false then.
 bool post_or_fall_behind(TapQueue& queue, const std::shared_ptr<TapCore>& core, TapQueue::Job job,
-                         std::size_t bytes) {
-  if (queue.post(std::move(job), bytes)) return true;
+                         std::size_t bytes, TapQueue::HoldId hold = 0) {
+  if (queue.post(std::move(job), bytes, hold)) return true;
   queue.post_control([core] { core->fell_behind(); });
   return false;
 }
@@ -181,7 +223,10 @@ void replay(base::ListSink& sink, std::string_view piece, const std::vector<List
 class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
  public:
   DeferredListTap(std::shared_ptr<TapCore> core, TapQueue& queue)
-      : core_(std::move(core)), queue_(queue) {}
+      : core_(std::move(core)), queue_(queue), hold_(queue.begin_hold()) {}
+  ~DeferredListTap() override { queue_.end_hold(hold_); }
+  DeferredListTap(const DeferredListTap&) = delete;
+  DeferredListTap& operator=(const DeferredListTap&) = delete;
 
   void body(std::string_view bytes) override {
     if (behind_) return;
@@ -200,10 +245,12 @@ class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
   void unframeable(std::string_view why) override {
     post_piece();
     queue_.post_control([core = core_, why = std::string(why)] { core->unframeable(why); });
+    queue_.end_hold(hold_);
   }
   void end(bool complete) override {
     post_piece();
     queue_.post_control([core = core_, complete] { core->end(complete); });
+    queue_.end_hold(hold_);  // the client has every byte: the list is digested now
   }
   bool failed() const override { return core_->failed(); }
 
@@ -242,13 +289,14 @@ class DeferredListTap final : public hub::ResponseTap, private base::ListSink {
         replay(*core->list_sink(), *piece, records);
       core->share_piece(nullptr);
     };
-    behind_ = !post_or_fall_behind(queue_, core_, std::move(job), size);
+    behind_ = !post_or_fall_behind(queue_, core_, std::move(job), size, hold_);
     piece_ = std::string();
     records_.clear();
   }
 
   std::shared_ptr<TapCore> core_;
   TapQueue& queue_;
+  const TapQueue::HoldId hold_;      // its pieces wait for end() (TapQueue::begin_hold)
   std::string piece_;                // body bytes, or recorded members and items, not posted yet
   std::vector<ListRecord> records_;  // what piece_ holds, when the filter framed the list
   bool behind_ = false;

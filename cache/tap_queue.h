@@ -3,7 +3,7 @@
 // and copies it for the CacheWriter: for kubelet's 19 MiB pod list that was two thirds of the
 // worker's time, and the client got its last byte only after it (docs/benchmarks.md). Now the
 // worker copies the body once into bounded pieces and goes on relaying; the pieces are digested
-// here, in the order they were posted.
+// here, in the order they were posted, once the list has ended (a hold: see begin_hold).
 //
 // Order is what keeps the cache right: a watch's events must reach the CacheWriter after the list
 // they follow, or an older list would overwrite them. So a watch tap (deferred_watch_tap) feeds
@@ -18,12 +18,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -38,14 +41,27 @@ class TapQueue {
 
   // `max_bytes`: the body bytes that may wait to be digested, across every tap; `queued`, if
   // given, shows how many do (node_yurthub_cache_tap_queue_bytes).
-  explicit TapQueue(std::size_t max_bytes = 64u << 20, base::Gauge* queued = nullptr);
+  explicit TapQueue(std::size_t max_bytes = 64u << 20, base::Gauge* queued = nullptr,
+                    std::chrono::milliseconds hold_limit = std::chrono::seconds(1));
   ~TapQueue();  // digests what is queued (it submits to the CacheWriter), then stops the thread
   TapQueue(const TapQueue&) = delete;
   TapQueue& operator=(const TapQueue&) = delete;
 
-  // Queues `job`, which holds `bytes` of copied body, after every job queued before it. False,
-  // queueing nothing, when that would pass the bound.
-  bool post(Job job, std::size_t bytes);
+  // A list's pieces wait, queued, until the list has ended, so that this thread and the
+  // CacheWriter do not take CPU from the relay while the client still waits for the list's bytes
+  // (on two cores shared with the apiserver that showed in the client's time; see
+  // docs/benchmarks.md). A hold lasts until end_hold(), until the jobs posted under it pass half
+  // the bound (a larger list is digested as it comes), or `hold_limit` at most (a list that slow
+  // waits for its link, not for CPU). Jobs behind a hold wait too: order is kept. A hold counts
+  // as outstanding work, so a watch that follows its list still queues behind it (idle()).
+  using HoldId = std::uint64_t;
+  HoldId begin_hold();
+  void end_hold(HoldId hold);
+
+  // Queues `job`, which holds `bytes` of copied body, after every job queued before it; under
+  // `hold` (0: none), it waits until that hold ends. False, queueing nothing, when that would
+  // pass the bound.
+  bool post(Job job, std::size_t bytes, HoldId hold = 0);
   // Queues a small job (a response's end, a failure) regardless of the bound, so a tap's core
   // always learns how its response ended.
   void post_control(Job job);
@@ -60,16 +76,30 @@ class TapQueue {
   boost::asio::awaitable<bool> caught_up(std::chrono::milliseconds limit);
 
  private:
+  struct Queued {
+    Job job;
+    std::size_t bytes;
+    HoldId hold;
+  };
+  struct Hold {
+    std::chrono::steady_clock::time_point until;  // when it ends regardless
+    std::size_t bytes = 0;                        // posted under it
+  };
   void run();
+  // Whether the job at the front must wait, and till when. REQUIRES: mutex_ held, jobs_ not empty.
+  std::optional<std::chrono::steady_clock::time_point> front_held();
   void show_queued();  // REQUIRES: mutex_ held
 
   const std::size_t max_bytes_;
+  const std::chrono::milliseconds hold_limit_;
   base::Gauge* const queued_gauge_;
   std::atomic<std::size_t> outstanding_{0};  // jobs queued or running
   mutable std::mutex mutex_;                 // guards the members below
   std::condition_variable wake_;             // a job was queued, or stopping
   std::condition_variable drained_;          // outstanding_ reached 0
-  std::deque<std::pair<Job, std::size_t>> jobs_;
+  std::deque<Queued> jobs_;
+  std::unordered_map<HoldId, Hold> holds_;  // the holds that have not ended
+  HoldId last_hold_ = 0;
   std::size_t queued_bytes_ = 0;
   bool stopping_ = false;
   std::thread thread_;  // last: started after everything above exists

@@ -191,6 +191,69 @@ TEST_F(TapQueueTest, AWatchWithAnIdleQueueIsNotRecheckedAndKeepsGoing) {
   watch->end(false);
 }
 
+TEST_P(TapQueueListTest, AListIsDigestedOnlyOnceTheClientHasItAll) {
+  TapQueue queue;
+  const auto info = kubelet(kPods);
+  auto tap = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
+  const std::string body = pod_list({"a", "b", "c"}, 100, 300 * 1024);  // several pieces
+  std::optional<base::ListFramer> filter;
+  if (framed_) filter.emplace(*tap->list_sink());
+  if (filter)
+    ASSERT_TRUE(filter->feed(body));
+  else
+    tap->body(body);
+  // Every piece is queued, and none is digested while the list is still being relayed.
+  EXPECT_FALSE(queue.drain(std::chrono::milliseconds(50)));
+  EXPECT_TRUE(this->names(key()).empty());
+  tap->end(true);
+  settle(queue);
+  EXPECT_EQ(this->names(key()).size(), 3u);
+  EXPECT_FALSE(tap->failed());
+}
+
+TEST(TapQueue, JobsBehindAHoldWaitUntilItEnds) {
+  TapQueue queue;
+  const TapQueue::HoldId hold = queue.begin_hold();
+  std::vector<int> order;
+  ASSERT_TRUE(queue.post([&order] { order.push_back(1); }, 100, hold));
+  queue.post_control([&order] { order.push_back(2); });
+  EXPECT_FALSE(queue.drain(std::chrono::milliseconds(50)));
+  EXPECT_TRUE(order.empty());
+  queue.end_hold(hold);
+  ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST(TapQueue, AHoldPastHalfTheBoundEnds) {
+  TapQueue queue(1000);
+  const TapQueue::HoldId hold = queue.begin_hold();
+  int done = 0;
+  ASSERT_TRUE(queue.post([&done] { ++done; }, 400, hold));
+  EXPECT_FALSE(queue.drain(std::chrono::milliseconds(50)));
+  // 700 of 1000 bytes: a list that large is digested as it comes, so the queue keeps room.
+  ASSERT_TRUE(queue.post([&done] { ++done; }, 300, hold));
+  ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+  EXPECT_EQ(done, 2);
+}
+
+TEST(TapQueue, AHoldEndsAtItsLimit) {
+  TapQueue queue(1000, nullptr, std::chrono::milliseconds(30));
+  const TapQueue::HoldId hold = queue.begin_hold();  // never ended, as by a stalled list
+  int done = 0;
+  ASSERT_TRUE(queue.post([&done] { ++done; }, 100, hold));
+  ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
+  EXPECT_EQ(done, 1);
+}
+
+TEST(TapQueue, StoppingDigestsWhatAHoldKeeps) {
+  int done = 0;
+  {
+    TapQueue queue;
+    ASSERT_TRUE(queue.post([&done] { ++done; }, 100, queue.begin_hold()));
+  }
+  EXPECT_EQ(done, 1);
+}
+
 TEST(TapQueue, DrainWaitsForEveryJobPostedBefore) {
   TapQueue queue;
   std::promise<void> gate;
