@@ -41,7 +41,7 @@ TapQueue::~TapQueue() {
 TapQueue::HoldId TapQueue::begin_hold() {
   std::lock_guard lock(mutex_);
   const HoldId hold = ++last_hold_;
-  holds_.emplace(hold, Hold{std::chrono::steady_clock::now() + hold_limit_, 0});
+  holds_.emplace(hold, std::chrono::steady_clock::now() + hold_limit_);
   return hold;
 }
 
@@ -58,12 +58,9 @@ bool TapQueue::post(Job job, std::size_t bytes, HoldId hold) {
   {
     std::lock_guard lock(mutex_);
     if (bytes > 0 && queued_bytes_ + bytes > max_bytes_) return false;
-    if (auto it = holds_.find(hold); it != holds_.end()) {
-      it->second.bytes += bytes;
-      if (it->second.bytes > max_bytes_ / 2) {
-        holds_.erase(it);  // too large to hold: digested as it comes
-        wake = true;
-      }
+    if (queued_bytes_ + bytes > max_bytes_ / 2 && !holds_.empty()) {
+      holds_.clear();  // lists too large to hold (or too many at once): digested as they come
+      wake = true;
     }
     // The thread waits on a job only when the queue was empty: otherwise it is running one, and
     // looks again when it is done, or it waits for a hold at the front, which a new job behind
@@ -83,11 +80,11 @@ void TapQueue::post_control(Job job) { post(std::move(job), 0); }
 std::optional<std::chrono::steady_clock::time_point> TapQueue::front_held() {
   auto it = holds_.find(jobs_.front().hold);
   if (it == holds_.end()) return std::nullopt;
-  if (stopping_ || std::chrono::steady_clock::now() >= it->second.until) {
+  if (stopping_ || std::chrono::steady_clock::now() >= it->second) {
     holds_.erase(it);  // stopping digests everything; a hold past its limit ends
     return std::nullopt;
   }
-  return it->second.until;
+  return it->second;
 }
 
 bool TapQueue::drain(std::chrono::milliseconds limit) {

@@ -50,10 +50,11 @@ class TapQueue {
   // A list's pieces wait, queued, until the list has ended, so that this thread and the
   // CacheWriter do not take CPU from the relay while the client still waits for the list's bytes
   // (on two cores shared with the apiserver that showed in the client's time; see
-  // docs/benchmarks.md). A hold lasts until end_hold(), until the jobs posted under it pass half
-  // the bound (a larger list is digested as it comes), or `hold_limit` at most (a list that slow
-  // waits for its link, not for CPU). Jobs behind a hold wait too: order is kept. A hold counts
-  // as outstanding work, so a watch that follows its list still queues behind it (idle()).
+  // docs/benchmarks.md). A hold lasts until end_hold(), until the queue passes half its bound
+  // (then every hold ends: a list that large, or that many at once, is digested as it comes, so
+  // the queue keeps room and none falls behind), or `hold_limit` at most (a list that slow waits
+  // for its link, not for CPU). Jobs behind a hold wait too: order is kept. Held jobs count as
+  // outstanding work, so a watch that follows its list still queues behind it (idle()).
   using HoldId = std::uint64_t;
   HoldId begin_hold();
   void end_hold(HoldId hold);
@@ -81,10 +82,6 @@ class TapQueue {
     std::size_t bytes;
     HoldId hold;
   };
-  struct Hold {
-    std::chrono::steady_clock::time_point until;  // when it ends regardless
-    std::size_t bytes = 0;                        // posted under it
-  };
   void run();
   // Whether the job at the front must wait, and till when. REQUIRES: mutex_ held, jobs_ not empty.
   std::optional<std::chrono::steady_clock::time_point> front_held();
@@ -98,7 +95,8 @@ class TapQueue {
   std::condition_variable wake_;             // a job was queued, or stopping
   std::condition_variable drained_;          // outstanding_ reached 0
   std::deque<Queued> jobs_;
-  std::unordered_map<HoldId, Hold> holds_;  // the holds that have not ended
+  // The holds that have not ended, and when each ends regardless.
+  std::unordered_map<HoldId, std::chrono::steady_clock::time_point> holds_;
   HoldId last_hold_ = 0;
   std::size_t queued_bytes_ = 0;
   bool stopping_ = false;
