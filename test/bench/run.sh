@@ -206,9 +206,9 @@ done
 # lists can fall into two groups (fast and slow spells), and the median alone hides which.
 declare -A list_quartiles
 for name in "${list_paths[@]}"; do
-  list_ms[$name]=$(awk 'NF {print $1 * 1000}' <<<"${list_samples[$name]}" | median)
-  list_quartiles[$name]=$(awk 'NF {print $1 * 1000}' <<<"${list_samples[$name]}" | sort -n |
-    awk '{ v[NR] = $1 } END { printf "%.1f–%.1f", v[int(NR / 4) + 1], v[int(3 * NR / 4) + 1] }')
+  sorted_ms=$(awk 'NF {print $1 * 1000}' <<<"${list_samples[$name]}" | sort -n)
+  list_ms[$name]=$(median <<<"$sorted_ms")
+  list_quartiles[$name]=$(awk '{ v[NR] = $1 } END { printf "%.1f–%.1f", v[int(NR / 4) + 1], v[int(3 * NR / 4) + 1] }' <<<"$sorted_ms")
 done
 hub_list_hwm=$(status_kb "$hub_pid" VmHWM)
 sleep 2  # the cache writer's last group commit

@@ -45,9 +45,9 @@ std::string pod_list(const std::vector<std::string>& names, int rv, std::size_t 
 
 class TapQueueTest : public StoreFixture {
  protected:
-  // Feeds a list's body in 32 KiB pieces; with framed_, as a filter that frames it tells the
-  // tap's list_sink() (FilterChain::echo_list), else as bytes.
-  void feed_list(hub::ResponseTap& tap, const std::string& body) {
+  // Feeds a list's body in 32 KiB pieces, as relayed but not yet ended; with framed_, as a
+  // filter that frames it tells the tap's list_sink() (FilterChain::echo_list), else as bytes.
+  void feed_body(hub::ResponseTap& tap, const std::string& body) {
     base::ListSink* sink = tap.list_sink();
     ASSERT_NE(sink, nullptr);  // a list's tap takes a framed list
     std::optional<base::ListFramer> filter;
@@ -59,6 +59,10 @@ class TapQueueTest : public StoreFixture {
       else
         tap.body(piece);
     }
+  }
+  // The whole list, ended.
+  void feed_list(hub::ResponseTap& tap, const std::string& body) {
+    feed_body(tap, body);
     tap.end(true);
   }
   // Digests and commits everything queued.
@@ -195,13 +199,8 @@ TEST_P(TapQueueListTest, AListIsDigestedOnlyOnceTheClientHasItAll) {
   TapQueue queue;
   const auto info = kubelet(kPods);
   auto tap = make_list_tap(*writer_, *metrics_, *policy_.identity(info), info, &queue);
-  const std::string body = pod_list({"a", "b", "c"}, 100, 300 * 1024);  // several pieces
-  std::optional<base::ListFramer> filter;
-  if (framed_) filter.emplace(*tap->list_sink());
-  if (filter)
-    ASSERT_TRUE(filter->feed(body));
-  else
-    tap->body(body);
+  // Several pieces.
+  ASSERT_NO_FATAL_FAILURE(feed_body(*tap, pod_list({"a", "b", "c"}, 100, 300 * 1024)));
   // Every piece is queued, and none is digested while the list is still being relayed.
   EXPECT_FALSE(queue.drain(std::chrono::milliseconds(50)));
   EXPECT_TRUE(this->names(key()).empty());
