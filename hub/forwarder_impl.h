@@ -17,6 +17,7 @@
 #include "hub/request_body_impl.h"
 #include "hub/request_head.h"
 #include "hub/response_relay.h"
+#include "hub/upstream_pool.h"
 #include "kube/media_type.h"
 #include "net/http_framing.h"
 #include "net/http_io.h"
@@ -220,7 +221,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& 
     }
     // A retry goes on a fresh connection: the other idle ones may have been closed as well.
     std::unique_ptr<Upstream> up =
-        fresh_retry_used ? nullptr : upstreams_.reuse(*server, identity_);
+        fresh_retry_used
+            ? nullptr
+            : upstreams_.reuse(*server, identity_, has_body_ ? Resend::Never : Resend::OnClose);
     if (!up) {
       auto acquired = co_await upstreams_.dial(*server, identity_);
       if (!acquired) {
@@ -244,7 +247,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& 
       co_return co_await relay_response(std::move(up), rp, parser, info, keep_alive, result);
     }
     // A pooled connection the apiserver had closed: retry once on a fresh one if the request
-    // had no body (nothing is lost by sending it again).
+    // had no body (nothing is lost by sending it again; Resend::OnClose counts on it).
     if (outcome != Attempt::ClientFailed && outcome != Attempt::Timeout && up->reused &&
         !has_body_ && !fresh_retry_used) {
       fresh_retry_used = true;

@@ -16,11 +16,16 @@ using asio::ip::tcp;
 
 // An idle keep-alive connection that the server has closed (or that has unexpected bytes
 // waiting) is readable; a healthy idle one is not.
+namespace {
+bool holds_nothing_unread(UpstreamConnection& c) {
+  return c.buffer.size() == 0 && !c.stream.holds_unread() &&
+         beast::get_lowest_layer(c.stream).socket().is_open();
+}
+}  // namespace
+
 bool looks_alive(UpstreamConnection& c) {
-  if (c.buffer.size() != 0 || c.stream.holds_unread()) return false;
-  auto& socket = beast::get_lowest_layer(c.stream).socket();
-  if (!socket.is_open()) return false;
-  pollfd pfd{socket.native_handle(), POLLIN, 0};
+  if (!holds_nothing_unread(c)) return false;
+  pollfd pfd{beast::get_lowest_layer(c.stream).socket().native_handle(), POLLIN, 0};
   return ::poll(&pfd, 1, 0) == 0;
 }
 
@@ -76,7 +81,8 @@ std::deque<UpstreamConnectionPtr>& UpstreamPool::idle_for(std::size_t server, Id
   return idle_[server * 2 + static_cast<std::size_t>(identity)];
 }
 
-UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity) {
+UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity identity,
+                                                Resend resend) {
   auto& idle = idle_for(server, identity);
   const auto now = base::Clock::now();
   // A renewed certificate retires the connections made with the old one: the apiserver checks a
@@ -85,7 +91,10 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
   while (!idle.empty()) {
     UpstreamConnectionPtr conn = std::move(idle.back());
     idle.pop_back();
-    if (now - conn->idle_since < kIdleTimeout && conn->context == current && looks_alive(*conn)) {
+    const auto idle_time = now - conn->idle_since;
+    const bool unpolled = resend == Resend::OnClose && idle_time < kUnpolledIdle;
+    if (idle_time < kIdleTimeout && conn->context == current &&
+        (unpolled ? holds_nothing_unread(*conn) : looks_alive(*conn))) {
       conn->reused = true;
       return conn;
     }
@@ -93,8 +102,8 @@ UpstreamConnectionPtr UpstreamPool::take_usable(std::size_t server, Identity ide
   return nullptr;
 }
 
-UpstreamConnectionPtr UpstreamPool::reuse(std::size_t server, Identity identity) {
-  auto conn = take_usable(server, identity);
+UpstreamConnectionPtr UpstreamPool::reuse(std::size_t server, Identity identity, Resend resend) {
+  auto conn = take_usable(server, identity, resend);
   if (conn) reused_[server]->inc();
   return conn;
 }

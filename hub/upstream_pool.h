@@ -65,6 +65,17 @@ using UpstreamConnectionPtr = std::unique_ptr<UpstreamConnection>;
 // (a poll without waiting).
 bool looks_alive(UpstreamConnection& connection);
 
+// What UpstreamPool::reuse() may leave unchecked of an idle connection.
+enum class Resend {
+  // The request cannot be sent twice (it has a body): every connection is polled for a close.
+  Never,
+  // The Forwarder sends the request again on a fresh connection if a kept one turns out closed
+  // (it has no body): a connection idle for less than kUnpolledIdle is not polled. The poll is a
+  // syscall on every request (2-3 µs of a small GET's ~22 added, docs/benchmarks.md); a server
+  // closing a connection it used that recently is a restart or a crash, which the resend covers.
+  OnClose,
+};
+
 // Dials `address` and completes the TLS handshake, all within `timeout`.
 boost::asio::awaitable<Result<UpstreamConnectionPtr>> connect_upstream(
     boost::asio::any_io_executor executor, const ServerAddress& address,
@@ -76,14 +87,18 @@ class UpstreamPool {
   static constexpr std::size_t kMaxIdlePerKey = 32;
   static constexpr std::chrono::seconds kIdleTimeout{90};
   static constexpr std::chrono::milliseconds kConnectTimeout{10000};
+  // Long past what a request rate that makes the poll's cost matter leaves between two uses, and
+  // short of any server's idle timeout (which may come with a last "408" on the connection).
+  static constexpr std::chrono::seconds kUnpolledIdle{1};
 
   // Idle connections are timed on base::Clock (a test moves it past kIdleTimeout).
   UpstreamPool(boost::asio::any_io_executor executor, const ServerSet& servers,
                const net::UpstreamTls& tls, HubMetrics& metrics);
 
   // A usable idle connection to `server` for `identity`, or null: without a coroutine (what most
-  // requests need, and a coroutine frame per request costs as much as the lookup).
-  UpstreamConnectionPtr reuse(std::size_t server, Identity identity);
+  // requests need, and a coroutine frame per request costs as much as the lookup). `resend`: see
+  // Resend.
+  UpstreamConnectionPtr reuse(std::size_t server, Identity identity, Resend resend);
   // A newly dialled connection to `server` for `identity`, counted in
   // node_yurthub_closable_conns_collector until it is destroyed (wherever that happens).
   boost::asio::awaitable<Result<UpstreamConnectionPtr>> dial(std::size_t server, Identity identity);
@@ -99,7 +114,7 @@ class UpstreamPool {
 
  private:
   std::deque<UpstreamConnectionPtr>& idle_for(std::size_t server, Identity identity);
-  UpstreamConnectionPtr take_usable(std::size_t server, Identity identity);
+  UpstreamConnectionPtr take_usable(std::size_t server, Identity identity, Resend resend);
 
   boost::asio::any_io_executor executor_;
   const ServerSet& servers_;

@@ -51,8 +51,9 @@ class MemoryUpstreams {
       : executor_(std::move(executor)) {}
 
   // An idle connection to `server` for `identity` (the newest), or null. Unlike UpstreamPool, it
-  // does not check whether the apiserver closed it: a test may hand back a dead one on purpose.
-  std::unique_ptr<MemoryUpstream> reuse(std::size_t server, hub::Identity identity) {
+  // never checks whether the apiserver closed it: a test may hand back a dead one on purpose.
+  std::unique_ptr<MemoryUpstream> reuse(std::size_t server, hub::Identity identity,
+                                        hub::Resend /*resend*/) {
     for (auto it = idle.rbegin(); it != idle.rend(); ++it) {
       if ((*it)->server != server || (*it)->identity != identity) continue;
       std::unique_ptr<MemoryUpstream> up = std::move(*it);

@@ -86,16 +86,23 @@ class UpstreamPoolTest : public ::testing::Test {
     done.get();
   }
   // As the Forwarder takes a connection: an idle one if usable, else a new one.
-  asio::awaitable<void> acquire_into(Identity identity, UpstreamConnectionPtr& out) {
-    if ((out = pool_->reuse(0, identity))) co_return;
+  asio::awaitable<void> acquire_into(Identity identity, Resend resend, UpstreamConnectionPtr& out) {
+    if ((out = pool_->reuse(0, identity, resend))) co_return;
     auto connection = co_await pool_->dial(0, identity);
     EXPECT_TRUE(connection) << connection.error().message;
     if (connection) out = std::move(*connection);
   }
-  UpstreamConnectionPtr acquire(Identity identity = Identity::Hub) {
+  UpstreamConnectionPtr acquire(Identity identity = Identity::Hub, Resend resend = Resend::Never) {
     UpstreamConnectionPtr out;
-    run(acquire_into(identity, out));
+    run(acquire_into(identity, resend, out));
     return out;
+  }
+  // Leaves one idle connection in the pool, which the server has since closed.
+  void keep_a_connection_the_server_closed() {
+    pool_->release(acquire());
+    while (server_->established() < 1) io_.run_one();
+    server_->close_all();  // on loopback, the FIN is queued on the idle socket when close() returns
+    io_.poll();
   }
   std::string connections_metric(const char* how) {
     const std::string rendered = registry_.render();
@@ -182,14 +189,42 @@ TEST_F(UpstreamPoolTest, AWriteAtOnceThatCannotFinishClosesTheConnectionWithoutW
 }
 
 TEST_F(UpstreamPoolTest, AConnectionTheServerClosedIsNotReused) {
-  pool_->release(acquire());
-  while (server_->established() < 1) io_.run_one();
-  server_->close_all();  // on loopback, the FIN is queued on the idle socket when close() returns
-  io_.poll();
+  keep_a_connection_the_server_closed();
   auto fresh = acquire();
   ASSERT_TRUE(fresh);
   EXPECT_FALSE(fresh->reused);
   EXPECT_EQ(server_->accepted(), 2);
+}
+
+// A request without a body is sent again on a fresh connection if a kept one turns out closed
+// (ForwarderStreamsTest.AKeptConnectionTheApiserverClosedIsRetriedOnceOnAFreshOne), so a
+// connection used within the last second is handed out without the poll's syscall.
+TEST_F(UpstreamPoolTest, AConnectionUsedWithinASecondIsNotPolledForARequestThatCanBeResent) {
+  keep_a_connection_the_server_closed();
+  auto unpolled = acquire(Identity::Hub, Resend::OnClose);
+  ASSERT_TRUE(unpolled);
+  EXPECT_TRUE(unpolled->reused);
+  EXPECT_EQ(server_->accepted(), 1);
+}
+
+TEST_F(UpstreamPoolTest, AConnectionIdleForASecondIsPolledEvenForARequestThatCanBeResent) {
+  keep_a_connection_the_server_closed();
+  clock_.advance(UpstreamPool::kUnpolledIdle);
+  auto fresh = acquire(Identity::Hub, Resend::OnClose);
+  ASSERT_TRUE(fresh);
+  EXPECT_FALSE(fresh->reused);
+  EXPECT_EQ(server_->accepted(), 2);
+}
+
+TEST_F(UpstreamPoolTest, AConnectionWithBytesLeftUnreadIsNeverReused) {
+  auto connection = acquire();
+  const std::string stray = "HTTP/1.1 408 Request Timeout\r\n";
+  connection->buffer.commit(
+      asio::buffer_copy(connection->buffer.prepare(stray.size()), asio::buffer(stray)));
+  pool_->release(std::move(connection));
+  auto fresh = acquire(Identity::Hub, Resend::OnClose);
+  ASSERT_TRUE(fresh);
+  EXPECT_FALSE(fresh->reused);
 }
 
 TEST_F(UpstreamPoolTest, ReapClosesAConnectionTheServerClosed) {
