@@ -175,8 +175,12 @@ for mode in leader true false; do
   for n in 1 2 3; do
     start_hub "bytes-$mode-$n" "$n" "$sharing"; hubs+=("$hub_pid")
     if [ "$mode" = leader ] && [ "$n" != 1 ]; then  # a follower: fed by edge-node-1
-      for _ in $(seq 1 100); do fed_by_leader "$hub_admin" "$n" && break; sleep 0.1; done
-      fed_by_leader "$hub_admin" "$n" || { echo "bench: edge-node-$n never fed from its leader" >&2; exit 1; }
+      # Judged by the tries alone, not by one more check after them: the gauge was once seen at
+      # 1 and, a moment later, not (the follower's watch restarting within its first 0.2 s),
+      # which failed one bench in three of 2026-11-29 (docs/benchmarks.md, pool sharing).
+      fed=false
+      for _ in $(seq 1 100); do fed_by_leader "$hub_admin" "$n" && { fed=true; break; }; sleep 0.1; done
+      $fed || { echo "bench: edge-node-$n never fed from its leader" >&2; exit 1; }
     fi
     if [ "$sharing" = true ]; then  # its shared cache has listed
       for _ in $(seq 1 100); do
