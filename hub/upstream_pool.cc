@@ -14,15 +14,16 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 using asio::ip::tcp;
 
-// An idle keep-alive connection that the server has closed (or that has unexpected bytes
-// waiting) is readable; a healthy idle one is not.
 namespace {
+// Open, with no bytes read past the last response (in the buffer or held by OpenSSL).
 bool holds_nothing_unread(UpstreamConnection& c) {
   return c.buffer.size() == 0 && !c.stream.holds_unread() &&
          beast::get_lowest_layer(c.stream).socket().is_open();
 }
 }  // namespace
 
+// An idle keep-alive connection that the server has closed (or that has unexpected bytes
+// waiting) is readable; a healthy idle one is not.
 bool looks_alive(UpstreamConnection& c) {
   if (!holds_nothing_unread(c)) return false;
   pollfd pfd{beast::get_lowest_layer(c.stream).socket().native_handle(), POLLIN, 0};
