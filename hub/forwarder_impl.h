@@ -209,6 +209,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& 
   ServerSet::Mask tried;
   std::string last_error;
   bool fresh_retry_used = false;
+  // Decided once: a request without a body may be sent again on a fresh connection, so a kept
+  // connection for it needs no liveness poll (UpstreamPool::reuse) and is retried if found closed.
+  const Resend resend = has_body_ ? Resend::Never : Resend::OnClose;
   for (;;) {
     auto server = shared_.servers.pick(tried);
     if (!server && last_error.empty()) {
@@ -221,9 +224,7 @@ asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& 
     }
     // A retry goes on a fresh connection: the other idle ones may have been closed as well.
     std::unique_ptr<Upstream> up =
-        fresh_retry_used
-            ? nullptr
-            : upstreams_.reuse(*server, identity_, has_body_ ? Resend::Never : Resend::OnClose);
+        fresh_retry_used ? nullptr : upstreams_.reuse(*server, identity_, resend);
     if (!up) {
       auto acquired = co_await upstreams_.dial(*server, identity_);
       if (!acquired) {
@@ -247,9 +248,9 @@ asio::awaitable<ForwardResult> Forwarder<Stream, Pool>::exchange(RequestParser& 
       co_return co_await relay_response(std::move(up), rp, parser, info, keep_alive, result);
     }
     // A pooled connection the apiserver had closed: retry once on a fresh one if the request
-    // had no body (nothing is lost by sending it again; Resend::OnClose counts on it).
+    // can be sent again (it had no body, so nothing is lost).
     if (outcome != Attempt::ClientFailed && outcome != Attempt::Timeout && up->reused &&
-        !has_body_ && !fresh_retry_used) {
+        resend == Resend::OnClose && !fresh_retry_used) {
       fresh_retry_used = true;
       continue;
     }

@@ -228,9 +228,7 @@ TEST_F(UpstreamPoolTest, AConnectionWithBytesLeftUnreadIsNeverReused) {
 }
 
 TEST_F(UpstreamPoolTest, ReapClosesAConnectionTheServerClosed) {
-  pool_->release(acquire());
-  while (server_->established() < 1) io_.run_one();
-  server_->close_all();
+  keep_a_connection_the_server_closed();
   for (int i = 0; i < 1000 && pool_->idle_count() != 0; ++i) {
     io_.poll();
     pool_->reap();
