@@ -1,7 +1,6 @@
-// yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> credentials
-// -> node cache -> filters -> Hub (with the OTA endpoints on its admin port). A bad flag or
-// unreadable credential is one line on stderr and exit status 2; a listener that cannot bind or a
-// cache that cannot open is exit status 1.
+// yurthub: the node's proxy to the cloud apiserver. Thin main: flags -> options -> the hub's
+// parts assembled, started and run (cmd/node_hub.h). A bad flag or unreadable credential is one
+// line on stderr and exit status 2; a listener that cannot bind is exit status 1.
 //
 //   yurthub --server-addr=... --node-name=...       run the hub
 //   yurthub cache ls|get|stats [--disk-cache-path=DIR]   inspect the node's cache (read-only)
@@ -13,20 +12,10 @@
 
 #include "base/log.h"
 #include "base/malloc_policy.h"
-#include "cache/autonomy_keeper.h"
 #include "cache/inspect.h"
-#include "cache/node_cache.h"
-#include "cmd/yurthub_parts.h"
-#include "filters/filter_manager.h"
-#include "hub/certificate/client_certificate_manager.h"
-#include "hub/certificate/kubeconfig_reloader.h"
-#include "hub/certificate/serving_certificate_manager.h"
-#include "hub/hub.h"
-#include "hub/node_ip.h"
+#include "cmd/node_hub.h"
 #include "hub/options.h"
 #include "hub/version.h"
-#include "ota/ota_handler.h"
-#include "pool/pool_sharing.h"
 
 namespace {
 
@@ -87,77 +76,10 @@ static int run_hub(int argc, char** argv) {
   using namespace yurthub;
   std::optional<hub::HubOptions> options;
   if (auto answered = answer_without_hub(argc, argv, options)) return *answered;
-  base::MetricsRegistry registry;
-  auto identity = cmd::load_credentials(*options, registry);
-  if (!identity) return fail(identity.error().message, 2);
-  auto& certificates = identity->certificates;
-  auto& reloader = identity->reloader;
-  const auto& hub_identity = identity->hub_identity;
-  // After the credentials (a bad kubeconfig's exit 2 is one line on stderr), before the serving
-  // certificate, which names it.
-  hub::default_node_ip(*options);
-  auto serving_tls = cmd::make_serving_tls(*options, *identity, registry);
-  if (!serving_tls) return fail(serving_tls.error().message, 2);
-  std::shared_ptr<net::ReplaceableContext> server_tls = std::move(serving_tls->context);
-  auto& serving = serving_tls->manager;
-
-  YH_LOG(Info) << "yurthub " << hub::kVersion << " starting for node " << options->node_name;
-  if (auto warning = hub::unsafe_directory_warning(options->root_dir)) {
-    YH_LOG(Warning) << "root dir: " << *warning;
-  }
-  std::string cache_error;
-  std::unique_ptr<cache::NodeCache> node_cache =
-      cmd::open_edge_cache(*options, registry, cache_error);
-  filters::FilterManager filter_manager(cmd::filter_settings(*options, server_tls != nullptr),
-                                        registry);
-
-  // Before the Hub, so it outlives the admin port's connections that call it.
-  std::unique_ptr<ota::OtaHandler> ota_handler;
-  const std::string node_name = options->node_name;
-  const bool edge = options->working_mode == hub::WorkingMode::Edge;
-  const net::UpstreamTls cloud_tls = identity->upstream_tls;  // shares the hub's renewed identity
-  // Declared before the Hub: its loop's frame may outlive hub.run() until the Hub's executors go.
-  std::unique_ptr<cache::AutonomyKeeper> autonomy;
-  // Before the Hub too: the Hub's connections answer from it.
-  std::unique_ptr<pool::PoolSharing> pool_sharing =
-      cmd::make_pool_sharing(*options, hub_identity, node_cache.get(), registry);
-  hub::Hub hub(std::move(*options), std::move(identity->upstream_tls), std::move(server_tls),
-               registry, node_cache.get());
-  if (certificates) {
-    hub.on_join_token([&certificates](const std::string& token) {
-      return certificates->update_join_token(token);
-    });
-  }
-  ota_handler = cmd::add_ota_routes(hub, node_name, node_cache.get(), registry);
-  hub.set_filters(&filter_manager, [&filter_manager] { return filter_manager.not_ready_reason(); });
-  if (pool_sharing)
-    cmd::connect_pool(hub, *pool_sharing, filter_manager, identity->credentials.ca_pem);
-  if (serving) hub.add_readiness_check([&serving] { return serving->pending_reason(); });
-  hub.on_config([&filter_manager](const std::map<std::string, std::string>& data) {
-    filter_manager.set_config(data);
-  });
-  if (node_cache) cmd::follow_cache_agents(hub, node_cache->policy());
-  if (auto started = hub.start(); !started) return fail(started.error().message, 1);
-  cmd::keep_identity_fresh(certificates.get(), reloader.get(), serving.get(), hub_identity);
-  // Upstream keeps the condition only in edge mode (its autonomy proxy): none in cloud mode.
-  if (edge) {
-    autonomy =
-        cmd::start_autonomy(hub, node_name, cloud_tls, node_cache.get(), cache_error, registry);
-  }
-  filter_manager.set_hub_port(hub.secure_port());
-  auto make_informer = [&hub](net::InformerOptions o, net::Informer::OnChange on_change) {
-    return hub.make_informer(std::move(o), std::move(on_change));
-  };
-  if (pool_sharing) cmd::start_pool(hub, *pool_sharing, filter_manager, make_informer);
-  filter_manager.start(make_informer, [&hub] { hub.notify_filters_changed(); });
-  const int code = hub.run();
-  if (autonomy) autonomy->stop();
-  if (certificates) certificates->stop();
-  reloader.reset();  // its thread renews the serving certificate: stopped before that goes
-  filter_manager.stop();
-  if (pool_sharing) pool_sharing->stop();
-  if (node_cache) node_cache->stop_replay();  // before the Hub and its executors go
-  return code;
+  auto node = cmd::NodeHub::assemble(std::move(*options));
+  if (!node) return fail(node.error().message, 2);
+  if (auto started = (*node)->start(); !started) return fail(started.error().message, 1);
+  return (*node)->run();
 }
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// The pieces cmd/yurthub.cc's run_hub assembles the hub from; see yurthub_parts.h.
+// The pieces cmd/node_hub.cc assembles the hub from; see yurthub_parts.h.
 #include "cmd/yurthub_parts.h"
 
 #include <boost/beast/http/verb.hpp>

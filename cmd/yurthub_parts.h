@@ -1,7 +1,7 @@
-// The pieces cmd/yurthub.cc's run_hub assembles the hub from: the node cache, the filters'
-// settings, the pool's shared cache and its ties to the Hub, the identity's upkeep, the
-// Autonomy condition. Each is built from the flags and what run_hub already has; run_hub keeps
-// every object (their order is their lifetimes).
+// The pieces cmd/node_hub.cc assembles the hub from: the node cache, the filters' settings, the
+// pool's shared cache and its ties to the Hub, the identity's upkeep, the Autonomy condition. Each
+// is built from the flags and what NodeHub already has; NodeHub keeps every object (the order of
+// its members is their lifetimes).
 #pragma once
 
 #include <map>
@@ -27,7 +27,7 @@ namespace yurthub::cmd {
 // The hub's identity towards the apiserver: its own client certificate, renewed by the manager
 // (when the hub manages it), or the kubeconfig's credentials (certificate, token), followed by the
 // reloader as someone else (kubelet, an operator's tooling) renews them. Members in the order
-// run_hub kept them as locals (destroyed in reverse).
+// NodeHub keeps them (destroyed in reverse).
 struct HubCredentials {
   std::unique_ptr<hub::ClientCertificateManager> certificates;  // null: the kubeconfig's
   kube::Credentials credentials;
@@ -90,7 +90,7 @@ void keep_identity_fresh(hub::ClientCertificateManager* certificates,
 void follow_cache_agents(hub::Hub& hub, cache::CachePolicy& policy);
 
 // The OTA endpoints (ota/ota_handler.h) on the hub's admin port. The handler must outlive the
-// admin port's connections: run_hub declares the pointer before the Hub.
+// admin port's connections: NodeHub declares the pointer before the Hub.
 std::unique_ptr<ota::OtaHandler> add_ota_routes(hub::Hub& hub, const std::string& node_name,
                                                 cache::NodeCache* node_cache,
                                                 base::MetricsRegistry& registry);
