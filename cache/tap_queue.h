@@ -95,7 +95,8 @@ class TapQueue {
   std::condition_variable wake_;             // a job was queued, or stopping
   std::condition_variable drained_;          // outstanding_ reached 0
   std::deque<Queued> jobs_;
-  // The holds that have not ended, and when each ends regardless.
+  // The holds that have not ended, and when each ends regardless: on the real steady clock, which
+  // the condition variable waits on (not base::Clock; docs/architecture.md, "Time").
   std::unordered_map<HoldId, std::chrono::steady_clock::time_point> holds_;
   HoldId last_hold_ = 0;
   std::size_t queued_bytes_ = 0;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kube/request_info.h"
+#include "test/base/poll.h"
 #include "test/net/scripted_apiserver.h"
 
 namespace yurthub::filters {
@@ -67,13 +68,7 @@ class FilterManagerTest : public ::testing::Test {
   }
   // Runs the io_context until `done()` or 10 s have passed.
   bool wait_until(const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      if (ioc_.stopped()) ioc_.restart();
-      ioc_.run_for(10ms);
-    }
-    return true;
+    return ::yurthub::test_support::run_until(ioc_, done);
   }
   // The open watch of `path` (each one hangs until pushed to).
   std::shared_ptr<net::test_support::WatchStream> watch_of(const std::string& path) {
