@@ -82,8 +82,8 @@ int NodeHub::run() {
   const int code = hub_->run();
   if (autonomy_) autonomy_->stop();
   if (identity_.certificates) identity_.certificates->stop();
-  identity_.reloader
-      .reset();  // its thread renews the serving certificate: stopped before that goes
+  // The reloader's thread renews the serving certificate: stopped before that goes.
+  identity_.reloader.reset();
   filters_->stop();
   if (pool_sharing_) pool_sharing_->stop();
   if (node_cache_) node_cache_->stop_replay();  // before the Hub and its executors go
