@@ -7,6 +7,9 @@
 # is counted the same way as the plain-proxy baseline.
 # Usage: test/bench/callgrind_small_get.sh [YURTHUB_BINARY] [FAKE_APISERVER_BINARY]
 #   (defaults: the release build; test/bench/run.sh builds it). Needs valgrind and wrk.
+# CALLGRIND_CACHE_SIM=1 adds callgrind's cache model and prints, per request, its first-level
+# instruction-cache misses, data misses (read + write) and mispredicted branches: what instruction
+# counts at par leave unexplained (cycles per instruction).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -14,6 +17,8 @@ source test/bench/bench_lib.sh
 hub_bin=${1:-$root/build/release/cmd/yurthub}
 api_bin=${2:-$root/build/release/test/fake_apiserver/fake_apiserver}
 seconds=${CALLGRIND_SECONDS:-8}
+model=()
+[ -z "${CALLGRIND_CACHE_SIM:-}" ] || model=(--cache-sim=yes --branch-sim=yes)
 work=$(mktemp -d /tmp/yurthub-callgrind.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -23,6 +28,13 @@ target=/api/v1/namespaces/default/pods/web-0
 requests() { awk '/ requests in / { print $1 }'; }
 # total_ir OUTFILE: the summed Ir of a callgrind dump.
 total_ir() { awk '/^summary:|^totals:/ { print $2; exit }' "$1"; }
+# model_per_request OUTFILE N: the cache model's misses per request, by the dump's event names.
+model_per_request() {
+  awk -v n="$2" '/^events:/ { for (i = 2; i <= NF; i++) name[i] = $i }
+    /^summary:|^totals:/ { for (i = 2; i <= NF; i++) v[name[i]] = $i; exit }
+    END { printf ", %d I1 misses, %d D1 misses, %d mispredicted branches", v["I1mr"] / n,
+          (v["D1mr"] + v["D1mw"]) / n, (v["Bcm"] + v["Bim"]) / n }' "$1"
+}
 
 bash scripts/gen-certs.sh "$work/pki" edge-node-1 >/dev/null
 "$api_bin" --cert="$work/pki/apiserver.crt" --key="$work/pki/apiserver.key" \
@@ -35,7 +47,7 @@ api_port=$(wait_log "$work/apiserver.log" 'listening on 127\.0\.0\.1:([0-9]+)' 6
 # off, warms it up, counts N requests, prints "NAME instructions_per_request".
 measure() {
   local name=$1 url=$2 header=$3; shift 3
-  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/$name.%p.out" \
+  valgrind --tool=callgrind --instr-atstart=no "${model[@]}" --callgrind-out-file="$work/$name.%p.out" \
     "$@" >"$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
@@ -52,7 +64,9 @@ measure() {
   dump=$(ls -t "$work/$name".*.out.* 2>/dev/null | head -1)
   ir=$(total_ir "$dump")
   kill "$pid" 2>/dev/null || true
-  echo "$name $(( ir / n )) instructions per request ($n requests)"
+  local extra=""
+  [ ${#model[@]} -eq 0 ] || extra=$(model_per_request "$dump" "$n")
+  echo "$name $(( ir / n )) instructions per request$extra ($n requests)"
 }
 
 port=$(( 21000 + RANDOM % 2000 ))
