@@ -32,7 +32,7 @@ fi
 bin=${BENCH_BUILD_DIR:-$root/build/release}
 work=$(mktemp -d /tmp/yurthub-bench.XXXXXX)
 duration=${BENCH_SECONDS:-3}
-runs=${BENCH_RUNS:-5}
+runs=${BENCH_RUNS:-9}
 hub_port=${BENCH_HUB_PORT:-20361}
 admin_port=${BENCH_ADMIN_PORT:-20367}
 nginx_port=${BENCH_NGINX_PORT:-20380}
@@ -106,7 +106,7 @@ declare -A cpu_pid=([direct]="" [nginx]="$nginx_worker" [hub]="$hub_pid" [hub-ca
 # placements whose wake-ups differ by more than the proxies do (the same build gave 0.6x to 2.6x
 # nginx's added latency from one 3 s run to the next), so its medians move from one bench to the
 # next. The verdict is the one-cpu layout's (docs/benchmarks.md, "Method").
-declare -A p50 p99 rps cpu_us
+declare -A p50 p99 rps cpu_us paired
 api_pid=${pids[0]}
 # place LAYOUT: pins (or frees) every thread of the apiserver and the proxies; prints wrk's prefix.
 place() {
@@ -142,6 +142,15 @@ for layout in "${layouts[@]}"; do
       p99[$k]=$(awk 'NF {print $2}' <<<"${samples[$name]}" | median)
       rps[$k]=$(awk 'NF {print $3}' <<<"${samples[$name]}" | median)
       cpu_us[$k]=$(awk 'NF {print $4}' <<<"${samples[$name]}" | median)
+    done
+    # The same ratio taken round by round: each round's paths ran within seconds of each other,
+    # so a slow spell of this shared machine that spans a round cancels out of its ratio, where
+    # the ratio of medians mixes rounds. Printed as the median and the range over the rounds.
+    for name in nginx hub hub-cached; do
+      paired[$layout/$name/$c]=$(paste -d' ' <(awk 'NF {print $1}' <<<"${samples[direct]}") \
+          <(awk 'NF {print $1}' <<<"${samples[nginx]}") <(awk 'NF {print $1}' <<<"${samples[$name]}") |
+        awk '$2 > $1 { print ($3 - $1) / ($2 - $1) }' | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) printf "%.2f (%.2f–%.2f)", v[int((NR + 1) / 2)], v[1], v[NR]; else print "-" }')
     done
   done
 done
@@ -267,8 +276,8 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
       echo "## 1b. The same, where the scheduler puts them (placement moves these from one bench to the next)"
     fi
     echo
-    echo "| path | conns | p50 µs | p99 µs | req/s | added p50 µs | added vs nginx's | added mean µs | added mean vs nginx's | req/s vs nginx | proxy CPU µs per request | vs nginx's |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| path | conns | p50 µs | p99 µs | req/s | added p50 µs | added vs nginx's | round by round: median (range) | added mean µs | added mean vs nginx's | req/s vs nginx | proxy CPU µs per request | vs nginx's |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for c in 1 32; do
       for name in direct nginx hub hub-cached; do
         k=$layout/$name/$c
@@ -280,8 +289,9 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
         mean_vs_nginx=$(ratio "$mean" "$nginx_mean")
         rps_ratio=$(ratio "${rps[$k]}" "${rps[$layout/nginx/$c]}")
         cpu="${cpu_us[$k]}"; cpu_ratio=$(ratio "${cpu_us[$k]}" "${cpu_us[$layout/nginx/$c]}")
+        rounds=${paired[$k]:--}
         [ "$name" = direct ] && { added="-"; vs_nginx="-"; mean="-"; mean_vs_nginx="-"; cpu="-"; cpu_ratio="-"; }
-        echo "| $name | $c | ${p50[$k]} | ${p99[$k]} | ${rps[$k]} | $added | $vs_nginx | $mean | $mean_vs_nginx | $rps_ratio | $cpu | $cpu_ratio |"
+        echo "| $name | $c | ${p50[$k]} | ${p99[$k]} | ${rps[$k]} | $added | $vs_nginx | $rounds | $mean | $mean_vs_nginx | $rps_ratio | $cpu | $cpu_ratio |"
       done
     done
     echo
