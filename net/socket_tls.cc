@@ -124,7 +124,7 @@ SocketTls::Outcome SocketTls::call(Call what, boost::asio::mutable_buffer in,
   if (!attached()) return {Want::Nothing, boost::asio::error::not_connected, 0};
   // SSL_get_error reads the thread's queue, so only this call's errors may be in it. Clearing an
   // empty queue still walks all its slots: three calls were 2.5k of the small GET's 45k
-  // instructions (docs/benchmarks.md); peeking reads one.
+  // instructions (test/bench/callgrind_small_get.sh); peeking reads one.
   if (ERR_peek_error() != 0) ERR_clear_error();
   std::size_t bytes = 0;
   int result = 0;
