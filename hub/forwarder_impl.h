@@ -131,14 +131,15 @@ void Forwarder<Stream, Pool>::prepare(RequestParser& parser, const kube::Request
   plan_ = plan_request(head_only, cacheable, filter_ != nullptr,
                        cacheable && cache->wants_request_body(info));
 
-  net::strip_hop_by_hop(req, upgrade_);
   // Framing from the parser, never from the headers as sent; with neither header and no body
   // there is nothing to set or remove.
-  const auto length = parser.content_length();
-  if (has.content_length || has.transfer_encoding || parser.chunked() || length) {
-    net::set_body_framing(req, parser.chunked(),
-                          length ? std::optional<std::uint64_t>(*length) : std::nullopt);
+  std::optional<net::BodyFraming> framing;
+  if (const auto length = parser.content_length();
+      has.content_length || has.transfer_encoding || parser.chunked() || length) {
+    framing = net::BodyFraming{parser.chunked(),
+                               length ? std::optional<std::uint64_t>(*length) : std::nullopt};
   }
+  net::strip_hop_by_hop(req, upgrade_, framing);
   req.version(11);
   if (framing_doubt_) req.keep_alive(false);  // the apiserver closes it: never back in the pool
   if (identity_ == Identity::Hub) {

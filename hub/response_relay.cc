@@ -7,7 +7,6 @@ namespace yurthub::hub {
 bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned client_version) {
   auto& res = rp.get();
   if (plan.drop_body_headers) res.erase(http::field::content_encoding);
-  net::strip_hop_by_hop(res, false);
   // The framing headers say how the hub writes the body: from how its parser read the apiserver's
   // framing (all its Transfer-Encoding lines) and the plan, never as they came. Beast's message
   // reads only the first Transfer-Encoding line, and not past a token it cannot read, so
@@ -20,7 +19,7 @@ bool shape_client_head(ResponseParser& rp, const ResponsePlan& plan, unsigned cl
       rp.content_length()) {
     length = *rp.content_length();
   }
-  net::set_body_framing(res, chunked, length);
+  net::strip_hop_by_hop(res, false, net::BodyFraming{chunked, length});
   res.version(client_version);
   res.keep_alive(plan.keep_alive);
   return chunked;

@@ -1,6 +1,7 @@
 // Hub-made responses and hop-by-hop header handling; see http_io.h.
 #include "net/http_io.h"
 
+#include <charconv>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -83,13 +84,25 @@ void set_body_framing(http::basic_fields<Allocator>& fields, bool chunked,
 }
 
 template <class Allocator>
-void strip_hop_by_hop(http::basic_fields<Allocator>& fields, bool keep_upgrade) {
+void strip_hop_by_hop(http::basic_fields<Allocator>& fields, bool keep_upgrade,
+                      std::optional<BodyFraming> framing) {
   // One pass over the fields comparing known names as enums: erasing each hop-by-hop header by
   // name was seven lookups in the fields' tree for every request and response.
   const std::string connection(fields[http::field::connection]);  // erased below
   const http::token_list named{connection};
+  // The framing the message leaves with: at most one header of it is kept, and only as wanted.
+  const bool chunked = framing && framing->chunked;
+  char digits[24];
+  std::string_view wanted_length;
+  if (framing && !chunked && framing->content_length) {
+    const auto end = std::to_chars(digits, digits + sizeof digits, *framing->content_length).ptr;
+    wanted_length = std::string_view(digits, static_cast<std::size_t>(end - digits));
+  }
+  bool length_kept = false;
+  bool chunked_kept = false;
   for (auto it = fields.begin(); it != fields.end();) {
     bool drop = false;
+    const std::string_view value(it->value().data(), it->value().size());
     switch (it->name()) {
       case http::field::connection:
       case http::field::upgrade:
@@ -101,6 +114,16 @@ void strip_hop_by_hop(http::basic_fields<Allocator>& fields, bool keep_upgrade) 
       case http::field::te:
       case http::field::trailer:
         drop = true;
+        break;
+      case http::field::content_length:  // a Connection token never removes it
+        if (!framing) break;
+        drop = length_kept || wanted_length.empty() || value != wanted_length;
+        length_kept = length_kept || !drop;
+        break;
+      case http::field::transfer_encoding:  // nor this
+        if (!framing) break;
+        drop = chunked_kept || !chunked || value != "chunked";
+        chunked_kept = chunked_kept || !drop;
         break;
       default:
         // Most messages have no Connection header: skip parsing an empty token list per field.
@@ -114,6 +137,10 @@ void strip_hop_by_hop(http::basic_fields<Allocator>& fields, bool keep_upgrade) 
     }
     it = drop ? fields.erase(it) : std::next(it);
   }
+  if (chunked && !chunked_kept) fields.insert(http::field::transfer_encoding, "chunked");
+  if (!wanted_length.empty() && !length_kept) {
+    fields.insert(http::field::content_length, wanted_length);
+  }
 }
 
 // The fields on the heap (hub-made messages, tests) and in a HeaderArena (the relayed heads).
@@ -123,7 +150,7 @@ template bool carries_bearer_token(const http::fields&);
 template bool carries_bearer_token(const ArenaFields&);
 template void set_body_framing(http::fields&, bool, std::optional<std::uint64_t>);
 template void set_body_framing(ArenaFields&, bool, std::optional<std::uint64_t>);
-template void strip_hop_by_hop(http::fields&, bool);
-template void strip_hop_by_hop(ArenaFields&, bool);
+template void strip_hop_by_hop(http::fields&, bool, std::optional<BodyFraming>);
+template void strip_hop_by_hop(ArenaFields&, bool, std::optional<BodyFraming>);
 
 }  // namespace yurthub::net

@@ -28,8 +28,17 @@ inline constexpr auto kNoThrow = boost::asio::as_tuple(boost::asio::use_awaitabl
 // removes Content-Length, Transfer-Encoding, Host or Authorization: `Connection: Content-Length`
 // would otherwise strip the framing of a body the hub still sends on (request smuggling on a
 // pooled connection that carries the node's identity).
+// With `framing`, the same pass also sets the framing headers as set_body_framing does: a
+// Content-Length or Transfer-Encoding that already says what the hub will send stays where it is,
+// every other one goes, and the missing one is added at the end. One pass instead of three lookups
+// by name in the fields' tree on every relayed response (docs/benchmarks.md).
+struct BodyFraming {
+  bool chunked = false;
+  std::optional<std::uint64_t> content_length;  // read only when not chunked
+};
 template <class Allocator>
-void strip_hop_by_hop(boost::beast::http::basic_fields<Allocator>& fields, bool keep_upgrade);
+void strip_hop_by_hop(boost::beast::http::basic_fields<Allocator>& fields, bool keep_upgrade,
+                      std::optional<BodyFraming> framing = std::nullopt);
 
 // Sets a relayed message's framing headers from what the parser read, never from the headers as
 // they arrived: chunked (Transfer-Encoding: chunked, no Content-Length), a Content-Length, or no

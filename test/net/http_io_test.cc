@@ -116,5 +116,45 @@ TEST(StripHopByHop, ConnectionCannotStripTheBodyFraming) {
   EXPECT_EQ(chunked[http::field::transfer_encoding], "chunked");
 }
 
+// The relayed response's one pass: hop-by-hop headers go and the framing is the parser's, as
+// strip_hop_by_hop followed by set_body_framing would leave it.
+TEST(StripHopByHop, WithFramingSetsTheParsersFramingInTheSamePass) {
+  http::fields sized;
+  sized.set(http::field::content_length, "12");
+  sized.insert(http::field::content_length, "12");  // a repeat goes
+  sized.set(http::field::transfer_encoding, "chunked");
+  sized.set(http::field::keep_alive, "timeout=5");
+  sized.set(http::field::content_type, "application/json");
+  strip_hop_by_hop(sized, false, BodyFraming{false, 12});
+  EXPECT_EQ(sized.count(http::field::content_length), 1u);
+  EXPECT_EQ(sized[http::field::content_length], "12");
+  EXPECT_EQ(sized.count(http::field::transfer_encoding), 0u);
+  EXPECT_EQ(sized.count(http::field::keep_alive), 0u);
+  EXPECT_EQ(sized.begin()->name(), http::field::content_length);  // kept where it was
+
+  http::fields wrong_length;
+  wrong_length.set(http::field::content_length, "012");
+  wrong_length.set(http::field::connection, "content-length");
+  strip_hop_by_hop(wrong_length, false, BodyFraming{false, 12});
+  EXPECT_EQ(wrong_length.count(http::field::content_length), 1u);
+  EXPECT_EQ(wrong_length[http::field::content_length], "12");
+  EXPECT_EQ(wrong_length.count(http::field::connection), 0u);
+
+  http::fields chunked;
+  chunked.set(http::field::content_length, "99");
+  chunked.set(http::field::transfer_encoding, "gzip, chunked");
+  strip_hop_by_hop(chunked, false, BodyFraming{true, 99});  // the length is not read
+  EXPECT_EQ(chunked.count(http::field::content_length), 0u);
+  EXPECT_EQ(chunked.count(http::field::transfer_encoding), 1u);
+  EXPECT_EQ(chunked[http::field::transfer_encoding], "chunked");
+
+  http::fields bodiless;
+  bodiless.set(http::field::content_length, "5");
+  bodiless.set(http::field::transfer_encoding, "chunked");
+  strip_hop_by_hop(bodiless, false, BodyFraming{});
+  EXPECT_EQ(bodiless.count(http::field::content_length), 0u);
+  EXPECT_EQ(bodiless.count(http::field::transfer_encoding), 0u);
+}
+
 }  // namespace
 }  // namespace yurthub::net
