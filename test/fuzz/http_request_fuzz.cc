@@ -1,10 +1,10 @@
 // Fuzz target for the hub's request path before forwarding: Beast's request_parser with the
 // session's limits (hub/client_connection.h) reads a request head, classify_request() reads it,
-// the forwarder's header handling (net/http_io.h strip_hop_by_hop and set_body_framing, version
-// and Host) rewrites it, net/http_framing.h writes it, and the body is read through a buffer_body
-// as the forwarder relays it. Oracles: the head the hub would send upstream parses again with the
-// same method, target and body framing (Content-Length or chunked), so no request can change how
-// the apiserver delimits its body; every body byte arrives once.
+// the forwarder's header handling (net/http_io.h strip_hop_by_hop with the parser's framing,
+// version and Host) rewrites it, net/http_framing.h writes it, and the body is read through a
+// buffer_body as the forwarder relays it. Oracles: the head the hub would send upstream parses
+// again with the same method, target and body framing (Content-Length or chunked), so no request
+// can change how the apiserver delimits its body; every body byte arrives once.
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
 
@@ -59,10 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool chunked = parser.chunked();
   const bool has_length = parser.content_length().has_value();
   const auto parsed_length = parser.content_length();
-  net::strip_hop_by_hop(req, net::is_upgrade_request(req));
-  net::set_body_framing(
-      req, parser.chunked(),
-      parsed_length ? std::optional<std::uint64_t>(*parsed_length) : std::nullopt);
+  // One pass, as the forwarder does: hop-by-hop headers out, the parser's framing in.
+  net::strip_hop_by_hop(
+      req, net::is_upgrade_request(req),
+      net::BodyFraming{parser.chunked(), parsed_length
+                                             ? std::optional<std::uint64_t>(*parsed_length)
+                                             : std::nullopt});
   req.version(11);
   req.set(http::field::host, "apiserver.example:6443");
   const std::string head = net::message_head(req.base());
