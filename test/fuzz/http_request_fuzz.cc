@@ -67,6 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                              : std::nullopt});
   req.version(11);
   req.set(http::field::host, "apiserver.example:6443");
+  const std::size_t lengths = req.count(http::field::content_length);
+  const std::size_t codings = req.count(http::field::transfer_encoding);
+  fuzz::check(lengths + codings <= 1, "the forwarded head has more than one framing header");
   const std::string head = net::message_head(req.base());
 
   http::request_parser<http::empty_body> again;
