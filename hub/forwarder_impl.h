@@ -131,15 +131,12 @@ void Forwarder<Stream, Pool>::prepare(RequestParser& parser, const kube::Request
   plan_ = plan_request(head_only, cacheable, filter_ != nullptr,
                        cacheable && cache->wants_request_body(info));
 
-  // Framing from the parser, never from the headers as sent; with neither header and no body
-  // there is nothing to set or remove.
-  std::optional<net::BodyFraming> framing;
-  if (const auto length = parser.content_length();
-      has.content_length || has.transfer_encoding || parser.chunked() || length) {
-    framing = net::BodyFraming{parser.chunked(),
-                               length ? std::optional<std::uint64_t>(*length) : std::nullopt};
-  }
-  net::strip_hop_by_hop(req, upgrade_, framing);
+  // Framing from the parser, never from the headers as sent, in the same pass.
+  const auto length = parser.content_length();
+  net::strip_hop_by_hop(
+      req, upgrade_,
+      net::BodyFraming{parser.chunked(),
+                       length ? std::optional<std::uint64_t>(*length) : std::nullopt});
   req.version(11);
   if (framing_doubt_) req.keep_alive(false);  // the apiserver closes it: never back in the pool
   if (identity_ == Identity::Hub) {

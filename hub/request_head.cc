@@ -36,12 +36,6 @@ RequestHeadFields scan_request_fields(const net::ArenaFields& fields) {
       case http::field::authorization:
         found.authorization = true;
         break;
-      case http::field::content_length:
-        found.content_length = true;
-        break;
-      case http::field::transfer_encoding:
-        found.transfer_encoding = true;
-        break;
       default: {
         const auto name = field.name_string();
         if (boost::beast::iequals(name, kReplayHeader)) found.replay = true;

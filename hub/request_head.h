@@ -14,16 +14,15 @@ struct RequestHeadFields {
   bool connection = false;
   bool upgrade = false;
   bool authorization = false;
-  bool content_length = false;
-  bool transfer_encoding = false;
   bool replay = false;         // kReplayHeader (hub/hooks/cache_hooks.h)
   bool impersonation = false;  // a header whose name starts with "Impersonate-"
 };
 RequestHeadFields scan_request_fields(const net::ArenaFields& fields);
 
 // Whether the request's Connection header names a header that frames or routes it. The hub frames
-// the body from its parser anyway (net::set_body_framing), but such a request is no honest
-// client's: its upstream connection is not reused and the client's connection is closed after it.
+// the body from its parser anyway (net::strip_hop_by_hop with net::BodyFraming), but such a request
+// is no honest client's: its upstream connection is not reused and the client's connection is
+// closed after it.
 bool names_framing_in_connection(const net::ArenaFields& fields);
 
 // Drops the headers that would let a caller act as someone else with the identity the hub lends
