@@ -1,6 +1,8 @@
 // Failure -> HTTP code + Kubernetes Status; see status.h.
 #include "kube/status.h"
 
+#include <algorithm>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -43,6 +45,8 @@ ApiError api_error(Failure failure, std::string_view detail) {
       return {410, "Expired", d};
     case Failure::Offline:
       return {503, "ServiceUnavailable", "the node is offline (no apiserver is reachable): " + d};
+    case Failure::NotAcceptable:  // as the apiserver's negotiation error words it
+      return {406, "NotAcceptable", "only the following media types are accepted: " + d};
     case Failure::Conflict:
       return {409, "Conflict", d};
     case Failure::Invalid:
@@ -97,6 +101,25 @@ ApiError not_found_error(const StatusDetails& object) {
 
 ApiError bad_request_error(std::string message) { return {400, "BadRequest", std::move(message)}; }
 
+ApiError invalid_error(std::string_view group, std::string_view kind, std::string_view name,
+                       std::vector<StatusCause> causes) {
+  std::string qualified(kind);
+  if (!group.empty()) qualified.append(".").append(group);
+  // field.ErrorList.ToAggregate: each distinct error once, in order; several in brackets.
+  std::vector<std::string> rendered;
+  for (const StatusCause& cause : causes) {
+    std::string text = cause.field + ": " + cause.message;
+    if (std::find(rendered.begin(), rendered.end(), text) == rendered.end())
+      rendered.push_back(std::move(text));
+  }
+  std::string all;
+  for (const std::string& text : rendered) all += (all.empty() ? "" : ", ") + text;
+  if (rendered.size() > 1) all = "[" + all + "]";
+  ApiError error{422, "Invalid", qualified + " \"" + std::string(name) + "\" is invalid: " + all};
+  error.details = {std::string(name), std::string(group), std::string(kind), std::move(causes)};
+  return error;
+}
+
 std::string watch_error_event(const ApiError& error) {
   return R"({"type":"ERROR","object":)" + status_body(error) + "}\n";
 }
@@ -119,7 +142,7 @@ std::string status_body(const ApiError& error) {
   w.Key("reason");
   w.String(error.reason.data(), static_cast<rapidjson::SizeType>(error.reason.size()));
   const StatusDetails& d = error.details;
-  if (!d.name.empty() || !d.group.empty() || !d.kind.empty()) {
+  if (!d.name.empty() || !d.group.empty() || !d.kind.empty() || !d.causes.empty()) {
     // The apiserver's field order: name, group, kind.
     w.Key("details");
     w.StartObject();
@@ -134,6 +157,21 @@ std::string status_body(const ApiError& error) {
     if (!d.kind.empty()) {
       w.Key("kind");
       write_string(w, d.kind);
+    }
+    if (!d.causes.empty()) {
+      w.Key("causes");
+      w.StartArray();
+      for (const StatusCause& cause : d.causes) {
+        w.StartObject();  // metav1.StatusCause's order: reason, message, field
+        w.Key("reason");
+        write_string(w, cause.reason);
+        w.Key("message");
+        write_string(w, cause.message);
+        w.Key("field");
+        write_string(w, cause.field);
+        w.EndObject();
+      }
+      w.EndArray();
     }
     w.EndObject();
   }
@@ -175,6 +213,8 @@ const char* failure_label(Failure failure) {
       return "expired";
     case Failure::Offline:
       return "offline";
+    case Failure::NotAcceptable:
+      return "not_acceptable";
     case Failure::Conflict:
       return "conflict";
     case Failure::Invalid:

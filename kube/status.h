@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace yurthub::kube {
 
@@ -24,6 +25,7 @@ enum class Failure {
   NotFound,             // offline: the object or resource is not in the cache: 404
   Expired,              // offline: a continue token the cache cannot resume: 410
   Offline,              // offline: a request only the apiserver can answer (writes): 503
+  NotAcceptable,        // offline: an Accept the hub's JSON answer does not meet (CBOR only): 406
   FiltersNotReady,      // a filtered request before the filters' informers synced: 429
   // The offline write journal (docs/offline-semantics.md):
   Conflict,  // an offline update based on another resourceVersion, or a uid precondition: 409
@@ -36,12 +38,22 @@ enum class Failure {
   NotFitToLead,  // this hub has lost the cloud, or its shared copy is not synced: 503
 };
 
+// One of Status.details.causes: a field's error, as errors.NewInvalid lists it (`reason` is the
+// field.ErrorType, e.g. "FieldValueForbidden"; `message` the error's body; `field` its path).
+struct StatusCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+};
+
 // Status.details as kube-apiserver fills it: the object's name, its API group and, in `kind`,
-// the plural resource ("pods"), not the Kind. Empty members are left out of the body.
+// the plural resource ("pods"), not the Kind (but for Invalid, whose `kind` is the Kind), and the
+// causes of an Invalid. Empty members are left out of the body.
 struct StatusDetails {
   std::string name;
   std::string group;
   std::string kind;
+  std::vector<StatusCause> causes = {};
 };
 
 struct ApiError {
@@ -64,6 +76,10 @@ ApiError forbidden_error(const StatusDetails& object, std::string_view why);
 ApiError already_exists_error(const StatusDetails& object);
 ApiError not_found_error(const StatusDetails& object);
 ApiError bad_request_error(std::string message);
+// errors.NewInvalid: 422 Invalid, `<Kind>[.<group>] "<name>" is invalid: <causes>`, each cause
+// rendered `<field>: <message>`, several in brackets joined by ", " (field.ErrorList's aggregate).
+ApiError invalid_error(std::string_view group, std::string_view kind, std::string_view name,
+                       std::vector<StatusCause> causes);
 
 // The compact Status JSON for an error.
 std::string status_body(const ApiError& error);
