@@ -144,6 +144,8 @@ void parse_query(std::string_view query, RequestInfo& info, bool& watch) {
       info.resource_version_match = value;
     else if (key == "sendInitialEvents" && first(kSendInitialEvents))
       info.send_initial_events = query_bool(value);
+    else if (key == "shardSelector" && !value.empty())
+      info.sharded = true;
   });
 }
 

@@ -63,6 +63,9 @@ struct RequestInfo {
   bool allow_watch_bookmarks = false;
   std::string resource_version_match;       // "", "Exact", "NotOlderThan"
   std::optional<bool> send_initial_events;  // watch-list (1.27+), when the client asked
+  // A shardSelector (1.36's alpha ShardedListAndWatch) was sent: the answer is a shard of what
+  // the selectors name, which the hub never keeps or serves as the whole.
+  bool sharded = false;
 
   std::string user_agent;    // lowercased, whole (the `client` label of YurtHub's metrics)
   std::string component;     // lowercased User-Agent before the first '/'; "" without a User-Agent

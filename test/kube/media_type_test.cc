@@ -36,3 +36,23 @@ TEST(MediaTypeTest, OnlyOneParameterlessJsonTypeIsAskedForUnchanged) {
 
 }  // namespace
 }  // namespace yurthub::kube
+
+namespace yurthub::kube {
+namespace {
+
+TEST(MediaTypeTest, WhoTakesTheHubsJsonAnswer) {
+  for (const char* yes :
+       {"", "*/*", "application/json", "application/json;as=Table;v=v1;g=meta.k8s.io",
+        "application/vnd.kubernetes.protobuf,application/json",
+        "application/vnd.kubernetes.protobuf", "application/jwk-set+json",
+        "application/cbor;q=1, application/json;q=0.9", "text/plain, */*"}) {
+    EXPECT_TRUE(accepts_json_answer(yes)) << yes;
+  }
+  for (const char* no :
+       {"application/cbor", "application/yaml", "application/cbor-seq", "text/plain"}) {
+    EXPECT_FALSE(accepts_json_answer(no)) << no;
+  }
+}
+
+}  // namespace
+}  // namespace yurthub::kube
