@@ -31,6 +31,7 @@ std::size_t op_bytes(const CacheOp& op) {
 std::string error_key(const CacheOp& op) {
   switch (op.kind) {
     case OpKind::ListItem:
+    case OpKind::ListRemove:
     case OpKind::Upsert:
     case OpKind::Delete:
       return ErrorKeys::key(op.identity, op.namespace_name, op.name);
@@ -239,7 +240,8 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
       YH_LOG(Warning) << "cache: " << applied.error().message;
       metrics_.failures.with({"object"}).inc();
       if (op.failed) op.failed->store(true);
-      if (op.kind == OpKind::ListItem) failed_tokens_.insert(op.list_token);
+      if (op.kind == OpKind::ListItem || op.kind == OpKind::ListRemove)
+        failed_tokens_.insert(op.list_token);
       Status ignored;
       if (!op.identity.empty()) batch.stale.insert(op.identity);
       if (ListRecord* r = record(txn, op.identity, false, batch, ignored)) {
@@ -273,7 +275,8 @@ void CacheWriter::apply_batch(std::vector<CacheOp>& ops, const std::set<std::str
 
 Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
   // A list's items are written when its begin and end are, which note it.
-  if (!op.identity.empty() && op.kind != OpKind::ListItem) last_written_[op.identity] = batch_seq_;
+  if (!op.identity.empty() && op.kind != OpKind::ListItem && op.kind != OpKind::ListRemove)
+    last_written_[op.identity] = batch_seq_;
   switch (op.kind) {
     case OpKind::ListBegin:
       return list_begin(txn, op, batch);
@@ -284,6 +287,11 @@ Status CacheWriter::apply(WriteTxn& txn, CacheOp& op, Batch& batch) {
       max_rv = std::max(max_rv, op.resource_version);
       return relists_.put(txn, it->second, op.namespace_name, op.name, op.resource_version,
                           op.item_json());
+    }
+    case OpKind::ListRemove: {
+      auto it = staging_.find(op.list_token);
+      if (it == staging_.end() || it->second == 0) return {};
+      return relists_.remove(txn, it->second, op.namespace_name, op.name);
     }
     case OpKind::ListEnd:
       return list_end(txn, op, batch);

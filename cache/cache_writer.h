@@ -41,13 +41,15 @@
 namespace yurthub::cache {
 
 enum class OpKind : std::uint8_t {
-  ListBegin,  // a list response starts (identity, list_token, continuation, json = list kind)
-  ListItem,   // one item of it (list_token, namespace/name/resourceVersion, json)
-  ListEnd,    // it ended (list_token, identity, resource_version, final_page, complete)
-  Upsert,     // a watch ADDED/MODIFIED event or a GET response (identity, object)
-  Delete,     // a watch DELETED event (identity, namespace/name/resourceVersion)
-  Bookmark,   // a watch BOOKMARK (identity, resource_version)
-  Discovery,  // a discovery document (name = path, json)
+  ListBegin,   // a list response starts (identity, list_token, continuation, json = list kind)
+  ListItem,    // one item of it (list_token, namespace/name/resourceVersion, json)
+  ListRemove,  // an item leaves it again: a streaming list's DELETED before its end (list_token,
+               // namespace/name)
+  ListEnd,     // it ended (list_token, identity, resource_version, final_page, complete)
+  Upsert,      // a watch ADDED/MODIFIED event or a GET response (identity, object)
+  Delete,      // a watch DELETED event (identity, namespace/name/resourceVersion)
+  Bookmark,    // a watch BOOKMARK (identity, resource_version)
+  Discovery,   // a discovery document (name = path, json)
 };
 
 struct CacheOp {

@@ -60,7 +60,7 @@ bool Relists::NamedItems::contains(std::string_view wanted) const {
 }
 
 void Relists::begin(std::uint32_t staging, std::uint32_t current) {
-  relists_[staging] = Relist{current, {}};
+  relists_[staging] = Relist{current, {}, 0, {}};
 }
 
 std::uint32_t Relists::current(std::uint32_t staging) const {
@@ -82,6 +82,24 @@ Status Relists::put(WriteTxn& txn, std::uint32_t staging, std::string_view names
     ++relist.unchanged;
   }
   relist.named.add(namespace_name, name);
+  if (!relist.removed.empty()) {
+    std::string key;
+    append_item_key(namespace_name, name, key);
+    relist.removed.erase(key);
+  }
+  return {};
+}
+
+Status Relists::remove(WriteTxn& txn, std::uint32_t staging, std::string_view namespace_name,
+                       std::string_view name) {
+  if (txn.peek_object(staging, namespace_name, name)) {
+    if (Status s = txn.delete_object(staging, namespace_name, name); !s) return s;
+  }
+  auto it = relists_.find(staging);
+  if (it == relists_.end()) return {};
+  std::string key;
+  append_item_key(namespace_name, name, key);
+  it->second.removed.insert(std::move(key));
   return {};
 }
 
@@ -96,7 +114,7 @@ Status Relists::finish(WriteTxn& txn, std::uint32_t staging) {
   txn.scan_names(relist.current, [&](std::string_view ns, std::string_view name) {
     key.clear();
     append_item_key(ns, name, key);
-    if (!relist.named.contains(key)) gone.emplace_back(ns, name);
+    if (!relist.named.contains(key) || relist.removed.count(key)) gone.emplace_back(ns, name);
     return true;
   });
   std::size_t written = 0;

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +42,10 @@ class Relists {
   // One item of the list: written into `staging` unless the current set holds it already.
   Status put(WriteTxn& txn, std::uint32_t staging, std::string_view namespace_name,
              std::string_view name, std::uint64_t resource_version, std::string_view json);
+  // An item put() before leaves the list again (a streaming list's DELETED before its end): it
+  // is not in `staging`, and finish() deletes it from the current set, unless put() again after.
+  Status remove(WriteTxn& txn, std::uint32_t staging, std::string_view namespace_name,
+                std::string_view name);
   // The list's last page arrived whole: the current set becomes exactly the list's items, and
   // `staging` is dropped.
   Status finish(WriteTxn& txn, std::uint32_t staging);
@@ -70,6 +75,8 @@ class Relists {
     std::uint32_t current = 0;
     NamedItems named;
     std::size_t unchanged = 0;  // items the current set held already
+    // Items named, then removed (remove()) and not named again: rare, so a plain set.
+    std::set<std::string> removed;
   };
   CacheMetrics& metrics_;
   std::unordered_map<std::uint32_t, Relist> relists_;  // staging set -> its relist

@@ -9,6 +9,7 @@
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "kube/object_meta.h"
+#include "kube/watch_list.h"
 
 namespace yurthub::cache {
 namespace {
@@ -190,16 +191,26 @@ class ListTap final : public TapBase, private base::ListSink {
 
 class WatchTap final : public TapBase {
  public:
+  // `streaming_list`: the watch asked for its initial events (kube/watch_list.h); they are the
+  // list they stand for, assembled in a staging set as a list's items are, until the BOOKMARK
+  // that ends them.
   WatchTap(CacheWriter& writer, CacheMetrics& metrics, const ListIdentity& identity,
-           bool start_failed)
-      : TapBase(writer, metrics, identity.key()) {
+           bool start_failed, bool streaming_list)
+      : TapBase(writer, metrics, identity.key()),
+        streaming_list_(streaming_list),
+        listing_(streaming_list) {
     if (start_failed) failed_->store(true);
+    if (listing_) token_ = writer.new_list_token();
   }
 
   void body(std::string_view) override { fail("framing", "a watch fed as bytes, not events"); }
-  void end(bool) override { submit(); }
+  void end(bool) override {
+    submit();
+    if (listing_) end_list(false, 0);  // cut before its end bookmark: the old set stays
+  }
   void recheck_stale() override {
-    if (writer_.known_stale(identity_)) failed_->store(true);
+    // A streaming list is the list that rebuilds a stale set, not a watch that follows it.
+    if (!streaming_list_ && writer_.known_stale(identity_)) failed_->store(true);
   }
 
   void event(std::string_view raw) override {
@@ -224,6 +235,10 @@ class WatchTap final : public TapBase {
       fail("framing", "a watch event without object metadata");
       return;
     }
+    if (listing_) {
+      initial_event(kind, parsed.object, *meta);
+      return;
+    }
     CacheOp o = op(kind);
     o.namespace_name = std::move(meta->namespace_name);
     o.name = std::move(meta->name);
@@ -231,6 +246,67 @@ class WatchTap final : public TapBase {
     if (kind == OpKind::Upsert) o.json = std::move(parsed.object);
     queue(std::move(o));
   }
+
+ private:
+  // Before the end bookmark, what the client-go reflector puts in its temporary store: ADDED
+  // and MODIFIED objects, less the DELETED ones (live events may precede the bookmark).
+  void initial_event(OpKind kind, std::string& object, kube::ObjectMeta& meta) {
+    if (kind == OpKind::Bookmark && !kube::marks_initial_events_end(object)) return;
+    begin_list(object);
+    if (kind == OpKind::Bookmark) {
+      end_list(true, meta.resource_version);
+      return;
+    }
+    CacheOp o = op(kind == OpKind::Upsert ? OpKind::ListItem : OpKind::ListRemove);
+    o.list_token = token_;
+    o.namespace_name = std::move(meta.namespace_name);
+    o.name = std::move(meta.name);
+    o.resource_version = meta.resource_version;
+    if (kind == OpKind::Upsert) o.json = std::move(object);
+    queue(std::move(o));
+  }
+  // The list's kind and apiVersion are the first object's (the bookmark's when it comes first:
+  // an empty list).
+  void begin_list(std::string_view object) {
+    if (began_) return;
+    began_ = true;
+    CacheOp first = op(OpKind::ListBegin);
+    first.list_token = token_;
+    rapidjson::Document doc;
+    if (base::parse_json(object, doc) && doc.IsObject()) {
+      const auto text = [&doc](const char* key) {
+        auto it = doc.FindMember(key);
+        return it != doc.MemberEnd() && it->value.IsString()
+                   ? std::string(it->value.GetString(), it->value.GetStringLength())
+                   : std::string();
+      };
+      const std::string item_kind = text("kind");
+      if (!item_kind.empty()) first.json = item_kind + "List";
+      first.api_version = text("apiVersion");
+    }
+    queue(std::move(first));
+  }
+  // The list ends, whole (at its end bookmark's resourceVersion) or not; the events after it
+  // update the set as a watch's do.
+  void end_list(bool complete, std::uint64_t resource_version) {
+    listing_ = false;
+    if (!began_) return;
+    submit();
+    CacheOp last = op(OpKind::ListEnd);
+    last.list_token = token_;
+    last.resource_version = resource_version;
+    last.final_page = true;
+    last.complete = complete && !broken_;
+    // The end must reach the writer even when the queue is full, or the staging set leaks.
+    std::vector<CacheOp> ops;
+    ops.push_back(std::move(last));
+    writer_.submit_control(std::move(ops));
+  }
+
+  const bool streaming_list_;
+  bool listing_;  // before the end bookmark of a streaming list
+  bool began_ = false;
+  std::uint64_t token_ = 0;
 };
 
 // A whole small body: a GET's object or a discovery document.
@@ -298,11 +374,15 @@ std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetric
 }
 
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                 const ListIdentity& identity, bool start_failed,
+                                                 const ListIdentity& identity,
+                                                 const kube::RequestInfo& info, bool start_failed,
                                                  TapQueue* queue) {
-  if (!queue) return std::make_unique<WatchTap>(writer, metrics, identity, start_failed);
-  return deferred_watch_tap(std::make_shared<WatchTap>(writer, metrics, identity, start_failed),
-                            *queue);
+  const bool streaming_list = kube::is_streaming_list(info);
+  if (!queue) {
+    return std::make_unique<WatchTap>(writer, metrics, identity, start_failed, streaming_list);
+  }
+  return deferred_watch_tap(
+      std::make_shared<WatchTap>(writer, metrics, identity, start_failed, streaming_list), *queue);
 }
 
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,

@@ -1,7 +1,8 @@
 // Response taps: what the cache does with the body of one cacheable response as it is relayed.
 //   list      frames items one by one (base/json_frames.h), or takes them as the response filter
 //             framed them (list_sink()), and queues ListBegin/ListItem/ListEnd;
-//   watch     takes the events the hub framed and queues Upsert/Delete/Bookmark, in order;
+//   watch     takes the events the hub framed and queues Upsert/Delete/Bookmark, in order; a
+//             streaming list's initial events, ListBegin/ListItem/ListRemove/ListEnd;
 //   object    a GET: keeps the body (bounded) and queues one Upsert into the resource's get set;
 //   discovery keeps the document (bounded) and queues it.
 // Operations are batched (up to 256 KiB of a list's items; per events_done() for a watch) and
@@ -32,8 +33,12 @@ std::unique_ptr<hub::ResponseTap> make_list_tap(CacheWriter& writer, CacheMetric
                                                 TapQueue* queue = nullptr);
 // `start_failed`: the list is already stale; the tap reports failed() at once so the client's
 // watch is ended and it re-lists. With `queue`, its events wait behind the lists queued there.
+// A streaming list (`info`, kube/watch_list.h) is a list first: its initial events up to the end
+// bookmark are assembled as a list response's items are, and replace the identity's set (whole,
+// at the bookmark's resourceVersion) as a complete list does; the events after it update that set.
 std::unique_ptr<hub::ResponseTap> make_watch_tap(CacheWriter& writer, CacheMetrics& metrics,
-                                                 const ListIdentity& identity, bool start_failed,
+                                                 const ListIdentity& identity,
+                                                 const kube::RequestInfo& info, bool start_failed,
                                                  TapQueue* queue = nullptr);
 std::unique_ptr<hub::ResponseTap> make_object_tap(CacheWriter& writer, CacheMetrics& metrics,
                                                   const ListIdentity& get_set);

@@ -184,7 +184,8 @@ void bench_watch_writes(const std::string& dir, PodMaker& pods, int objects, int
         "GET",
         "/api/v1/pods?fieldSelector=spec.nodeName%3Dedge-node-1&watch=true&resourceVersion=1000",
         kKubelet);
-    auto tap = make_watch_tap(*cache.writer, *cache.metrics, *cache.policy.identity(info), false);
+    auto tap =
+        make_watch_tap(*cache.writer, *cache.metrics, *cache.policy.identity(info), info, false);
     const double cpu = process_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     test_support::for_each_watch_event(

@@ -122,7 +122,8 @@ TEST_F(TapQueueTest, AWatchThatFollowsAListStillQueuedLandsAfterIt) {
   auto list = make_list_tap(*writer_, *metrics_, *policy_.identity(list_info), list_info, &queue);
   feed_list(*list, pod_list({"a", "b", "c"}, 100));
   // The client got the whole list and watches from its version: b is deleted, c changes.
-  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), false, &queue);
+  auto watch =
+      make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), watch_info, false, &queue);
   watch->event(R"({"type":"DELETED","object":)" + pod("b", 101) + "}");
   watch->event(R"({"type":"MODIFIED","object":)" + pod("c", 102, 3) + "}");
   watch->events_done();
@@ -174,7 +175,8 @@ TEST_F(TapQueueTest, AWatchThatBeganWhileItsListWasDigestedFailsWhenTheListDid) 
   list->body(R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"100"},)"
              R"("items":[{"metadata":{"name":"x"}},]})");  // cannot be framed
   list->end(true);
-  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), false, &queue);
+  auto watch =
+      make_watch_tap(*writer_, *metrics_, *policy_.identity(watch_info), watch_info, false, &queue);
   EXPECT_FALSE(watch->failed());  // nothing is known yet
   blocker.release();
   ASSERT_TRUE(queue.drain(std::chrono::seconds(10)));
@@ -188,7 +190,7 @@ TEST_F(TapQueueTest, AWatchWithAnIdleQueueIsNotRecheckedAndKeepsGoing) {
   TapQueue queue;
   const auto info = kubelet(kPods);
   writer_->mark_stale(key());  // stale since before the watch: the hub decides that at its start
-  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(info), false, &queue);
+  auto watch = make_watch_tap(*writer_, *metrics_, *policy_.identity(info), info, false, &queue);
   watch->event(R"({"type":"ADDED","object":)" + pod("a", 5) + "}");
   watch->events_done();
   EXPECT_FALSE(watch->failed());
