@@ -97,6 +97,8 @@ bool CachePolicy::agent_request_cacheable(const kube::RequestInfo& info) {
     return false;
   if (!info.subresource.empty() && info.subresource != "status") return false;
   if (info.resource.empty() || never_cached_resource(info.resource)) return false;
+  // A shard of a list is not the list its selectors name.
+  if (info.sharded) return false;
   // A metadata-only client (as=PartialObjectMetadataList) must get that kind back; the cache
   // keeps full objects, so such requests pass through uncached.
   if (info.accept.find("as=PartialObjectMetadata") != std::string::npos) return false;

@@ -10,27 +10,20 @@
 #include "base/base64.h"
 #include "base/clock.h"
 #include "base/json_parse.h"
+#include "cache/cached_lists.h"
 #include "cache/local_events.h"
 #include "kube/field_labels.h"
 #include "kube/selector.h"
 #include "kube/status.h"
+#include "kube/watch_list.h"
 
 namespace yurthub::cache {
 namespace asio = boost::asio;
-
-namespace {
-
-struct ListChoice {
-  ListIdentity identity;
-  ListRecord record;
-};
 
 std::string item_kind(const ListRecord& record) {
   const std::string& k = record.list_kind;
   return k.size() > 4 && k.compare(k.size() - 4, 4, "List") == 0 ? k.substr(0, k.size() - 4) : k;
 }
-
-}  // namespace
 
 std::string as_get_response(std::string_view json, const ListRecord& record) {
   std::size_t i = 1;
@@ -47,10 +40,12 @@ std::string as_get_response(std::string_view json, const ListRecord& record) {
          std::string(json.substr(1));
 }
 
-namespace {
+kube::ApiError not_cached_error(const kube::RequestInfo& info) {
+  return kube::api_error(kube::Failure::NotFound, info.resource +
+                                                      " is not cached on this node for " +
+                                                      info.component + " (the node is offline)");
+}
 
-// The cached list to answer a request from: complete, in the request's namespace or all, with
-// selectors covering the request's; the exact identity first, else the most recently synced.
 std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted,
                                       const kube::LabelSelector& label,
                                       const kube::FieldSelector& field) {
@@ -71,8 +66,6 @@ std::optional<ListChoice> choose_list(ReadView& view, const ListIdentity& wanted
   }
   return best;
 }
-
-}  // namespace
 
 std::string encode_continue(const ContinuePoint& point) {
   rapidjson::StringBuffer buf;
@@ -105,10 +98,6 @@ std::optional<ContinuePoint> decode_continue(std::string_view token) {
 LocalProxy::LocalProxy(Store& store, CacheMetrics& metrics, LocalEvents& events, Options options)
     : store_(store), metrics_(metrics), events_(events), options_(options) {}
 
-namespace {
-
-// Whether an offline watch with these selectors (and metadata.name, when it names one) shows a
-// local change.
 bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& field,
                    const kube::RequestInfo& info, const LocalChange& change) {
   if (!info.name.empty() && info.name != change.name) return false;
@@ -117,16 +106,6 @@ bool watch_selects(const kube::LabelSelector& label, const kube::FieldSelector& 
          field.matches(doc, info.api_group, info.resource);
 }
 
-// A page of a cached list: views into the snapshot (valid while its ReadView lives), in key
-// order; `last` is the page's last object when a `limit` applies, `more` whether objects follow.
-struct Page {
-  std::vector<std::string_view> items;
-  ContinuePoint last;
-  bool more = false;
-};
-
-// Reads the page of set `set` from `from` (else the start), in `info`'s namespace, filtered by
-// the selectors given, at most `limit` objects (0: all).
 Page read_page(ReadView& view, std::uint32_t set, const kube::RequestInfo& info,
                const std::optional<ContinuePoint>& from, const kube::LabelSelector* label_filter,
                const kube::FieldSelector* field_filter, std::size_t limit) {
@@ -155,18 +134,23 @@ Page read_page(ReadView& view, std::uint32_t set, const kube::RequestInfo& info,
   return page;
 }
 
-}  // namespace
-
 asio::awaitable<unsigned> LocalProxy::serve(const kube::RequestInfo& info,
                                             const std::optional<ListIdentity>& identity,
                                             hub::ResponseWriter& out) {
   unsigned code = 0;
   const bool selects =
       info.is_resource_request && (info.verb == kube::Verb::List || info.verb == kube::Verb::Watch);
-  const std::optional<std::string> bad_selector = selects ? invalid_selector(info) : std::nullopt;
-  const kube::ApiError bad_request = kube::bad_request_error(bad_selector.value_or(""));
-  if (bad_selector)
-    code = co_await send_status(out, bad_request);
+  // As the apiserver: the selectors are refused when the options are decoded (400), then the
+  // options validated (422: resourceVersionMatch, sendInitialEvents).
+  std::optional<kube::ApiError> refused;
+  if (selects) {
+    if (auto bad_selector = invalid_selector(info))
+      refused = kube::bad_request_error(std::move(*bad_selector));
+    else
+      refused = kube::invalid_list_options(info);
+  }
+  if (refused)
+    code = co_await send_status(out, *refused);
   else if (!identity)
     code = co_await discovery(info, out);
   else if (info.verb == kube::Verb::Get)
@@ -231,10 +215,7 @@ asio::awaitable<unsigned> LocalProxy::list(const kube::RequestInfo& info,
   metrics_.lookups.with({"list", choice ? "hit" : "miss"}).inc();
   if (!choice) {
     view.reset();
-    // Never an empty list for something never listed: kubelet would take it as "no pods".
-    co_return co_await send_api_error(out, kube::Failure::NotFound,
-                                      info.resource + " is not cached on this node for " +
-                                          info.component + " (the node is offline)");
+    co_return co_await send_status(out, not_cached_error(info));
   }
   const ListRecord& record = choice->record;
   std::optional<ContinuePoint> from;
@@ -293,55 +274,6 @@ asio::awaitable<unsigned> LocalProxy::write_list(std::string& piece,
   for (std::size_t at = 0; at < piece.size(); at += options_.write_bytes) {
     if (!co_await out.write(std::string_view(piece).substr(at, options_.write_bytes)))
       co_return 200;
-  }
-  co_await out.finish();
-  co_return 200;
-}
-
-asio::awaitable<unsigned> LocalProxy::watch(const kube::RequestInfo& info,
-                                            const ListIdentity& identity,
-                                            hub::ResponseWriter& out) {
-  // The record that gives bookmarks their kind and resourceVersion: this identity's, else a list
-  // that covers the request.
-  std::optional<ListRecord> record;
-  const auto label = kube::LabelSelector::parse(info.label_selector);
-  const auto field = kube::FieldSelector::parse(info.field_selector);
-  {
-    auto view = store_.read();
-    record = view->list(identity.key());
-    if ((!record || item_kind(*record).empty()) && label && field) {
-      if (auto choice = choose_list(*view, identity, *label, *field)) record = choice->record;
-    }
-  }  // no read transaction is held while the watch waits
-  metrics_.lookups.with({"watch", record ? "hit" : "miss"}).inc();
-  if (!co_await out.start(200, "application/json")) co_return 0;
-
-  const auto deadline = watch_deadline(info, options_.min_request_timeout);
-  const bool bookmarks = info.allow_watch_bookmarks && record && !item_kind(*record).empty();
-  // Changes the node makes while offline (journaled writes) reach the watch as MODIFIED events.
-  auto changes =
-      events_.subscribe(identity.component, identity.group, identity.version, identity.resource,
-                        info.namespace_name, out.waker(), identity.owner);
-  for (;;) {
-    const auto now = base::Clock::now();
-    if (now >= deadline) break;
-    const auto wake = bookmarks ? std::min(deadline, now + options_.bookmark_interval) : deadline;
-    // Ends early when a server turns healthy (the client then re-watches upstream), when the
-    // client leaves, or when the hub drains.
-    if (auto reason = co_await out.wait_until(wake)) break;
-    if (changes->overflowed()) break;  // the client re-watches, and lists if it must
-    auto taken = changes->take();
-    for (const LocalChange& change : taken) {
-      if (!label || !field || !watch_selects(*label, *field, info, change)) continue;
-      const std::string event = "{\"type\":\"MODIFIED\",\"object\":" + change.json + "}\n";
-      if (!co_await out.write(event)) co_return 200;
-    }
-    // Woken for local changes, not by the clock: no bookmark is due.
-    if (!taken.empty() || !bookmarks || base::Clock::now() >= deadline) continue;
-    auto current = store_.read()->list(identity.key());
-    const std::uint64_t rv = current ? current->resource_version : record->resource_version;
-    const std::string event = bookmark_event(item_kind(*record), record->api_version, rv);
-    if (!co_await out.write(event)) co_return 200;
   }
   co_await out.finish();
   co_return 200;

@@ -8,6 +8,9 @@
 //   watch     200, held open until timeoutSeconds (or --min-request-timeout x [1,2)), a server
 //             turning healthy, the client leaving or the hub draining; BOOKMARKs when allowed;
 //             MODIFIED events for the node's own journaled writes (LocalEvents);
+//   streaming list (a watch with sendInitialEvents=true; local_watch.cc) ADDED for every object
+//             of the covering complete list, the BOOKMARK that ends them, then as a watch; a
+//             set never listed is the list's 404 (client-go then lists, and gets it too);
 //   discovery the cached document, else 404.
 // Everything is written as JSON. Called by NodeCache::serve_offline on worker threads; each call
 // uses its own read view.
@@ -71,6 +74,13 @@ class LocalProxy {
                                               std::vector<std::string_view>& items,
                                               std::unique_ptr<ReadView>& view,
                                               hub::ResponseWriter& out);
+  // A streaming list's ADDED events for `items` (views into `view`'s snapshot, objects of
+  // `record`'s list), written as write_list writes a list, then the snapshot released. False
+  // when the client left.
+  boost::asio::awaitable<bool> write_initial_events(std::vector<std::string_view>& items,
+                                                    const ListRecord& record,
+                                                    std::unique_ptr<ReadView>& view,
+                                                    hub::ResponseWriter& out);
   boost::asio::awaitable<unsigned> discovery(const kube::RequestInfo& info,
                                              hub::ResponseWriter& out);
 

@@ -4,6 +4,8 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "cache/response_taps.h"
+#include "kube/media_type.h"
+#include "kube/watch_list.h"
 #include "net/http_io.h"
 
 namespace yurthub::cache {
@@ -117,7 +119,10 @@ bool NodeCache::cacheable(const kube::RequestInfo& info) const {
   // Asked of every proxied request; is_agent (it takes the policy's lock) is asked once.
   if (!info.is_resource_request) return is_discovery(info);
   if (!policy_.is_agent(info.component)) return false;
-  return policy_.agent_request_cacheable(info) || agent_answer_kept(info);
+  if (agent_answer_kept(info)) return true;
+  // A client that takes no JSON (CBOR only) is relayed untouched: asked as JSON for the cache,
+  // its answer would be one it cannot read.
+  return policy_.agent_request_cacheable(info) && kube::accepts_json_answer(info.accept);
 }
 
 std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, unsigned status,
@@ -151,7 +156,9 @@ std::unique_ptr<hub::ResponseTap> NodeCache::tap(const kube::RequestInfo& info, 
     remember_listed(key);
     return make_list_tap(*writer_, metrics_, *identity, info, taps_.get());
   }
-  return make_watch_tap(*writer_, metrics_, *identity, watch_starts_stale(info, key), taps_.get());
+  if (kube::is_streaming_list(info)) remember_listed(key);
+  return make_watch_tap(*writer_, metrics_, *identity, info, watch_starts_stale(info, key),
+                        taps_.get());
 }
 
 std::unique_ptr<hub::ResponseTap> NodeCache::kept_answer_tap(const kube::RequestInfo& info,
@@ -187,6 +194,8 @@ void NodeCache::remember_listed(const std::string& key) {
 }
 
 bool NodeCache::watch_starts_stale(const kube::RequestInfo& info, const std::string& key) {
+  // A streaming list is the list that rebuilds the set: it never starts failed, whatever the set.
+  if (kube::is_streaming_list(info)) return false;
   // A watch on a list whose cache missed a write starts "failed": the hub ends it with 410
   // Expired at once, so the client re-lists and the cache is rebuilt. So does a watch that
   // resumes (from a resourceVersion) a list the cache does not have: evicted, or written before
@@ -215,6 +224,13 @@ boost::asio::awaitable<unsigned> NodeCache::serve_offline(const kube::RequestInf
   if (auto* refused = std::get_if<kube::ApiError>(&verdict)) {
     const kube::ApiError error = *refused;
     const unsigned code = co_await send_status(writer, error);
+    metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
+    co_return code;
+  }
+  if (!kube::accepts_json_answer(info.accept)) {
+    // The hub answers offline in JSON only (client-go reads it whatever it asked for).
+    const unsigned code = co_await send_api_error(writer, kube::Failure::NotAcceptable,
+                                                  "application/json (the node is offline)");
     metrics_.offline_requests.with({kube::verb_name(info.verb), std::to_string(code)}).inc();
     co_return code;
   }

@@ -52,6 +52,13 @@ TEST(CachePolicy, CacheableRequests) {
       {"GET", "/api/v1/pods", "kubectl/v1.32", false},
       {"GET", "/api/v1/pods", "", false},
       {"GET", "/apis/discovery.k8s.io/v1/endpointslices?watch=true", "kube-proxy/v1.32", true},
+      // A streaming list is cached; a shard of a list (1.36's alpha ShardedListAndWatch) is not.
+      {"GET",
+       "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&"
+       "allowWatchBookmarks=true",
+       "kubelet/v1.35", true},
+      {"GET", "/api/v1/pods?shardSelector=shardRange(object.metadata.uid%2C%270x0%27%2C%270x8%27)",
+       "kubelet/v1.36", false},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(policy.cacheable(request(c.method, c.target, c.agent)), c.cacheable)
