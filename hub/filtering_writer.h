@@ -35,10 +35,14 @@ class FilteringWriter final : public ResponseWriter {
   boost::asio::awaitable<bool> write(std::string_view bytes) override {
     out_.clear();
     FilterStatus status = FilterStatus::Hold;
-    if (watch_)
+    if (watch_) {
+      // The filter takes one event's JSON text, as the hub's framer cuts it, and ends what it
+      // writes with its own newline; the shared cache's events carry theirs.
+      if (bytes.ends_with('\n')) bytes.remove_suffix(1);
       status = filter_.event(bytes, &out_);
-    else
+    } else {
       status = filter_.feed(bytes, &out_);
+    }
     // Relist is not an answer feed() gives; either way the client must not get it unfiltered.
     if (stream_end_of(status)) cut_ = true;
     if (status == FilterStatus::Hold) out_.clear();  // nothing for the client yet

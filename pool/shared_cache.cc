@@ -7,7 +7,9 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "kube/media_type.h"
 #include "kube/object_meta.h"
+#include "kube/watch_list.h"
 #include "net/http_io.h"
 #include "net/timer.h"
 
@@ -20,22 +22,6 @@ std::string lowercase(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
-}
-
-// Whether an Accept header lets the answer be JSON (kube-proxy and kubelet send
-// `application/vnd.kubernetes.protobuf, */*`; no header means anything).
-bool accepts_json(std::string_view accept) {
-  if (accept.empty()) return true;
-  while (!accept.empty()) {
-    const auto comma = accept.find(',');
-    std::string_view type = accept.substr(0, comma);
-    accept = comma == std::string_view::npos ? std::string_view{} : accept.substr(comma + 1);
-    type = type.substr(0, type.find(';'));
-    while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
-    if (type == "application/json" || type == "*/*" || type == "application/*") return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -264,9 +250,19 @@ bool SharedCache::pool_scope(const kube::RequestInfo& info) const {
 }
 
 bool SharedCache::answerable(const kube::RequestInfo& info, const WatchCache& cache) {
-  if (!cache.synced() || info.send_initial_events) return false;
-  if (!accepts_json(info.accept)) return false;
+  if (!cache.synced() || !kube::accepts_json(info.accept) || info.sharded) return false;
   if (!info.continue_token.empty() && !is_pool_continue(info.continue_token)) return false;
+  // Options the apiserver refuses get its 422 from it (whatever its version says of them).
+  if (kube::invalid_list_options(info)) return false;
+  if (kube::is_streaming_list(info)) {
+    // The current objects, as the apiserver's watch cache sends them at any resourceVersion it
+    // has reached: "" (its consistent read, which the cache stands in for as for a list), "0",
+    // or one the cache has reached; a newer one is forwarded (the apiserver waits for it).
+    if (info.resource_version.empty() || info.resource_version == "0") return true;
+    const std::uint64_t wanted = kube::parse_resource_version(info.resource_version);
+    return wanted != 0 && wanted <= cache.resource_version();
+  }
+  if (info.send_initial_events) return false;  // sendInitialEvents=false: forwarded
   if (info.resource_version.empty() || info.resource_version == "0") {
     return info.resource_version_match.empty() || info.resource_version_match == "NotOlderThan";
   }

@@ -8,7 +8,8 @@
 // answered from that cache (pool/shared_serving.h), through the client's own filters.
 //
 // Admission (admit): the cache is synced; the query is one the cache answers as the apiserver
-// would (no sendInitialEvents, no resourceVersionMatch=Exact, no resourceVersion newer than the
+// would (options the apiserver takes, a streaming list at a version the cache has reached, no
+// sendInitialEvents=false, no resourceVersionMatch=Exact, no resourceVersion newer than the
 // cache, no apiserver continue token, a client that accepts JSON); and the caller may read it:
 // the node's own callers (no token) are served as the node, whose identity the hub lends them
 // anyway; a caller with a bearer token once the apiserver said (a SelfSubjectAccessReview with

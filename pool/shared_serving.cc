@@ -14,6 +14,7 @@
 #include "cache/local_answer.h"
 #include "kube/object_meta.h"
 #include "kube/selector.h"
+#include "kube/watch_list.h"
 
 namespace yurthub::pool {
 namespace asio = boost::asio;
@@ -210,8 +211,11 @@ asio::awaitable<unsigned> serve_watch(WatchCache& cache, const kube::RequestInfo
   }
   Selection selection(info, *kube::LabelSelector::parse(info.label_selector),
                       *kube::FieldSelector::parse(info.field_selector));
+  // A streaming list starts from the current objects whatever its resourceVersion (SharedCache
+  // admits one only at a version the cache has reached).
   std::optional<std::uint64_t> from;
-  if (!info.resource_version.empty() && info.resource_version != "0") {
+  if (!info.resource_version.empty() && info.resource_version != "0" &&
+      !kube::is_streaming_list(info)) {
     from = kube::parse_resource_version(info.resource_version);
   }
   WatchCache::Start start = cache.watch(from, out.waker());
@@ -232,6 +236,13 @@ asio::awaitable<unsigned> serve_watch(WatchCache& cache, const kube::RequestInfo
       if (!selection.matches(*object)) continue;
       const std::string line = event_line("ADDED", *object, kind, api_version);
       if (!co_await out.write(line)) co_return 200;
+    }
+    // A streaming list's initial events end with the annotated BOOKMARK at the snapshot's
+    // resourceVersion, right after them (kube-apiserver 1.32+), when the client allows bookmarks.
+    if (kube::is_streaming_list(info) && info.allow_watch_bookmarks) {
+      const std::string end =
+          kube::initial_events_end_bookmark(kind, api_version, start.initial->resource_version);
+      if (!co_await out.write(end)) co_return 200;
     }
   }
   bool open = co_await send_events(start.backlog, selection, kind, api_version, out);
