@@ -29,6 +29,7 @@ struct ApiRequest {
   std::string body;
   std::string content_type;  // media type without parameters, lower case
   Identity user;
+  std::string accept;  // the Accept header as sent
 };
 
 class ApiHandlers {

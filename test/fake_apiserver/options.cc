@@ -59,7 +59,10 @@ Status apply_flag(Options& o, std::string_view name, std::string_view value) {
     o.service_account_key_file = v;
   else if (name == "issuer-discovery-groups")
     o.issuer_discovery_groups = split_list(value);
-  else if (name == "csr-auto-approve") {
+  else if (name == "watch-list") {
+    if (v != "true" && v != "false") return make_error("--watch-list: want true or false");
+    o.watch_list = v == "true";
+  } else if (name == "csr-auto-approve") {
     if (v != "true" && v != "false") return make_error("--csr-auto-approve: want true or false");
     o.csr_auto_approve = v == "true";
   } else if (name == "csr-cert-lifetime-seconds") {
@@ -126,7 +129,8 @@ Result<Options> parse_options(int argc, const char* const* argv) {
 const char* usage() {
   return "usage: fake_apiserver --cert=FILE --key=FILE --client-ca=FILE [--token-file=FILE]\n"
          "         [--bind=127.0.0.1] [--port=0] [--seed=FILE.json]... [--history=1000]\n"
-         "         [--bookmark-interval-ms=60000] [--watch-queue=10000] [--deny-user=NAME]...\n"
+         "         [--bookmark-interval-ms=60000] [--watch-queue=10000] [--watch-list=true]\n"
+         "         [--deny-user=NAME]...\n"
          "         [--generate-pods=N --generate-pod-bytes=B --generate-node=NODE]\n"
          "         [--csr-signing-cert=FILE --csr-signing-key=FILE] [--csr-auto-approve=false]\n"
          "         [--csr-cert-lifetime-seconds=31536000] [--cluster-info-server=URL|self]\n"

@@ -22,6 +22,9 @@ struct Options {
   std::chrono::milliseconds bookmark_interval{60000};  // --bookmark-interval-ms
   std::size_t history = 1000;       // --history: events kept for watch resumption
   std::size_t watch_queue = 10000;  // --watch-queue: unsent events per watch before it is dropped
+  // --watch-list=false: answer streaming lists (sendInitialEvents) as kube-apiserver v1.26 does,
+  // with 422; true (default): as one with WatchList enabled (1.32, 1.34+)
+  bool watch_list = true;
   std::vector<std::string> deny_users;        // --deny-user (repeatable)
   std::size_t generate_pods = 0;              // --generate-pods
   std::size_t generate_pod_bytes = 1024;      // --generate-pod-bytes

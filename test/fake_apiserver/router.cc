@@ -189,8 +189,13 @@ std::optional<Reply> Router::classify(const Request& req, const Identity& who, R
   bool scope_ok = r->namespaced ? (p->name.empty() || !p->ns.empty()) : p->ns.empty();
   if (!scope_ok) return path_not_found();
   if (!p->subresource.empty() && !r->has_subresource(p->subresource)) return path_not_found();
-  out.api = ApiRequest{
-      r, *p, Query::parse(query), req.body(), media_type(req[http::field::content_type]), who};
+  out.api = ApiRequest{r,
+                       *p,
+                       Query::parse(query),
+                       req.body(),
+                       media_type(req[http::field::content_type]),
+                       who,
+                       std::string(req[http::field::accept])};
   out.verb = verb_for(req.method(), *p, out.api.query, *r);
   if (out.verb == Verb::None || !verb_allowed(*r, p->subresource, out.verb)) {
     return method_not_allowed("the server does not allow this method on the requested resource");
@@ -287,7 +292,7 @@ asio::awaitable<Next> Router::serve(TlsStream& stream, Request& req, const Ident
   } else if (auto error = classify(req, who, routed)) {
     reply = std::move(*error);
   } else if (routed.verb == Verb::Watch) {
-    auto plan = plan_watch(routed.api);
+    auto plan = plan_watch(routed.api, config_.watch);
     if (auto* bad = std::get_if<Reply>(&plan)) {
       reply = std::move(*bad);
     } else {

@@ -141,6 +141,7 @@ Status Server::start() {
   if (!s.ok()) return s;
   RouterConfig config;
   config.watch.bookmark_interval = options_.bookmark_interval;
+  config.watch.watch_list = options_.watch_list;
   config.watch.max_queue = options_.watch_queue;
   config.deny_users.insert(options_.deny_users.begin(), options_.deny_users.end());
   config.server_address = options_.bind + ":" + std::to_string(port_);

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "test/fake_apiserver/json_util.h"
+#include "test/fake_apiserver/protobuf_watch.h"
 
 namespace yurthub::fake {
 namespace {
@@ -47,6 +48,7 @@ asio::awaitable<void> detect_hangup(TlsStream& stream, WatchState& state) {
 
 struct PumpArgs {
   Watcher& watcher;
+  bool protobuf;  // the client asked for protobuf only (protobuf_watch.h)
   const WatchPlan& plan;
   const WatchConfig& config;
   std::string_view kind;
@@ -80,7 +82,10 @@ asio::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a)
       a.plan.bookmarks ? now + a.config.bookmark_interval : Clock::time_point::max();
   for (;;) {
     while (auto item = a.watcher.pop()) {
-      std::string line = watch_event(*item, a.kind, a.api_version);
+      std::string line = item->initial_events_end
+                             ? initial_events_end_event(a.kind, a.api_version, item->rv)
+                             : watch_event(*item, a.kind, a.api_version);
+      if (a.protobuf) line = protobuf_watch_frame(a.kind, a.api_version, line);
       ErrorCode ec = co_await write_chunk(stream, line);
       if (ec) co_return a.watcher.overflowed() ? WatchEnd::Overflow : WatchEnd::WriteFailed;
     }
@@ -95,6 +100,7 @@ asio::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a)
     if (now >= next_bookmark) {
       // The queue is empty, so every event up to the current resourceVersion has been sent.
       std::string line = bookmark_event(a.kind, a.api_version, a.store.current_rv());
+      if (a.protobuf) line = protobuf_watch_frame(a.kind, a.api_version, line);
       ErrorCode ec = co_await write_chunk(stream, line);
       if (ec) co_return WatchEnd::WriteFailed;
       next_bookmark = now + a.config.bookmark_interval;
@@ -108,9 +114,12 @@ asio::awaitable<WatchEnd> pump(TlsStream& stream, WatchState& state, PumpArgs a)
 
 }  // namespace
 
-std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req) {
+std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req, const WatchConfig& config) {
   WatchPlan plan;
   if (auto refused = parse_selectors(req, plan.filter.labels, plan.filter.fields)) return *refused;
+  auto options = decide_watch_options(req.query, config.watch_list);
+  if (auto* refused = std::get_if<Reply>(&options)) return std::move(*refused);
+  plan.send_initial_events = std::get<WatchOptions>(options).send_initial_events;
   plan.filter.resource = req.resource->key();
   plan.filter.ns = req.path.ns;
   std::string rv = req.query.value("resourceVersion");
@@ -134,6 +143,13 @@ std::string bookmark_event(std::string_view kind, std::string_view api_version, 
   return "{\"type\":\"BOOKMARK\",\"object\":" + with_type_meta(kind, api_version, bare) + "}\n";
 }
 
+std::string initial_events_end_event(std::string_view kind, std::string_view api_version,
+                                     std::uint64_t rv) {
+  std::string bare = "{\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
+                     "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}";
+  return "{\"type\":\"BOOKMARK\",\"object\":" + with_type_meta(kind, api_version, bare) + "}\n";
+}
+
 std::string watch_event(const WatchItem& item, std::string_view kind,
                         std::string_view api_version) {
   std::string line = "{\"type\":\"";
@@ -148,14 +164,28 @@ asio::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequ
                                   WatchPlan plan, const WatchConfig& config, bool keep_alive) {
   const ResourceInfo& r = *req.resource;
   std::string api_version = r.api_version(req.path.version);
-  WatchStart start = store.watch(plan.filter, plan.from_rv, config.max_queue);
-  ErrorCode ec = co_await write_chunked_header(stream, 200, "application/json", keep_alive);
+  // A streaming list starts from the current objects whatever its resourceVersion (the watch
+  // cache sends its current state once it has reached the version); sendInitialEvents=false
+  // from "" or "0" starts now, with no initial events.
+  std::optional<std::uint64_t> from_rv = plan.from_rv;
+  if (plan.send_initial_events == true) from_rv.reset();
+  if (plan.send_initial_events == false && !from_rv) from_rv = store.current_rv();
+  WatchStart start = store.watch(plan.filter, from_rv, config.max_queue);
+  if (start.watcher && plan.send_initial_events == true && plan.bookmarks) {
+    start.watcher->push_initial(WatchItem{EventType::Added, nullptr, store.current_rv(), true});
+  }
+  const bool protobuf = wants_protobuf_watch(req.accept);
+  ErrorCode ec = co_await write_chunked_header(
+      stream, 200,
+      protobuf ? "application/vnd.kubernetes.protobuf;stream=watch" : "application/json",
+      keep_alive);
   if (ec || start.expired) {
     if (start.watcher) store.unwatch(start.watcher);
     if (ec) co_return false;
     // The apiserver answers 200 and one ERROR event carrying a 410 Status (watch-expired).
     std::string line =
         "{\"type\":\"ERROR\",\"object\":" + expired_status(*plan.from_rv, start.oldest) + "}\n";
+    if (protobuf) line = protobuf_watch_frame("Status", "v1", line);
     ec = co_await write_chunk(stream, line);
     if (!ec) ec = co_await write_last_chunk(stream);
     co_return !ec && keep_alive;
@@ -171,7 +201,8 @@ asio::awaitable<bool> serve_watch(TlsStream& stream, Store& store, const ApiRequ
   });
   lowest.expires_never();  // the hang-up read must not time out; writes arm their own timeout
   asio::co_spawn(executor, detect_hangup(stream, state), asio::detached);
-  auto pumping = pump(stream, state, PumpArgs{*watcher, plan, config, r.kind, api_version, store});
+  auto pumping =
+      pump(stream, state, PumpArgs{*watcher, protobuf, plan, config, r.kind, api_version, store});
   WatchEnd end = co_await std::move(pumping);
   bool clean = end == WatchEnd::Timeout || end == WatchEnd::Shutdown;
   YH_LOG(Info) << "watch " << req.resource->qualified() << " ended: " << end_name(end)

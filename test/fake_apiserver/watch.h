@@ -17,6 +17,7 @@
 #include "test/fake_apiserver/api_handlers.h"
 #include "test/fake_apiserver/http_io.h"
 #include "test/fake_apiserver/store.h"
+#include "test/fake_apiserver/watch_options.h"
 #include "test/fake_apiserver/watcher.h"
 
 namespace yurthub::fake {
@@ -24,6 +25,7 @@ namespace yurthub::fake {
 struct WatchConfig {
   std::chrono::milliseconds bookmark_interval{60000};
   std::size_t max_queue = 10000;
+  bool watch_list = true;  // streaming lists as with WatchList enabled; false: as v1.26 (422)
 };
 
 // A validated watch request.
@@ -32,13 +34,21 @@ struct WatchPlan {
   std::optional<std::uint64_t> from_rv;  // nullopt: "" or "0"
   bool bookmarks = false;
   std::optional<std::chrono::seconds> timeout;
+  // sendInitialEvents (watch_options.h): true, the current objects as ADDED whatever from_rv,
+  // then (with bookmarks) the BOOKMARK that ends them; false, no initial events even from "".
+  std::optional<bool> send_initial_events;
 };
 
-// Validates selectors, resourceVersion and timeoutSeconds; a 400 Status reply on error.
-std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req);
+// Validates selectors, resourceVersion, timeoutSeconds (a 400 Status reply on error) and the
+// streaming-list options (a 422, watch_options.h).
+std::variant<WatchPlan, Reply> plan_watch(const ApiRequest& req, const WatchConfig& config);
 
 // The BOOKMARK event line for `kind`/`api_version` at `rv`, with trailing "\n".
 std::string bookmark_event(std::string_view kind, std::string_view api_version, std::uint64_t rv);
+// The BOOKMARK that ends a streaming list's initial events at `rv`, as kube-apiserver 1.34+ writes
+// it: the kind's empty object with metadata.annotations `k8s.io/initial-events-end: "true"`.
+std::string initial_events_end_event(std::string_view kind, std::string_view api_version,
+                                     std::uint64_t rv);
 // `{"type":T,"object":<object with kind/apiVersion>}` + "\n".
 std::string watch_event(const WatchItem& item, std::string_view kind, std::string_view api_version);
 

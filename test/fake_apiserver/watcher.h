@@ -56,6 +56,8 @@ struct WatchItem {
   EventType type = EventType::Added;
   std::shared_ptr<const std::string> object;
   std::uint64_t rv = 0;
+  // Not an object's event: the end of a streaming list's initial events, at `rv` (the BOOKMARK).
+  bool initial_events_end = false;
 };
 
 class Watcher {
