@@ -49,6 +49,13 @@ inline ClusterOptions demo_cluster() {
   o.seeds = {"fake_apiserver/demo-objects.json"};
   return o;
 }
+// test/testdata/fake_apiserver/topology-objects.json: four nodes in two pools, Services with
+// each kind of `openyurt.io/topologyKeys` and their EndpointSlices (the filter and pool tests).
+inline ClusterOptions topology_cluster() {
+  ClusterOptions o;
+  o.seeds = {"fake_apiserver/topology-objects.json"};
+  return o;
+}
 // The demo, with the hub's HTTPS port served with the generated serving certificate.
 inline ClusterOptions https_demo_cluster() {
   ClusterOptions o = demo_cluster();

@@ -64,12 +64,7 @@ const Nodes kSelf = {"edge-node-1"};
 
 class Filters : public testing::Test {
  protected:
-  Filters() : cluster_(options()) {}
-  static ClusterOptions options() {
-    ClusterOptions o;
-    o.seeds = {"fake_apiserver/topology-objects.json"};
-    return o;
-  }
+  Filters() : cluster_(topology_cluster()) {}
   void SetUp() override {
     cluster_.start_apiserver();
     cluster_.start_hub();

@@ -94,14 +94,16 @@ HttpResponse kubelet_get(int port, const std::string& target) {
                        {"Accept", "application/vnd.kubernetes.protobuf,application/json"}});
 }
 
-WatchStream::WatchStream(int port, const std::string& target, const std::string& user_agent) {
+WatchStream::WatchStream(int port, const std::string& target, const std::string& user_agent)
+    : WatchStream(port, target, Headers{{"User-Agent", user_agent}}) {}
+
+WatchStream::WatchStream(int port, const std::string& target, const Headers& headers) {
   fd_ = connect_to(port, std::chrono::seconds(600));
   if (fd_ < 0) {
     ended_ = true;
     return;
   }
-  thread_ = std::thread(
-      [this, request = build("GET", target, {{"User-Agent", user_agent}}, "")] { run(request); });
+  thread_ = std::thread([this, request = build("GET", target, headers, "")] { run(request); });
 }
 
 WatchStream::~WatchStream() {
@@ -128,6 +130,7 @@ void WatchStream::run(std::string request) {
     }
     parsed = dechunk(raw, parsed, body, done);
     std::lock_guard lock(mutex_);
+    body_.append(body, body_.size());  // the body only grows
     for (auto nl = body.find('\n', lines_from); nl != std::string::npos;
          nl = body.find('\n', lines_from)) {
       events_.push_back(body.substr(lines_from, nl - lines_from));
@@ -140,6 +143,15 @@ void WatchStream::run(std::string request) {
 std::vector<std::string> WatchStream::events() const {
   std::lock_guard lock(mutex_);
   return events_;
+}
+
+void WatchStream::close() const {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+std::string WatchStream::body() const {
+  std::lock_guard lock(mutex_);
+  return body_;
 }
 
 std::size_t WatchStream::event_count() const {

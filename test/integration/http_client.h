@@ -38,6 +38,8 @@ HttpResponse kubelet_get(int port, const std::string& target);
 class WatchStream {
  public:
   WatchStream(int port, const std::string& target, const std::string& user_agent = kKubeletAgent);
+  // With these request headers (User-Agent, Accept, Authorization...).
+  WatchStream(int port, const std::string& target, const Headers& headers);
   ~WatchStream();
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
@@ -45,12 +47,16 @@ class WatchStream {
   int status() const { return status_.load(); }
   std::vector<std::string> events() const;
   std::size_t event_count() const;
+  // The body received so far, de-chunked (an error answer's Status; a protobuf stream's frames).
+  std::string body() const;
   bool ended() const { return ended_.load(); }
   bool wait_for_events(std::size_t n, std::chrono::milliseconds timeout) const;
   // Waits for the response header: the hub has then registered the watch (a relayed one is open
   // at the apiserver). False on timeout or if the stream ended first.
   bool wait_for_header(std::chrono::milliseconds timeout) const;
   bool wait_ended(std::chrono::milliseconds timeout) const;
+  // Shuts the connection down (from any thread): the reader sees its end.
+  void close() const;
 
  private:
   void run(std::string request);
@@ -58,8 +64,9 @@ class WatchStream {
   int fd_ = -1;
   std::atomic<int> status_{0};
   std::atomic<bool> ended_{false};
-  mutable std::mutex mutex_;  // guards events_
+  mutable std::mutex mutex_;  // guards events_, body_
   std::vector<std::string> events_;
+  std::string body_;
   std::thread thread_;
 };
 

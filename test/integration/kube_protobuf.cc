@@ -156,4 +156,126 @@ std::string named_object_body(const std::string& api_version, const std::string&
   return envelope(api_version, kind, object);
 }
 
+namespace {
+
+// A reader of protobuf's wire format, for the length-delimited fields the watch stream has.
+class Fields {
+ public:
+  explicit Fields(std::string_view bytes) : rest_(bytes) {}
+  // The next field: its number, and its bytes when length-delimited (other wire types are
+  // skipped). False at the end or on a malformed field (then ok() is false).
+  bool next(unsigned& number, std::string_view& bytes) {
+    while (!rest_.empty()) {
+      std::uint64_t key = 0;
+      if (!varint(key)) return fail();
+      number = static_cast<unsigned>(key >> 3);
+      const unsigned wire = key & 7;
+      if (wire == 0) {
+        std::uint64_t ignored = 0;
+        if (!varint(ignored)) return fail();
+        continue;
+      }
+      if (wire != 2) return fail();
+      std::uint64_t length = 0;
+      if (!varint(length) || length > rest_.size()) return fail();
+      bytes = rest_.substr(0, length);
+      rest_.remove_prefix(length);
+      return true;
+    }
+    return false;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  bool varint(std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && !rest_.empty(); shift += 7) {
+      const auto byte = static_cast<unsigned char>(rest_.front());
+      rest_.remove_prefix(1);
+      v |= std::uint64_t{byte & 0x7fU} << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool fail() {
+    ok_ = false;
+    rest_ = {};
+    return false;
+  }
+  std::string_view rest_;
+  bool ok_ = true;
+};
+
+bool read_object(std::string_view raw, ProtobufWatchEvent& event) {
+  if (raw.substr(0, 4) != std::string_view("k8s\0", 4)) return false;
+  Fields unknown(raw.substr(4));
+  unsigned number = 0;
+  std::string_view bytes;
+  while (unknown.next(number, bytes)) {
+    if (number == 1) {  // typeMeta
+      Fields type_meta(bytes);
+      unsigned n = 0;
+      std::string_view b;
+      while (type_meta.next(n, b)) (n == 1 ? event.api_version : event.kind) = std::string(b);
+    } else if (number == 2) {  // raw: the kind's message, metadata first
+      Fields kind(bytes);
+      unsigned n = 0;
+      std::string_view meta_bytes;
+      while (kind.next(n, meta_bytes)) {
+        if (n != 1) continue;
+        Fields meta(meta_bytes);
+        unsigned m = 0;
+        std::string_view v;
+        while (meta.next(m, v)) {
+          if (m == 1) event.name = v;
+          if (m == 3) event.namespace_name = v;
+          if (m == 6) event.resource_version = v;
+          if (m == 12) {
+            Fields entry(v);
+            unsigned e = 0;
+            std::string_view part;
+            std::pair<std::string, std::string> kv;
+            while (entry.next(e, part)) (e == 1 ? kv.first : kv.second) = std::string(part);
+            event.annotations.push_back(std::move(kv));
+          }
+        }
+      }
+    }
+  }
+  return unknown.ok();
+}
+
+}  // namespace
+
+std::optional<std::vector<ProtobufWatchEvent>> read_protobuf_watch(const std::string& stream) {
+  std::vector<ProtobufWatchEvent> events;
+  std::size_t at = 0;
+  while (stream.size() - at >= 4) {
+    const auto byte = [&](std::size_t i) {
+      return static_cast<std::uint32_t>(static_cast<unsigned char>(stream[at + i]));
+    };
+    const std::uint32_t length = byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3);
+    if (stream.size() - at - 4 < length) break;
+    Fields watch_event(std::string_view(stream).substr(at + 4, length));
+    at += 4 + length;
+    ProtobufWatchEvent event;
+    unsigned number = 0;
+    std::string_view bytes;
+    while (watch_event.next(number, bytes)) {
+      if (number == 1) event.type = bytes;
+      if (number == 2) {
+        Fields raw_extension(bytes);
+        unsigned n = 0;
+        std::string_view raw;
+        while (raw_extension.next(n, raw)) {
+          if (n == 1 && !read_object(raw, event)) return std::nullopt;
+        }
+      }
+    }
+    if (!watch_event.ok() || event.type.empty()) return std::nullopt;
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
 }  // namespace yurthub::test

@@ -55,4 +55,17 @@ std::string csinode_body(const CSINodeBody& csinode);
 std::string named_object_body(const std::string& api_version, const std::string& kind,
                               const std::string& name, const std::string& namespace_name);
 
+// One event of a protobuf watch stream (`application/vnd.kubernetes.protobuf;stream=watch`: a
+// 4-byte big-endian length, then a metav1.WatchEvent whose object is "k8s\0" + runtime.Unknown),
+// as far as the tests read it: its type, the object's kind and metadata (ObjectMeta, field 1 of
+// every kind).
+struct ProtobufWatchEvent {
+  std::string type, api_version, kind;
+  std::string name, namespace_name, resource_version;
+  std::vector<std::pair<std::string, std::string>> annotations;
+};
+// The whole events in `stream` (a partial last frame is left out); nullopt when a frame does not
+// read as a WatchEvent.
+std::optional<std::vector<ProtobufWatchEvent>> read_protobuf_watch(const std::string& stream);
+
 }  // namespace yurthub::test

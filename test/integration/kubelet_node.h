@@ -1,8 +1,11 @@
-// KubeletNode: a test fixture that plays a node's kubelet v1.26 against the real hub in front of
-// the fake apiserver: its requests as kubelet sends them (User-Agent, `Accept: protobuf, json`,
+// KubeletNode: a test fixture that plays a node's kubelet against the real hub in front of the
+// fake apiserver: its requests as kubelet sends them (User-Agent, `Accept: protobuf, json`,
 // protobuf create and update bodies), its first start online (what it reads and writes), and a
-// node reboot while the cloud is gone. Used by kubelet_restart_test.cc (one restart, request by
-// request) and offline_window_test.cc (hours offline, with the hub's clock moved on).
+// node reboot while the cloud is gone. Its informers' lists come in two shapes (ClientShape):
+// kubelet v1.26's list+watch, or v1.35's streaming lists (WatchListClient on by default; the
+// test's client-go reflector, reflector_client.h). Used by kubelet_restart_test.cc (one restart,
+// request by request) and offline_window_test.cc (hours offline, with the hub's clock moved on),
+// each run in both shapes.
 #pragma once
 
 #include <signal.h>
@@ -15,10 +18,12 @@
 #include "test/base/json_test_support.h"
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
+#include "test/integration/reflector_client.h"
 
 namespace yurthub::test {
 
 inline constexpr const char* kKubelet126Agent = "kubelet/v1.26.1 (linux/amd64) kubernetes/8f94681";
+inline constexpr const char* kKubelet135Agent = "kubelet/v1.35.0 (linux/amd64) kubernetes/66452049";
 inline constexpr const char* kKubeletAccept =
     "application/vnd.kubernetes.protobuf,application/json";
 inline constexpr const char* kProtobuf = "application/vnd.kubernetes.protobuf";
@@ -38,6 +43,12 @@ std::size_t list_items(const HttpResponse& r);
 class KubeletNode : public testing::Test {
  protected:
   explicit KubeletNode(ClusterOptions options = demo_cluster()) : cluster_(std::move(options)) {}
+  // The kubelet this fixture plays (before SetUp): v1.26's list+watch (the default) or v1.35's
+  // streaming lists.
+  void play_kubelet(ClientShape shape) { shape_ = shape; }
+  const char* agent() const {
+    return shape_ == ClientShape::WatchList ? kKubelet135Agent : kKubelet126Agent;
+  }
   void SetUp() override {
     cluster_.start_apiserver();
     cluster_.start_hub();
@@ -46,7 +57,10 @@ class KubeletNode : public testing::Test {
   // One request as kubelet sends it.
   HttpResponse kubelet(const std::string& method, const std::string& target,
                        const std::string& content_type = "", const std::string& body = "");
-  // An informer's list: limit=500&resourceVersion=0, as kubelet's reflectors list first.
+  // An informer's first sync, as the kubelet played syncs it: v1.26's list (limit=500&
+  // resourceVersion=0, the answer as it came), or v1.35's streaming list (falling back to that
+  // list on an error), answered with the informer's store as a list: status 200, the synced
+  // objects as items, the sync's resourceVersion; else the failed round's last status.
   HttpResponse list(const std::string& path, const std::string& field_selector = "");
   // web-0's projected token volume: its TokenRequest, as a JSON or protobuf body.
   HttpResponse request_web_token(bool protobuf);
@@ -60,6 +74,7 @@ class KubeletNode : public testing::Test {
   void link_returns();
 
   Cluster cluster_;
+  ClientShape shape_ = ClientShape::ListWatch;
   std::string lease_rv_;      // of kubelet's last lease renewal online
   std::string online_token_;  // web-0's token, as the apiserver issued it
 };

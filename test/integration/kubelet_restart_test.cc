@@ -53,9 +53,17 @@ TEST(KubeProtobuf, EncodesKubeletsBodiesAsClientGoDoes) {
       protobuf_fixture("csinode-update.pb"));
 }
 
-using KubeletRestart = KubeletNode;
+// Run as kubelet v1.26 (list+watch) and v1.35 (streaming lists, client-go's WatchListClient).
+class KubeletRestart : public KubeletNode, public testing::WithParamInterface<ClientShape> {
+ protected:
+  KubeletRestart() { play_kubelet(GetParam()); }
+};
 
-TEST_F(KubeletRestart, AnOfflineRebootGetsTheNodesPodsBack) {
+INSTANTIATE_TEST_SUITE_P(Kubelet, KubeletRestart,
+                         testing::Values(ClientShape::ListWatch, ClientShape::WatchList),
+                         [](const auto& info) { return shape_name(info.param); });
+
+TEST_P(KubeletRestart, AnOfflineRebootGetsTheNodesPodsBack) {
   first_start_online();
   reboot_offline();
 
@@ -224,7 +232,7 @@ TEST_F(KubeletRestart, AnOfflineRebootGetsTheNodesPodsBack) {
 // says so rather than inventing (no pod list), but the lease and the CSINode are created locally:
 // without its CSINode kubelet exits, and a registered node has one in the cloud already. The node
 // itself the hub's own informer has read: 409.
-TEST_F(KubeletRestart, AFirstStartOfflineKnowsNothingAndSaysSo) {
+TEST_P(KubeletRestart, AFirstStartOfflineKnowsNothingAndSaysSo) {
   reboot_offline();
   EXPECT_EQ(list("/api/v1/pods", "spec.nodeName%3Dedge-node-1").status, 404);
   EXPECT_EQ(

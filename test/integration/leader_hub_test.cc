@@ -19,6 +19,7 @@
 #include "test/integration/cluster.h"
 #include "test/integration/http_client.h"
 #include "test/integration/pool_events.h"
+#include "test/integration/reflector_client.h"
 
 namespace yurthub::test {
 namespace {
@@ -198,6 +199,40 @@ TEST_F(LeaderHub, ThreeHubsOfAPoolHoldTheLeadersWatchOnly) {
   EXPECT_EQ(open_slice_watches("system:node:edge-node-2"), 0);
   EXPECT_EQ(open_slice_watches("system:node:edge-node-3"), 0)
       << followers_[1].process->log() << cluster_.apiserver().log();
+}
+
+// Streaming lists (client-go v1.35+): a follower's kube-proxy is served its streaming list from
+// the copy the leader feeds (the follower itself feeds by list+watch, docs/pool-sharing.md), and
+// the leader's port answers a follower's streaming list, ADDED events then the end bookmark.
+TEST_F(LeaderHub, StreamingListsAreServedOnAFollowerAndOnTheLeadersPort) {
+  ReflectorOptions options;
+  options.port = followers_[0].proxy_port;
+  options.path = kSlices;
+  options.user_agent = "kube-proxy/v1.35.0 (linux/amd64) kubernetes/66452049";
+  ReflectorClient proxy(options);
+  ASSERT_TRUE(proxy.wait_synced(std::chrono::seconds(15))) << followers_[0].process->log();
+  EXPECT_EQ(proxy.synced_by(), "watch-list");
+  rapidjson::Document slice;
+  slice.Parse(proxy.objects()["default/by-pool-x1"].c_str());
+  ASSERT_TRUE(slice.IsObject() && slice.HasMember("endpoints"));
+  Nodes nodes;
+  for (const auto& ep : slice["endpoints"].GetArray()) nodes.insert(ep["nodeName"].GetString());
+  EXPECT_EQ(nodes, (Nodes{"edge-node-1", "edge-node-2", "edge-node-3"}));
+  EXPECT_EQ(open_slice_watches("system:node:edge-node-2"), 0) << cluster_.apiserver().log();
+  EXPECT_EQ(cluster_.apiserver_requests(R"(sendInitialEvents)"), 0);
+
+  auto streamed = kubectl_multiplexer(
+      1, node(2) + "/hub-client",
+      {"get", "--raw",
+       kSlices + "?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&"
+                 "allowWatchBookmarks=true&timeoutSeconds=1"});
+  EXPECT_EQ(streamed.exit_code, 0) << streamed.err;
+  const auto added = streamed.out.find(R"({"type":"ADDED")");
+  const auto end = streamed.out.find(R"("k8s.io/initial-events-end":"true")");
+  EXPECT_NE(added, std::string::npos) << streamed.out;
+  EXPECT_NE(end, std::string::npos) << streamed.out;
+  EXPECT_LT(added, end);
+  EXPECT_NE(streamed.out.find("by-pool-x1"), std::string::npos);
 }
 
 // The leader serves its copy unfiltered; each follower applies its own clients' filters.

@@ -49,9 +49,10 @@ ClusterOptions faketime_cluster() {
   return o;
 }
 
-class OfflineWindow : public KubeletNode {
+// Run as kubelet v1.26 (list+watch) and v1.35 (streaming lists, client-go's WatchListClient).
+class OfflineWindow : public KubeletNode, public testing::WithParamInterface<ClientShape> {
  protected:
-  OfflineWindow() : KubeletNode(faketime_cluster()) {}
+  OfflineWindow() : KubeletNode(faketime_cluster()) { play_kubelet(GetParam()); }
   void SetUp() override {
     ASSERT_EQ(::access(kFaketimeLib, R_OK), 0)
         << kFaketimeLib << " is missing: install Debian's faketime (scripts/setup.sh does)";
@@ -163,7 +164,7 @@ void OfflineWindow::one_round(int round) {
             201);
 }
 
-TEST_F(OfflineWindow, ADayOfflineAfterARebootKeepsKubeletUpAndItsPods) {
+TEST_P(OfflineWindow, ADayOfflineAfterARebootKeepsKubeletUpAndItsPods) {
   first_start_online();
   reboot_offline();
 
@@ -217,6 +218,10 @@ TEST_F(OfflineWindow, ADayOfflineAfterARebootKeepsKubeletUpAndItsPods) {
   auto node = cluster_.kubectl_direct({"get", "node", "edge-node-1", "-o", "json"});
   EXPECT_THAT(node.out, HasSubstr("ready status, round " + std::to_string(round)));
 }
+
+INSTANTIATE_TEST_SUITE_P(Kubelet, OfflineWindow,
+                         testing::Values(ClientShape::ListWatch, ClientShape::WatchList),
+                         [](const auto& info) { return shape_name(info.param); });
 
 }  // namespace
 }  // namespace yurthub::test
