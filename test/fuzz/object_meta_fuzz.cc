@@ -5,11 +5,13 @@
 // a JSON object whose one `metadata` member is an object naming each of the three at most once,
 // it returns exactly what a full parse reads there (a string's value; resourceVersion through
 // parse_resource_version). The input is also read with 1 KiB of padding in front of its
-// metadata, so the head's edge falls inside every part of it.
+// metadata, so the head's edge falls inside every part of it. And marks_initial_events_end()
+// (kube/watch_list.h) on the same text: true only where the annotation is named.
 #include <string>
 
 #include "base/json_parse.h"
 #include "kube/object_meta.h"
+#include "kube/watch_list.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -70,6 +72,12 @@ void check_one(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view in = fuzz::as_text(data, size);
   check_one(in);
+  // kube/watch_list.h reads every BOOKMARK's object for the end of a streaming list's initial
+  // events: it must name the annotation, and its own bookmark must say it does.
+  if (kube::marks_initial_events_end(in)) {
+    fuzz::check(in.find(kube::kInitialEventsEndAnnotation) != std::string_view::npos,
+                "an end of initial events without the annotation");
+  }
   // The same object with a member of ~1 KiB before it, so the first KiB ends in its metadata.
   const std::size_t pad = in.empty() ? 0 : static_cast<unsigned char>(in[0]) % 64;
   if (in.size() > 1 && in[0] == '{') {

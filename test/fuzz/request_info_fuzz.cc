@@ -4,13 +4,17 @@
 // third part as an Authorization header and as a token. Oracles: decoding never grows the
 // text; the component is the lowercased User-Agent before its first '/'; an origin form is a
 // path no longer than the target and its '/'; a bearer token is a piece of its header without
-// a space; a JWT's claims are no longer than the token.
+// a space; a JWT's claims are no longer than the token. Also kube/watch_list.h's option rules on
+// the classified request (a refusal is a 422 with a cause; a streaming list is a watch), and
+// kube/media_type.h's Accept readers on the third part (a JSON Accept takes the JSON answer).
 #include "kube/request_info.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "kube/bearer_token.h"
+#include "kube/media_type.h"
+#include "kube/watch_list.h"
 #include "test/fuzz/fuzz_support.h"
 
 using namespace yurthub;
@@ -38,6 +42,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bytes += key.size() + value.size();
   });
   fuzz::check(bytes <= query.size(), "query parameters longer than the query");
+  if (const auto refused = kube::invalid_list_options(info)) {
+    fuzz::check(refused->code == 422 && !refused->details.causes.empty(),
+                "a refusal of list options that is not a 422 with causes");
+  }
+  fuzz::check(!kube::is_streaming_list(info) || info.is_watch(), "a streaming list not a watch");
+  fuzz::check(!kube::accepts_json(parts[2]) || kube::accepts_json_answer(parts[2]),
+              "an Accept that takes JSON but not the hub's JSON answer");
   if (const auto token = kube::bearer_token(parts[2])) {
     fuzz::check(token->size() < parts[2].size() && token->find(' ') == std::string_view::npos,
                 "a bearer token that is not a word of its header");
